@@ -1,0 +1,205 @@
+//! The request template every policy shares: look up, evict until it fits, insert.
+//!
+//! [`Cache`] owns the key-to-frame map and the frame allocator, and drives a [`Policy`]
+//! through one request at a time. The replay engine, the simulator and the Dust targets use
+//! it; the real pool has its own concurrent frame table but calls the same policy methods in
+//! the same order.
+//!
+//! Objects larger than the whole capacity are not admitted (the request counts as a miss
+//! and nothing is evicted). A size of 0 counts as 1 unit, so that every resident object
+//! occupies room. A hit does not change an object's recorded size.
+
+use hashbrown::HashMap;
+
+use crate::{Access, FrameId, Policy};
+
+/// What one request did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The key was resident.
+    Hit,
+    /// The key was not resident.
+    Miss {
+        /// Whether it was inserted (false when larger than the cache, or when nothing
+        /// evictable could make room).
+        admitted: bool,
+        /// How many resident objects were evicted to make room; their keys are in
+        /// [`Cache::evicted`].
+        evictions: u32,
+    },
+}
+
+impl Outcome {
+    /// True for [`Outcome::Hit`].
+    #[inline]
+    pub fn is_hit(self) -> bool {
+        matches!(self, Outcome::Hit)
+    }
+}
+
+/// A cache of `capacity` units driven by policy `P`.
+#[derive(Clone, Debug)]
+pub struct Cache<P> {
+    policy: P,
+    map: HashMap<u64, FrameId>,
+    keys: Vec<u64>,
+    sizes: Vec<u32>,
+    free: Vec<FrameId>,
+    frames_issued: u32,
+    used: u64,
+    capacity: u64,
+    evicted: Vec<u64>,
+}
+
+impl<P: Policy> Cache<P> {
+    /// A cache of `capacity` units (objects, or bytes when sizes are bytes) using `policy`,
+    /// which must have been built for the same capacity.
+    pub fn new(policy: P, capacity: u64) -> Self {
+        let frames = capacity.min(1 << 24) as usize;
+        Cache {
+            policy,
+            map: HashMap::with_capacity(frames),
+            keys: Vec::with_capacity(frames),
+            sizes: Vec::with_capacity(frames),
+            free: Vec::new(),
+            frames_issued: 0,
+            used: 0,
+            capacity,
+            evicted: Vec::with_capacity(8),
+        }
+    }
+
+    /// The policy.
+    pub fn policy(&self) -> &P {
+        &self.policy
+    }
+
+    /// Capacity in units.
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// Units in use.
+    pub fn used(&self) -> u64 {
+        self.used
+    }
+
+    /// Number of resident objects.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// True when nothing is resident.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// True when `key` is resident.
+    pub fn contains(&self, key: u64) -> bool {
+        self.map.contains_key(&key)
+    }
+
+    /// The frame holding `key`, if resident.
+    pub fn frame_of(&self, key: u64) -> Option<FrameId> {
+        self.map.get(&key).copied()
+    }
+
+    /// The key held by a resident frame.
+    pub fn key_of(&self, frame: FrameId) -> u64 {
+        self.keys[frame.index()]
+    }
+
+    /// Keys evicted by the most recent [`Cache::access`].
+    pub fn evicted(&self) -> &[u64] {
+        &self.evicted
+    }
+
+    /// Serve one request with every frame evictable.
+    #[inline]
+    pub fn access(&mut self, access: &Access) -> Outcome {
+        self.access_with(access, &|_| true)
+    }
+
+    /// Serve one request; only frames for which `evictable` holds may be evicted.
+    #[inline]
+    pub fn access_with(&mut self, access: &Access, evictable: &dyn Fn(FrameId) -> bool) -> Outcome {
+        self.evicted.clear();
+        if let Some(&frame) = self.map.get(&access.key) {
+            self.policy.on_hit(frame, access);
+            return Outcome::Hit;
+        }
+        let size = access.size.max(1);
+        if u64::from(size) > self.capacity {
+            return Outcome::Miss {
+                admitted: false,
+                evictions: 0,
+            };
+        }
+        let mut evictions = 0;
+        while self.used + u64::from(size) > self.capacity {
+            match self.policy.evict(access, evictable) {
+                Some(victim) => {
+                    let key = self.keys[victim.index()];
+                    debug_assert!(evictable(victim), "policy evicted a protected frame");
+                    self.release(victim, key);
+                    self.evicted.push(key);
+                    evictions += 1;
+                }
+                None => {
+                    return Outcome::Miss {
+                        admitted: false,
+                        evictions,
+                    }
+                }
+            }
+        }
+        let frame = self.allocate();
+        self.keys[frame.index()] = access.key;
+        self.sizes[frame.index()] = size;
+        self.used += u64::from(size);
+        self.map.insert(access.key, frame);
+        let mut admitted = *access;
+        admitted.size = size;
+        self.policy.on_insert(frame, &admitted);
+        Outcome::Miss {
+            admitted: true,
+            evictions,
+        }
+    }
+
+    /// Invalidate `key` (file deleted, page truncated). Returns whether it was resident.
+    pub fn remove(&mut self, key: u64) -> bool {
+        match self.map.get(&key).copied() {
+            Some(frame) => {
+                self.policy.remove(frame);
+                self.release(frame, key);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The keys the next `n` evictions would remove, in order (Burnett's victim list).
+    pub fn victims(&self, n: usize) -> Vec<u64> {
+        let mut frames = Vec::with_capacity(n);
+        self.policy.victims(n, &|_| true, &mut frames);
+        frames.into_iter().map(|f| self.keys[f.index()]).collect()
+    }
+
+    fn allocate(&mut self) -> FrameId {
+        if let Some(f) = self.free.pop() {
+            return f;
+        }
+        let f = FrameId(self.frames_issued);
+        self.frames_issued += 1;
+        self.keys.push(0);
+        self.sizes.push(0);
+        f
+    }
+
+    fn release(&mut self, frame: FrameId, key: u64) {
+        self.map.remove(&key);
+        self.used -= u64::from(self.sizes[frame.index()]);
+        self.free.push(frame);
+    }
+}

@@ -1,0 +1,204 @@
+//! Cache replacement policies behind one trait.
+//!
+//! This crate knows nothing about time, files or threads. The replay engine, the
+//! discrete-event simulator, the real buffer pool and the Dust fingerprinting targets all
+//! drive the *same* policy code, so what you simulate is what you run.
+//!
+//! # The shape of the interface
+//!
+//! A [`Policy`] never sees the cache's contents and never owns the key-to-frame map. The
+//! caller (a *driver*, such as [`Cache`]) owns that map and hands the policy dense
+//! [`FrameId`]s: small integers that index the policy's preallocated per-frame arrays. This
+//! keeps every policy allocation-free on the hot path and lets the real pool reuse the same
+//! code with its own frame table. The calls mirror the life of a cached page:
+//!
+//! * [`Policy::on_hit`] — a resident frame was accessed again.
+//! * [`Policy::evict`] — the driver needs room for `incoming`; the policy picks a resident
+//!   frame that the caller's predicate allows (pinned, in-flight or dirty frames may be
+//!   refused) and forgets it (possibly keeping its key in a ghost history). The incoming
+//!   request is passed because several policies (ARC, CAR, 2Q, LIRS, CLOCK-Pro, W-TinyLFU)
+//!   decide *where* to evict from by what they remember about the newcomer.
+//! * [`Policy::on_insert`] — the newcomer now occupies a frame. Separate from `evict`
+//!   because a cache that is not full inserts without evicting, and because a driver with
+//!   variable-size objects may evict several frames for one insertion.
+//! * [`Policy::remove`] — explicit invalidation (file deleted, page truncated). It never
+//!   leaves ghost history: the key is gone, not merely cold.
+//! * [`Policy::victims`] — the next `n` frames that `evict` would return, in order, without
+//!   changing state: Burnett's victim list (thesis ch.3), used by InfoReplace, Dust and the
+//!   pool's information interface.
+//!
+//! Sizes are in abstract *units* (1 per object, or bytes): a policy's capacity and every
+//! partition inside it (2Q's A1in, S3-FIFO's small queue, ARC's target `p`) are measured in
+//! the same units as [`Access::size`].
+//!
+//! # Example
+//!
+//! ```
+//! use policy::{Access, Cache, Lru, Outcome};
+//!
+//! let mut cache = Cache::new(Lru::new(2), 2);
+//! let keys = [1, 2, 1, 3, 2];
+//! let outcomes: Vec<bool> = keys
+//!     .iter()
+//!     .enumerate()
+//!     .map(|(t, &k)| cache.access(&Access::unit(k, t as u64)).is_hit())
+//!     .collect();
+//! // 1 and 2 miss, 1 hits, 3 evicts 2 (least recently used), 2 misses again.
+//! assert_eq!(outcomes, [false, false, true, false, false]);
+//! assert!(matches!(cache.access(&Access::unit(1, 5)), Outcome::Miss { .. }));
+//! ```
+
+pub mod cache;
+pub mod ghost;
+pub mod list;
+pub mod params;
+pub mod registry;
+pub mod testkit;
+
+mod fifo;
+mod lru;
+
+pub use cache::{Cache, Outcome};
+pub use fifo::Fifo;
+pub use lru::Lru;
+pub use params::{ConfigError, ParamInfo, Params};
+pub use registry::{AnyPolicy, BuildContext, NamedPolicy, PolicyInfo, PolicySpec, POLICIES};
+
+/// A dense frame number chosen by the driver. Policies index their per-frame arrays with it.
+///
+/// Frames are recycled: after a frame is evicted or removed, the driver may hand the same
+/// number to the next insertion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FrameId(pub u32);
+
+impl FrameId {
+    /// The frame number as an array index.
+    #[inline]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// `next_access` value meaning "never accessed again" (or unknown).
+pub const NEVER: u64 = u64::MAX;
+
+/// What a policy is told about one request.
+///
+/// Only `key` and `size` matter to most policies; `time` is the request's logical index
+/// (position in the trace), `next_access` the logical time of the same key's next request
+/// (for Belady/OPT), and `stream` identifies the process or file stream that issued it (for
+/// toss-immediately, which keeps each stream's most recent block).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Access {
+    /// The object's identity.
+    pub key: u64,
+    /// Size in capacity units (1 when every object counts as one unit).
+    pub size: u32,
+    /// Logical time: the request's position in the trace.
+    pub time: u64,
+    /// Logical time of this key's next request, or [`NEVER`].
+    pub next_access: u64,
+    /// The issuing stream (process, file handle); 0 when unknown.
+    pub stream: u32,
+}
+
+impl Access {
+    /// A request for one unit-sized object with no future knowledge.
+    #[inline]
+    pub fn unit(key: u64, time: u64) -> Self {
+        Access {
+            key,
+            size: 1,
+            time,
+            next_access: NEVER,
+            stream: 0,
+        }
+    }
+
+    /// The request assumed by [`Policy::victims`]: a key the policy has never seen.
+    #[inline]
+    pub fn phantom() -> Self {
+        Access {
+            key: u64::MAX,
+            size: 1,
+            time: u64::MAX,
+            next_access: NEVER,
+            stream: u32::MAX,
+        }
+    }
+}
+
+/// A replacement policy. See the [crate documentation](crate) for why it is shaped this way.
+///
+/// # Contract
+///
+/// * The driver calls `on_insert` only for a frame that is not resident, `on_hit`,
+///   `remove` only for resident frames, and never lets the total size of resident frames
+///   exceed the capacity the policy was built with.
+/// * `evict` returns a resident frame `f` with `evictable(f) == true` and afterwards treats
+///   `f` as not resident; it returns `None` only when no resident frame is evictable. It
+///   must terminate: every scan is bounded.
+/// * `victims(n, ..)` lists exactly the frames that `n` consecutive calls of `evict` with
+///   [`Access::phantom`] and the same predicate would return, and changes nothing.
+pub trait Policy {
+    /// The short name used on the command line and in reports (`lru`, `s3fifo`).
+    fn name(&self) -> &'static str;
+
+    /// Number of resident frames.
+    fn len(&self) -> usize;
+
+    /// True when no frame is resident.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// A resident frame was accessed.
+    fn on_hit(&mut self, frame: FrameId, access: &Access);
+
+    /// `access` missed and now occupies the non-resident `frame`.
+    fn on_insert(&mut self, frame: FrameId, access: &Access);
+
+    /// Choose and forget a resident frame for which `evictable` holds, to make room for
+    /// `incoming`.
+    fn evict(&mut self, incoming: &Access, evictable: &dyn Fn(FrameId) -> bool) -> Option<FrameId>;
+
+    /// Forget a resident frame explicitly (invalidation). No ghost history is kept for it.
+    fn remove(&mut self, frame: FrameId);
+
+    /// Append to `out` the frames the next `n` evictions would choose, in order.
+    fn victims(&self, n: usize, evictable: &dyn Fn(FrameId) -> bool, out: &mut Vec<FrameId>);
+
+    /// True when the policy needs [`Access::next_access`] (offline policies such as Belady).
+    fn needs_future(&self) -> bool {
+        false
+    }
+}
+
+/// Lists victims by running `evict` on a clone: always agrees with `evict`, costs a copy
+/// of the policy's state. Policies use it where a cheaper walk would have to duplicate the
+/// eviction logic (Clock's second chances, ARC's adaptation, a seeded RNG).
+pub fn victims_by_simulation<P: Policy + Clone>(
+    policy: &P,
+    n: usize,
+    evictable: &dyn Fn(FrameId) -> bool,
+    out: &mut Vec<FrameId>,
+) {
+    let mut copy = policy.clone();
+    let phantom = Access::phantom();
+    for _ in 0..n {
+        match copy.evict(&phantom, evictable) {
+            Some(f) => out.push(f),
+            None => break,
+        }
+    }
+}
+
+/// Grows a per-frame array so that `frame` indexes it. Policies size their arrays for the
+/// expected number of frames at construction; this only allocates when a driver with
+/// variable-size objects uses more frames than expected.
+#[inline]
+pub(crate) fn ensure_slot<T: Clone>(v: &mut Vec<T>, frame: FrameId, fill: T) {
+    if frame.index() >= v.len() {
+        v.resize(frame.index() + 1, fill);
+    }
+}

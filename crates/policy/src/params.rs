@@ -1,0 +1,157 @@
+//! Policy parameters given on the command line (`s3fifo:small=0.1`) and their validation.
+
+use thiserror::Error;
+
+/// One parameter a policy accepts.
+#[derive(Clone, Copy, Debug)]
+pub struct ParamInfo {
+    /// Name as written on the command line.
+    pub name: &'static str,
+    /// Default value, as it would be written.
+    pub default: &'static str,
+    /// What it means and what values it takes.
+    pub help: &'static str,
+}
+
+/// Why a policy could not be built.
+#[derive(Debug, Error, PartialEq)]
+pub enum ConfigError {
+    /// No policy has this name.
+    #[error("unknown policy `{name}` (known: {known})")]
+    UnknownPolicy {
+        /// The name asked for.
+        name: String,
+        /// Comma-separated list of known names.
+        known: String,
+    },
+    /// The policy has no such parameter.
+    #[error("policy `{policy}` has no parameter `{param}` (it takes: {allowed})")]
+    UnknownParam {
+        /// Policy name.
+        policy: &'static str,
+        /// The parameter asked for.
+        param: String,
+        /// What it does take.
+        allowed: String,
+    },
+    /// A parameter was written without `=value`.
+    #[error("parameter `{0}` needs a value: write `name=value`")]
+    MissingValue(String),
+    /// A value could not be parsed or is out of range.
+    #[error("policy `{policy}`: parameter `{param}` = `{value}`: expected {expected}")]
+    BadValue {
+        /// Policy name.
+        policy: &'static str,
+        /// Parameter name.
+        param: &'static str,
+        /// The value given.
+        value: String,
+        /// What is allowed.
+        expected: &'static str,
+    },
+    /// The capacity is unusable for this policy.
+    #[error("policy `{policy}`: capacity {capacity} is too small: {why}")]
+    Capacity {
+        /// Policy name.
+        policy: &'static str,
+        /// The capacity asked for.
+        capacity: u64,
+        /// Why it does not work.
+        why: &'static str,
+    },
+}
+
+/// Parameter values for one policy, checked against its [`ParamInfo`] list; missing ones
+/// take their defaults.
+#[derive(Clone, Debug)]
+pub struct Params {
+    policy: &'static str,
+    allowed: &'static [ParamInfo],
+    given: Vec<(String, String)>,
+}
+
+impl Params {
+    /// Check `given` (name, value) pairs against `allowed`.
+    pub fn new(
+        policy: &'static str,
+        allowed: &'static [ParamInfo],
+        given: Vec<(String, String)>,
+    ) -> Result<Self, ConfigError> {
+        for (name, _) in &given {
+            if !allowed.iter().any(|p| p.name == name) {
+                return Err(ConfigError::UnknownParam {
+                    policy,
+                    param: name.clone(),
+                    allowed: if allowed.is_empty() {
+                        "no parameters".into()
+                    } else {
+                        allowed
+                            .iter()
+                            .map(|p| p.name)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    },
+                });
+            }
+        }
+        Ok(Params {
+            policy,
+            allowed,
+            given,
+        })
+    }
+
+    /// All defaults.
+    pub fn defaults(policy: &'static str, allowed: &'static [ParamInfo]) -> Self {
+        Params {
+            policy,
+            allowed,
+            given: Vec::new(),
+        }
+    }
+
+    fn raw(&self, name: &'static str) -> &str {
+        if let Some((_, v)) = self.given.iter().rev().find(|(n, _)| n == name) {
+            return v;
+        }
+        self.allowed
+            .iter()
+            .find(|p| p.name == name)
+            .map(|p| p.default)
+            .unwrap_or_else(|| panic!("policy {} reads undeclared parameter {name}", self.policy))
+    }
+
+    fn bad(&self, param: &'static str, expected: &'static str) -> ConfigError {
+        ConfigError::BadValue {
+            policy: self.policy,
+            param,
+            value: self.raw(param).to_string(),
+            expected,
+        }
+    }
+
+    /// A fraction in `[lo, hi]`.
+    pub fn fraction(&self, name: &'static str, lo: f64, hi: f64) -> Result<f64, ConfigError> {
+        match self.raw(name).parse::<f64>() {
+            Ok(v) if v >= lo && v <= hi => Ok(v),
+            _ => Err(self.bad(name, "a number in the documented range")),
+        }
+    }
+
+    /// An unsigned integer in `[lo, hi]`.
+    pub fn integer(&self, name: &'static str, lo: u64, hi: u64) -> Result<u64, ConfigError> {
+        match self.raw(name).parse::<u64>() {
+            Ok(v) if v >= lo && v <= hi => Ok(v),
+            _ => Err(self.bad(name, "an integer in the documented range")),
+        }
+    }
+
+    /// A boolean (`true`/`false`/`1`/`0`).
+    pub fn boolean(&self, name: &'static str) -> Result<bool, ConfigError> {
+        match self.raw(name) {
+            "true" | "1" | "yes" => Ok(true),
+            "false" | "0" | "no" => Ok(false),
+            _ => Err(self.bad(name, "true or false")),
+        }
+    }
+}

@@ -1,0 +1,205 @@
+//! Every policy by name: the one place a new policy is registered.
+//!
+//! Adding a policy takes two edits: its own file (a type implementing [`Policy`] and
+//! [`NamedPolicy`]) and one line in the `policies!` list below. The list generates
+//! [`AnyPolicy`] (runtime choice by name) and [`POLICIES`] (the catalogue behind
+//! `bufcache policies`). Hot loops stay monomorphic through [`PolicyVisitor`].
+//!
+//! ```
+//! use policy::{BuildContext, Cache, PolicySpec, Access};
+//!
+//! let spec = PolicySpec::parse("lru").unwrap();
+//! let ctx = BuildContext { capacity: 100, seed: 7 };
+//! let mut cache = Cache::new(spec.build(&ctx).unwrap(), 100);
+//! assert!(!cache.access(&Access::unit(1, 0)).is_hit());
+//! assert!(cache.access(&Access::unit(1, 1)).is_hit());
+//! assert!(PolicySpec::parse("lru:nonsense=1").unwrap().build(&ctx).is_err());
+//! ```
+
+use crate::params::{ConfigError, ParamInfo, Params};
+use crate::{Access, FrameId, Policy};
+
+/// What every policy is built from besides its own parameters.
+#[derive(Clone, Copy, Debug)]
+pub struct BuildContext {
+    /// Capacity in units (objects, or bytes when sizes are bytes).
+    pub capacity: u64,
+    /// Root seed for policies that draw random numbers.
+    pub seed: u64,
+}
+
+/// A policy that can be built by name.
+pub trait NamedPolicy: Policy + Clone + Send + Sized {
+    /// Short stable name (`lru`, `s3fifo`).
+    const NAME: &'static str;
+    /// One line: what it is and where it comes from.
+    const SUMMARY: &'static str;
+    /// Parameters with defaults.
+    const PARAMS: &'static [ParamInfo];
+    /// Build for `ctx.capacity` with validated parameters.
+    fn build(ctx: &BuildContext, params: &Params) -> Result<Self, ConfigError>;
+}
+
+/// Catalogue entry for one policy.
+#[derive(Clone, Copy)]
+pub struct PolicyInfo {
+    /// Short name.
+    pub name: &'static str,
+    /// One-line description.
+    pub summary: &'static str,
+    /// Parameters with defaults.
+    pub params: &'static [ParamInfo],
+    build: fn(&BuildContext, &Params) -> Result<AnyPolicy, ConfigError>,
+}
+
+impl std::fmt::Debug for PolicyInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PolicyInfo")
+            .field("name", &self.name)
+            .finish()
+    }
+}
+
+/// Runs generic code on whichever concrete policy an [`AnyPolicy`] holds, so that hot loops
+/// are compiled once per policy instead of dispatching on every call.
+pub trait PolicyVisitor {
+    /// What the visit returns.
+    type Output;
+    /// Called with the concrete policy.
+    fn visit<P: Policy + Clone + Send>(self, policy: P) -> Self::Output;
+}
+
+macro_rules! policies {
+    ($($variant:ident => $ty:ty),* $(,)?) => {
+        /// Any registered policy, chosen at run time.
+        #[derive(Clone, Debug)]
+        #[allow(clippy::large_enum_variant)]
+        pub enum AnyPolicy {
+            $(
+                #[doc = concat!("`", stringify!($ty), "`")]
+                $variant($ty)
+            ),*
+        }
+
+        /// Every registered policy, in the order `bufcache policies` lists them.
+        pub static POLICIES: &[PolicyInfo] = &[
+            $(PolicyInfo {
+                name: <$ty as NamedPolicy>::NAME,
+                summary: <$ty as NamedPolicy>::SUMMARY,
+                params: <$ty as NamedPolicy>::PARAMS,
+                build: |ctx, params| Ok(AnyPolicy::$variant(<$ty as NamedPolicy>::build(ctx, params)?)),
+            }),*
+        ];
+
+        impl AnyPolicy {
+            /// Hand the concrete policy to `visitor`.
+            pub fn visit<V: PolicyVisitor>(self, visitor: V) -> V::Output {
+                match self { $(AnyPolicy::$variant(p) => visitor.visit(p)),* }
+            }
+        }
+
+        impl Policy for AnyPolicy {
+            fn name(&self) -> &'static str {
+                match self { $(AnyPolicy::$variant(p) => p.name()),* }
+            }
+            fn len(&self) -> usize {
+                match self { $(AnyPolicy::$variant(p) => p.len()),* }
+            }
+            #[inline]
+            fn on_hit(&mut self, frame: FrameId, access: &Access) {
+                match self { $(AnyPolicy::$variant(p) => p.on_hit(frame, access)),* }
+            }
+            #[inline]
+            fn on_insert(&mut self, frame: FrameId, access: &Access) {
+                match self { $(AnyPolicy::$variant(p) => p.on_insert(frame, access)),* }
+            }
+            #[inline]
+            fn evict(&mut self, incoming: &Access, evictable: &dyn Fn(FrameId) -> bool) -> Option<FrameId> {
+                match self { $(AnyPolicy::$variant(p) => p.evict(incoming, evictable)),* }
+            }
+            fn remove(&mut self, frame: FrameId) {
+                match self { $(AnyPolicy::$variant(p) => p.remove(frame)),* }
+            }
+            fn victims(&self, n: usize, evictable: &dyn Fn(FrameId) -> bool, out: &mut Vec<FrameId>) {
+                match self { $(AnyPolicy::$variant(p) => p.victims(n, evictable, out)),* }
+            }
+            fn needs_future(&self) -> bool {
+                match self { $(AnyPolicy::$variant(p) => p.needs_future()),* }
+            }
+        }
+    };
+}
+
+policies! {
+    Fifo => crate::Fifo,
+    Lru => crate::Lru,
+}
+
+/// Look up a policy by its short name.
+pub fn info(name: &str) -> Option<&'static PolicyInfo> {
+    POLICIES.iter().find(|p| p.name == name)
+}
+
+/// A policy name with parameters, as written on the command line: `name[:param=value...]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PolicySpec {
+    /// Short name.
+    pub name: String,
+    /// `(param, value)` pairs in the order given.
+    pub params: Vec<(String, String)>,
+}
+
+impl PolicySpec {
+    /// Parse `name[:param=value...]`. Names are checked by [`PolicySpec::build`].
+    pub fn parse(text: &str) -> Result<Self, ConfigError> {
+        let mut parts = text.split(':');
+        let name = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
+        let mut params = Vec::new();
+        for part in parts {
+            let (k, v) = part
+                .split_once('=')
+                .ok_or_else(|| ConfigError::MissingValue(part.to_string()))?;
+            params.push((k.trim().to_string(), v.trim().to_string()));
+        }
+        Ok(PolicySpec { name, params })
+    }
+
+    /// The spec as it would be written, with parameters (for reports).
+    pub fn label(&self) -> String {
+        let mut s = self.name.clone();
+        for (k, v) in &self.params {
+            s.push(':');
+            s.push_str(k);
+            s.push('=');
+            s.push_str(v);
+        }
+        s
+    }
+
+    /// Build the policy for `ctx`.
+    pub fn build(&self, ctx: &BuildContext) -> Result<AnyPolicy, ConfigError> {
+        let info = info(&self.name).ok_or_else(|| ConfigError::UnknownPolicy {
+            name: self.name.clone(),
+            known: POLICIES
+                .iter()
+                .map(|p| p.name)
+                .collect::<Vec<_>>()
+                .join(", "),
+        })?;
+        let params = Params::new(info.name, info.params, self.params.clone())?;
+        (info.build)(ctx, &params)
+    }
+}
+
+impl std::str::FromStr for PolicySpec {
+    type Err = ConfigError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        PolicySpec::parse(s)
+    }
+}
+
+impl std::fmt::Display for PolicySpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.label())
+    }
+}

@@ -1,0 +1,1 @@
+//! Trace replay, miss-ratio curves and (later) the discrete-event simulator.
