@@ -55,14 +55,20 @@ pub mod params;
 pub mod registry;
 pub mod testkit;
 
+mod arc;
 mod fifo;
 mod lru;
+mod s3fifo;
+mod sieve;
 
+pub use arc::Arc;
 pub use cache::{Cache, Outcome};
 pub use fifo::Fifo;
 pub use lru::Lru;
 pub use params::{ConfigError, ParamInfo, Params};
 pub use registry::{AnyPolicy, BuildContext, NamedPolicy, PolicyInfo, PolicySpec, POLICIES};
+pub use s3fifo::S3Fifo;
+pub use sieve::Sieve;
 
 /// A dense frame number chosen by the driver. Policies index their per-frame arrays with it.
 ///

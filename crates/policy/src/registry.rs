@@ -133,6 +133,9 @@ macro_rules! policies {
 policies! {
     Fifo => crate::Fifo,
     Lru => crate::Lru,
+    Arc => crate::Arc,
+    S3Fifo => crate::S3Fifo,
+    Sieve => crate::Sieve,
 }
 
 /// Look up a policy by its short name.
