@@ -109,14 +109,14 @@ impl S3Fifo {
     }
 
     /// Keys in S then M, each from head (newest) to tail, with frequencies (for tests).
-    pub fn queues(&self) -> (Vec<(FrameId, u8)>, Vec<(FrameId, u8)>) {
+    pub fn queues(&self) -> [Vec<(FrameId, u8)>; 2] {
         let dump = |l: &List| {
             self.links
                 .iter_from_head(l)
                 .map(|f| (f, self.flags[f.index()] & FREQ))
                 .collect()
         };
-        (dump(&self.small), dump(&self.main))
+        [dump(&self.small), dump(&self.main)]
     }
 
     fn remember(&mut self, f: FrameId) {
@@ -166,10 +166,7 @@ impl S3Fifo {
             steps -= 1;
             let f = match cur {
                 Some(f) => f,
-                None => match self.main.tail() {
-                    Some(t) => t,
-                    None => return None,
-                },
+                None => self.main.tail()?,
             };
             cur = self.links.prev(f);
             let i = f.index();
