@@ -56,12 +56,14 @@ pub mod registry;
 pub mod testkit;
 
 mod arc;
+mod belady;
 mod fifo;
 mod lru;
 mod s3fifo;
 mod sieve;
 
 pub use arc::Arc;
+pub use belady::Belady;
 pub use cache::{Cache, Outcome};
 pub use fifo::Fifo;
 pub use lru::Lru;

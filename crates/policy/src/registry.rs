@@ -136,6 +136,7 @@ policies! {
     Arc => crate::Arc,
     S3Fifo => crate::S3Fifo,
     Sieve => crate::Sieve,
+    Belady => crate::Belady,
 }
 
 /// Look up a policy by its short name.
