@@ -57,6 +57,7 @@ pub mod testkit;
 
 mod arc;
 mod belady;
+mod car;
 mod fifo;
 mod lru;
 mod s3fifo;
@@ -65,6 +66,7 @@ mod sieve;
 pub use arc::Arc;
 pub use belady::Belady;
 pub use cache::{Cache, Outcome};
+pub use car::Car;
 pub use fifo::Fifo;
 pub use lru::Lru;
 pub use params::{ConfigError, ParamInfo, Params};

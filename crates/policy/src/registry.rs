@@ -137,6 +137,7 @@ policies! {
     S3Fifo => crate::S3Fifo,
     Sieve => crate::Sieve,
     Belady => crate::Belady,
+    Car => crate::Car,
 }
 
 /// Look up a policy by its short name.
