@@ -62,6 +62,7 @@ mod fifo;
 mod lru;
 mod s3fifo;
 mod sieve;
+mod wtinylfu;
 
 pub use arc::Arc;
 pub use belady::Belady;
@@ -73,6 +74,7 @@ pub use params::{ConfigError, ParamInfo, Params};
 pub use registry::{AnyPolicy, BuildContext, NamedPolicy, PolicyInfo, PolicySpec, POLICIES};
 pub use s3fifo::S3Fifo;
 pub use sieve::Sieve;
+pub use wtinylfu::WTinyLfu;
 
 /// A dense frame number chosen by the driver. Policies index their per-frame arrays with it.
 ///

@@ -138,6 +138,7 @@ policies! {
     Sieve => crate::Sieve,
     Belady => crate::Belady,
     Car => crate::Car,
+    WTinyLfu => crate::WTinyLfu,
 }
 
 /// Look up a policy by its short name.
