@@ -139,6 +139,7 @@ policies! {
     Belady => crate::Belady,
     Car => crate::Car,
     WTinyLfu => crate::WTinyLfu,
+    Lirs => crate::Lirs,
 }
 
 /// Look up a policy by its short name.
