@@ -56,12 +56,18 @@ pub mod registry;
 pub mod testkit;
 
 mod fifo;
+mod lfu;
 mod lru;
+mod mru;
+mod random;
 
 pub use cache::{Cache, Outcome};
 pub use fifo::Fifo;
+pub use lfu::Lfu;
 pub use lru::Lru;
+pub use mru::Mru;
 pub use params::{ConfigError, ParamInfo, Params};
+pub use random::RandomPolicy;
 pub use registry::{AnyPolicy, BuildContext, NamedPolicy, PolicyInfo, PolicySpec, POLICIES};
 
 /// A dense frame number chosen by the driver. Policies index their per-frame arrays with it.

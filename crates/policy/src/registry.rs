@@ -133,6 +133,9 @@ macro_rules! policies {
 policies! {
     Fifo => crate::Fifo,
     Lru => crate::Lru,
+    Mru => crate::Mru,
+    Lfu => crate::Lfu,
+    Random => crate::RandomPolicy,
 }
 
 /// Look up a policy by its short name.
