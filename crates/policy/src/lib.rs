@@ -55,20 +55,30 @@ pub mod params;
 pub mod registry;
 pub mod testkit;
 
+mod clock;
+mod clock2hand;
 mod fifo;
+mod gclock;
 mod lfu;
 mod lru;
 mod mru;
 mod random;
+mod sfifo;
+mod twoq;
 
 pub use cache::{Cache, Outcome};
+pub use clock::Clock;
+pub use clock2hand::Clock2Hand;
 pub use fifo::Fifo;
+pub use gclock::GClock;
 pub use lfu::Lfu;
 pub use lru::Lru;
 pub use mru::Mru;
 pub use params::{ConfigError, ParamInfo, Params};
 pub use random::RandomPolicy;
 pub use registry::{AnyPolicy, BuildContext, NamedPolicy, PolicyInfo, PolicySpec, POLICIES};
+pub use sfifo::SFifo;
+pub use twoq::TwoQ;
 
 /// A dense frame number chosen by the driver. Policies index their per-frame arrays with it.
 ///

@@ -136,6 +136,11 @@ policies! {
     Mru => crate::Mru,
     Lfu => crate::Lfu,
     Random => crate::RandomPolicy,
+    Clock => crate::Clock,
+    Clock2Hand => crate::Clock2Hand,
+    GClock => crate::GClock,
+    SFifo => crate::SFifo,
+    TwoQ => crate::TwoQ,
 }
 
 /// Look up a policy by its short name.
