@@ -141,6 +141,7 @@ policies! {
     GClock => crate::GClock,
     SFifo => crate::SFifo,
     TwoQ => crate::TwoQ,
+    LruK => crate::LruK,
 }
 
 /// Look up a policy by its short name.
