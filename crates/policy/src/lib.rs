@@ -61,11 +61,13 @@ mod fifo;
 mod gclock;
 mod history;
 mod lfu;
+mod linux;
 mod lru;
 mod lruk;
 mod mru;
 mod random;
 mod sfifo;
+mod toss;
 mod twoq;
 
 pub use cache::{Cache, Outcome};
@@ -74,6 +76,7 @@ pub use clock2hand::Clock2Hand;
 pub use fifo::Fifo;
 pub use gclock::GClock;
 pub use lfu::Lfu;
+pub use linux::Linux;
 pub use lru::Lru;
 pub use lruk::LruK;
 pub use mru::Mru;
@@ -81,6 +84,7 @@ pub use params::{ConfigError, ParamInfo, Params};
 pub use random::RandomPolicy;
 pub use registry::{AnyPolicy, BuildContext, NamedPolicy, PolicyInfo, PolicySpec, POLICIES};
 pub use sfifo::SFifo;
+pub use toss::Toss;
 pub use twoq::TwoQ;
 
 /// A dense frame number chosen by the driver. Policies index their per-frame arrays with it.

@@ -142,6 +142,8 @@ policies! {
     SFifo => crate::SFifo,
     TwoQ => crate::TwoQ,
     LruK => crate::LruK,
+    Toss => crate::Toss,
+    Linux => crate::Linux,
 }
 
 /// Look up a policy by its short name.
