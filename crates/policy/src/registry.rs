@@ -133,13 +133,24 @@ macro_rules! policies {
 policies! {
     Fifo => crate::Fifo,
     Lru => crate::Lru,
+    Mru => crate::Mru,
+    Lfu => crate::Lfu,
+    Random => crate::RandomPolicy,
+    Clock => crate::Clock,
+    Clock2Hand => crate::Clock2Hand,
+    GClock => crate::GClock,
+    SFifo => crate::SFifo,
+    TwoQ => crate::TwoQ,
+    LruK => crate::LruK,
     Arc => crate::Arc,
+    Car => crate::Car,
+    Lirs => crate::Lirs,
     S3Fifo => crate::S3Fifo,
     Sieve => crate::Sieve,
-    Belady => crate::Belady,
-    Car => crate::Car,
     WTinyLfu => crate::WTinyLfu,
-    Lirs => crate::Lirs,
+    Toss => crate::Toss,
+    Linux => crate::Linux,
+    Belady => crate::Belady,
 }
 
 /// Look up a policy by its short name.

@@ -1,0 +1,119 @@
+//! A bounded map from keys of evicted objects to a few numbers about them.
+//!
+//! [`crate::ghost::GhostList`] remembers *which* keys left recently; some policies also
+//! need *what* they knew about each: LRU-K keeps a non-resident page's last K reference
+//! times (O'Neil et al.'s "retained information"), the Linux model keeps the eviction
+//! counter value of a page's shadow entry. A [`HistoryRing`] stores `stride` `u64`s per
+//! key in a fixed ring of slots: a new entry overwrites the oldest one, so the memory is
+//! fixed at construction and the oldest history is forgotten first (the order in which the
+//! keys were evicted). Taking an entry back (the key returned to the cache) frees its slot
+//! lazily: the slot is only marked dead and is reused when the ring comes round.
+//!
+//! Cost: one hash lookup per `insert` and `take`. Memory per slot: 8 bytes of key,
+//! `8 * stride` bytes of data, 1 byte of liveness, plus the hash index.
+
+use hashbrown::HashMap;
+
+/// Bounded key -> `[u64; stride]` map; the oldest insertion is forgotten first.
+#[derive(Clone, Debug)]
+pub(crate) struct HistoryRing {
+    index: HashMap<u64, u32>,
+    keys: Vec<u64>,
+    live: Vec<bool>,
+    data: Vec<u64>,
+    stride: usize,
+    next: usize,
+}
+
+impl HistoryRing {
+    /// A ring of `slots` entries of `stride` numbers each. `slots == 0` remembers nothing.
+    pub(crate) fn new(slots: usize, stride: usize) -> Self {
+        HistoryRing {
+            index: HashMap::with_capacity(slots),
+            keys: vec![0; slots],
+            live: vec![false; slots],
+            data: vec![0; slots * stride],
+            stride,
+            next: 0,
+        }
+    }
+
+    /// Number of live entries.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    /// Remember `values` (of length `stride`) for `key`, replacing any older entry for it.
+    pub(crate) fn insert(&mut self, key: u64, values: &[u64]) {
+        debug_assert_eq!(values.len(), self.stride);
+        if self.keys.is_empty() {
+            return;
+        }
+        if let Some(old) = self.index.remove(&key) {
+            self.live[old as usize] = false;
+        }
+        let slot = self.next;
+        self.next += 1;
+        if self.next == self.keys.len() {
+            self.next = 0;
+        }
+        if self.live[slot] {
+            self.index.remove(&self.keys[slot]);
+        }
+        self.keys[slot] = key;
+        self.live[slot] = true;
+        self.data[slot * self.stride..(slot + 1) * self.stride].copy_from_slice(values);
+        self.index.insert(key, slot as u32);
+    }
+
+    /// Forget `key`, copying its values into `out` (length `stride`). False if unknown.
+    pub(crate) fn take(&mut self, key: u64, out: &mut [u64]) -> bool {
+        match self.index.remove(&key) {
+            Some(slot) => {
+                let slot = slot as usize;
+                self.live[slot] = false;
+                out.copy_from_slice(&self.data[slot * self.stride..(slot + 1) * self.stride]);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Forget `key` without reading it.
+    pub(crate) fn forget(&mut self, key: u64) {
+        if let Some(slot) = self.index.remove(&key) {
+            self.live[slot as usize] = false;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::HistoryRing;
+
+    #[test]
+    fn oldest_is_forgotten_and_take_frees() {
+        let mut h = HistoryRing::new(2, 2);
+        h.insert(1, &[10, 11]);
+        h.insert(2, &[20, 21]);
+        h.insert(3, &[30, 31]); // overwrites key 1's slot
+        let mut out = [0; 2];
+        assert!(!h.take(1, &mut out));
+        assert!(h.take(2, &mut out));
+        assert_eq!(out, [20, 21]);
+        assert_eq!(h.len(), 1);
+        h.insert(4, &[40, 41]); // slot 1: key 2 was taken, the slot is dead
+        h.insert(5, &[50, 51]); // slot 0: forgets 3
+        assert!(!h.take(3, &mut out));
+        assert!(h.take(4, &mut out));
+        assert_eq!(out, [40, 41]);
+        h.insert(5, &[55, 56]); // re-insert replaces
+        assert!(h.take(5, &mut out));
+        assert_eq!(out, [55, 56]);
+        assert_eq!(h.len(), 0);
+        let mut none = HistoryRing::new(0, 1);
+        none.insert(1, &[1]);
+        assert!(!none.take(1, &mut [0]));
+    }
+}
