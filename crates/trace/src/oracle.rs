@@ -60,6 +60,8 @@ impl<R: Read + Send> OracleGeneralReader<R> {
 
     /// Moves the partial record to the front and reads until the buffer is full or the
     /// source ends.
+    #[cold]
+    #[inline(never)]
     fn refill(&mut self) -> Result<(), TraceError> {
         self.buf.copy_within(self.pos..self.len, 0);
         self.len -= self.pos;
@@ -87,11 +89,17 @@ impl<R: Read + Send> OracleGeneralReader<R> {
     }
 
     /// Ensures a whole record is buffered; `Ok(false)` at a clean end.
-    #[inline]
+    #[inline(always)]
     fn ensure(&mut self) -> Result<bool, TraceError> {
         if self.len - self.pos >= RECORD_BYTES {
             return Ok(true);
         }
+        self.ensure_slow()
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn ensure_slow(&mut self) -> Result<bool, TraceError> {
         self.refill()?;
         match self.len - self.pos {
             0 => Ok(false),
@@ -107,34 +115,46 @@ impl<R: Read + Send> OracleGeneralReader<R> {
         }
     }
 
-    #[inline]
-    fn decode(&self, rec: &[u8], record: u64, req: &mut Request) -> Result<(), TraceError> {
-        let (t, rest) = rec.split_at(4);
-        let (id, rest) = rest.split_at(8);
-        let (sz, nx) = rest.split_at(4);
-        // The splits above make each slice exactly the right length, so the conversions
-        // cannot fail.
-        req.time = u32::from_le_bytes(t.try_into().expect("4 bytes")) as u64;
-        req.key = u64::from_le_bytes(id.try_into().expect("8 bytes"));
-        req.size = u32::from_le_bytes(sz.try_into().expect("4 bytes"));
-        let v = i64::from_le_bytes(nx.try_into().expect("8 bytes"));
+    /// Decodes one record. The fixed-size array lets the compiler drop every bounds
+    /// check; the error path is out of line so the hot path stays small.
+    #[inline(always)]
+    fn decode(
+        &self,
+        rec: &[u8; RECORD_BYTES],
+        record: u64,
+        req: &mut Request,
+    ) -> Result<(), TraceError> {
+        let [t0, t1, t2, t3, i0, i1, i2, i3, i4, i5, i6, i7, s0, s1, s2, s3, n0, n1, n2, n3, n4, n5, n6, n7] =
+            *rec;
+        let v = i64::from_le_bytes([n0, n1, n2, n3, n4, n5, n6, n7]);
+        req.time = u32::from_le_bytes([t0, t1, t2, t3]) as u64;
+        req.key = u64::from_le_bytes([i0, i1, i2, i3, i4, i5, i6, i7]);
+        req.size = u32::from_le_bytes([s0, s1, s2, s3]);
         req.op = Op::Read;
         req.stream = 0;
-        req.next_access = if v == -1 {
+        // Valid: -1 (never), or a 1-based position after this record's own (record + 1).
+        let next = if v == -1 {
             NEVER
-        } else if v > 0 && (v as u64) > record + 1 {
+        } else if v > 0 && (v as u64 - 1) > record {
             v as u64 - 1
         } else {
-            return Err(TraceError::InvalidRecord {
-                path: self.path.clone(),
-                record,
-                offset: record * RECORD_BYTES as u64,
-                field: "next_access_vtime",
-                expected: "expected -1 or a 1-based position after this record",
-                found: v,
-            });
+            return Err(self.invalid_next(record, v));
         };
+        req.next_access = next;
         Ok(())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn invalid_next(&self, record: u64, v: i64) -> TraceError {
+        TraceError::InvalidRecord {
+            path: self.path.clone(),
+            record,
+            offset: record * RECORD_BYTES as u64,
+            field: "next_access_vtime",
+            expected: "expected -1 or a 1-based position after this record",
+            found: v,
+        }
     }
 }
 
@@ -166,7 +186,9 @@ impl<R: Read + Send> TraceReader for OracleGeneralReader<R> {
         let record = self.record;
         self.record += 1;
         // Borrow split: decode only reads `buf` and `path`.
-        let rec = &self.buf[start..start + RECORD_BYTES];
+        let rec: &[u8; RECORD_BYTES] = self.buf[start..start + RECORD_BYTES]
+            .try_into()
+            .expect("slice of RECORD_BYTES");
         self.decode(rec, record, req)?;
         Ok(true)
     }
@@ -183,6 +205,7 @@ impl<R: Read + Send> TraceReader for OracleGeneralReader<R> {
             .zip(out.iter_mut())
             .enumerate()
         {
+            let rec: &[u8; RECORD_BYTES] = rec.try_into().expect("exact chunk");
             self.decode(rec, self.record + i as u64, req)?;
         }
         self.pos += n * RECORD_BYTES;
