@@ -18,7 +18,7 @@ pub enum TraceError {
         source: std::io::Error,
     },
     /// The zstd decoder or encoder failed (corrupt frame, truncated stream, ...).
-    #[error("{}: zstd error near compressed byte {offset}: {source}", path.display())]
+    #[error("{}: zstd error after {offset} decompressed bytes: {source}", path.display())]
     Zstd {
         /// The file involved.
         path: PathBuf,

@@ -506,6 +506,10 @@ mod tests {
             .unwrap();
         let e = crate::Requests::new(r).find_map(|r| r.err()).unwrap();
         assert!(matches!(e, TraceError::Zstd { .. }), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            "z: zstd error after 0 decompressed bytes: Unknown frame descriptor"
+        );
         // A truncated frame.
         let r = OracleGeneralReader::new_zstd(&bytes[..bytes.len() / 2], Path::new("z")).unwrap();
         let e = crate::Requests::new(r).find_map(|r| r.err()).unwrap();
