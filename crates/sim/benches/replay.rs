@@ -1,0 +1,2 @@
+//! Criterion benchmarks of replay (written below).
+fn main() {}
