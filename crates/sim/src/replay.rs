@@ -368,10 +368,23 @@ mod tests {
             seed: 0,
         };
         let half = CacheSize::parse("0.5").unwrap();
-        let r = replay(&t, &specs(&["lru"]), std::slice::from_ref(&half), opts, &|_| {}).unwrap();
+        let r = replay(
+            &t,
+            &specs(&["lru"]),
+            std::slice::from_ref(&half),
+            opts,
+            &|_| {},
+        )
+        .unwrap();
         assert_eq!((r[0].capacity, r[0].size.as_str()), (2, "0.5"));
         assert!(matches!(
-            replay(&t, &specs(&["nosuch"]), std::slice::from_ref(&half), opts, &|_| {}),
+            replay(
+                &t,
+                &specs(&["nosuch"]),
+                std::slice::from_ref(&half),
+                opts,
+                &|_| {}
+            ),
             Err(ReplayError::Policy { .. })
         ));
         let bytes = CacheSize::parse("1MiB").unwrap();
