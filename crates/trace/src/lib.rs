@@ -1,4 +1,41 @@
 //! The request model, trace readers and writers, and seeded synthetic workloads.
+//!
+//! * [`Request`] is the one record every reader produces and every consumer (replay, the
+//!   simulator, Dust) takes. Readers fill a caller-owned `Request` ([`TraceReader`]), so
+//!   reading allocates nothing per request and uses bounded memory whatever the trace size.
+//! * Formats ([`Format`]): plain text ([`text`]), CSV with a column mapping and block-to-page
+//!   splitting ([`csvtrace`], presets for CloudPhysics and MSR Cambridge), and libCacheSim's
+//!   `oracleGeneral` binary, plain or zstd ([`oracle`]). [`open`] picks a reader from the
+//!   file name; [`write_trace`] writes atomically (temporary file + rename).
+//! * [`synth`]: seeded synthetic workloads (uniform, Zipf, scans, loops, mixtures).
+//!
+//! ```
+//! use trace::{synth::{generate, Workload}, fill_next_access};
+//! let w: Workload = "zipf(keys=1000,alpha=0.9)".parse().unwrap();
+//! let mut reqs: Vec<_> = generate(&w, 10_000, 42).collect();
+//! fill_next_access(&mut reqs);
+//! assert_eq!(reqs.len(), 10_000);
+//! ```
+//!
+//! See `docs/traces.md` for the formats, mappings and workloads in detail.
+
+pub mod csvtrace;
+mod error;
+mod format;
+mod io;
+mod next_access;
+pub mod oracle;
+mod reader;
+pub mod synth;
+pub mod text;
+
+pub use csvtrace::{Column, CsvMapping, UnknownOp};
+pub use error::TraceError;
+pub use format::{Format, KNOWN_FORMATS};
+pub use io::{open, read_all, write_trace, ReadOptions, TraceWriter};
+pub use next_access::fill_next_access;
+pub use oracle::{OracleGeneralReader, OracleGeneralWriter};
+pub use reader::{Requests, TraceReader};
 
 /// What a request does to its object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

@@ -1,0 +1,203 @@
+//! Opening traces by path and writing them atomically.
+
+use std::fs::File;
+use std::io::{self, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::csvtrace::{CsvMapping, CsvReader, CsvWriter};
+use crate::oracle::{OracleGeneralReader, OracleGeneralWriter};
+use crate::text::{TextReader, TextWriter};
+use crate::{Format, Request, TraceError, TraceReader};
+
+/// How to read a trace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// Page size in bytes: block traces are split into pages of this size, and formats
+    /// without sizes (text) give every request this size. Default 4096.
+    pub page_size: u32,
+    /// CSV column mapping; `None` detects a preset from the first line (see
+    /// [`crate::csvtrace`]). Ignored by other formats. ([`Format::Msr`] always uses
+    /// [`CsvMapping::msr`].)
+    pub csv: Option<CsvMapping>,
+    /// Text traces: hash non-numeric keys (FNV-1a) instead of failing.
+    pub hash_strings: bool,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            page_size: 4096,
+            csv: None,
+            hash_strings: false,
+        }
+    }
+}
+
+/// Read buffer for text and CSV: large enough that reads are rare, small enough to stay
+/// bounded.
+const BUF_BYTES: usize = 256 * 1024;
+
+/// Opens a trace. `format` None detects it from the file name ([`Format::from_path`]) and
+/// fails with [`TraceError::UnknownFormat`] if it cannot.
+pub fn open(
+    path: &Path,
+    format: Option<Format>,
+    opts: &ReadOptions,
+) -> Result<Box<dyn TraceReader>, TraceError> {
+    let format = match format.or_else(|| Format::from_path(path)) {
+        Some(f) => f,
+        None => {
+            return Err(TraceError::UnknownFormat {
+                name: path.display().to_string(),
+                known: crate::format::KNOWN_FORMATS,
+            })
+        }
+    };
+    let file = File::open(path).map_err(|source| TraceError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(match format {
+        Format::Text => Box::new(
+            TextReader::new(
+                BufReader::with_capacity(BUF_BYTES, file),
+                path,
+                opts.page_size,
+            )
+            .hash_strings(opts.hash_strings),
+        ),
+        Format::Csv => Box::new(CsvReader::new(
+            BufReader::with_capacity(BUF_BYTES, file),
+            path,
+            opts.csv.as_ref(),
+            opts.page_size,
+        )?),
+        Format::Msr => Box::new(CsvReader::new(
+            BufReader::with_capacity(BUF_BYTES, file),
+            path,
+            Some(&CsvMapping::msr()),
+            opts.page_size,
+        )?),
+        // The reader already reads in 1 MiB chunks; another buffer would only copy.
+        Format::OracleGeneral => Box::new(OracleGeneralReader::new(file, path)),
+        Format::OracleGeneralZst => Box::new(OracleGeneralReader::new_zstd(file, path)?),
+    })
+}
+
+/// Reads a whole trace into memory (as read: `next_access` is filled only by formats
+/// that carry it; see [`crate::fill_next_access`]).
+pub fn read_all(
+    path: &Path,
+    format: Option<Format>,
+    opts: &ReadOptions,
+) -> Result<Vec<Request>, TraceError> {
+    let mut r = open(path, format, opts)?;
+    let mut out = Vec::new();
+    let mut chunk = vec![Request::default(); 4096];
+    loop {
+        let n = r.read_batch(&mut chunk)?;
+        if n == 0 {
+            return Ok(out);
+        }
+        out.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// A writer for any writable format.
+pub enum TraceWriter<W: Write> {
+    /// One key per line.
+    Text(TextWriter<W>),
+    /// Keyed CSV.
+    Csv(CsvWriter<W>),
+    /// oracleGeneral, plain or zstd.
+    Oracle(OracleGeneralWriter<W>),
+}
+
+impl<W: Write> TraceWriter<W> {
+    /// A writer of `format` into `w` (`path` names it in errors). zstd uses level 3.
+    pub fn new(w: W, path: &Path, format: Format) -> Result<Self, TraceError> {
+        Ok(match format {
+            Format::Text => TraceWriter::Text(TextWriter::new(w, path)),
+            Format::Csv => TraceWriter::Csv(CsvWriter::new(w, path)),
+            Format::OracleGeneral => TraceWriter::Oracle(OracleGeneralWriter::new(w, path)),
+            Format::OracleGeneralZst => {
+                TraceWriter::Oracle(OracleGeneralWriter::new_zstd(w, path, 3)?)
+            }
+            Format::Msr => return Err(TraceError::ReadOnlyFormat(format)),
+        })
+    }
+
+    /// Appends one request.
+    pub fn write(&mut self, r: &Request) -> Result<(), TraceError> {
+        match self {
+            TraceWriter::Text(w) => w.write(r),
+            TraceWriter::Csv(w) => w.write(r),
+            TraceWriter::Oracle(w) => w.write(r),
+        }
+    }
+
+    /// Flushes everything and returns the inner writer.
+    pub fn finish(self) -> Result<W, TraceError> {
+        match self {
+            TraceWriter::Text(w) => w.finish(),
+            TraceWriter::Csv(w) => w.finish(),
+            TraceWriter::Oracle(w) => w.finish(),
+        }
+    }
+}
+
+static TMP_SEQ: AtomicU64 = AtomicU64::new(0);
+
+/// Writes `requests` to `path` in `format`, all or nothing: the data goes to a temporary
+/// file in the same directory (so the final rename stays on one file system and is
+/// atomic), is synced, then renamed over `path`. On any error (including one yielded by
+/// `requests`) the temporary file is removed and `path` is untouched. Returns the number
+/// of requests written.
+pub fn write_trace<I>(path: &Path, format: Format, requests: I) -> Result<u64, TraceError>
+where
+    I: IntoIterator<Item = Result<Request, TraceError>>,
+{
+    if format == Format::Msr {
+        return Err(TraceError::ReadOnlyFormat(format));
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "trace".into());
+    let tmp = dir.join(format!(
+        ".{name}.tmp-{}-{}",
+        std::process::id(),
+        TMP_SEQ.fetch_add(1, Ordering::Relaxed)
+    ));
+    let io_err = |p: &Path| {
+        let p = p.to_path_buf();
+        move |source: io::Error| TraceError::Io { path: p, source }
+    };
+    let file = File::options()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .map_err(io_err(&tmp))?;
+    let result = (|| {
+        let mut w = TraceWriter::new(file, path, format)?;
+        let mut n = 0u64;
+        for r in requests {
+            w.write(&r?)?;
+            n += 1;
+        }
+        let file = w.finish()?;
+        file.sync_all().map_err(io_err(path))?;
+        drop(file);
+        std::fs::rename(&tmp, path).map_err(io_err(path))?;
+        Ok(n)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
