@@ -1,5 +1,6 @@
 //! `bufcache bench replay`: single-threaded requests per second of each policy.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
@@ -76,11 +77,15 @@ fn replay(a: BenchReplayArgs) -> Result<()> {
             let keys = a.keys.to_string();
             let alpha = a.alpha.to_string();
             let workload =
-                trace::synth::Workload::parse("zipf", &[("keys", &keys), ("alpha", &alpha)])
+                trace::synth::Workload::from_params("zipf", &[("keys", &keys), ("alpha", &alpha)])
                     .context("bad benchmark workload")?;
             (
-                format!("{workload}, {} requests, seed {}", util::thousands(a.requests), a.seed),
-                input::synthesize(&workload, a.requests, a.seed),
+                format!(
+                    "{workload}, {} requests, seed {}",
+                    util::thousands(a.requests),
+                    a.seed
+                ),
+                input::synthesize(&workload, a.requests, a.seed)?,
             )
         }
     };
@@ -106,7 +111,9 @@ fn replay(a: BenchReplayArgs) -> Result<()> {
         if !a.json {
             eprint!("{}...", spec.label());
         }
-        results.push(bench::replay_throughput(&trace, spec, capacity, true, a.seed)?);
+        results.push(bench::replay_throughput(
+            &trace, spec, capacity, true, a.seed,
+        )?);
     }
     if !a.json {
         eprintln!();
@@ -148,10 +155,14 @@ fn replay(a: BenchReplayArgs) -> Result<()> {
         out.push_str(&util::table(&header, &rows));
     }
     if let Some(path) = &a.trace {
-        let r = bench::read_throughput(path, a.read.format, &trace::ReadOptions {
-            page_size: a.read.page_size,
-            ..trace::ReadOptions::default()
-        })
+        let r = bench::read_throughput(
+            path,
+            a.read.format,
+            &trace::ReadOptions {
+                page_size: a.read.page_size,
+                ..trace::ReadOptions::default()
+            },
+        )
         .with_context(|| format!("cannot read trace {}", path.display()))?;
         let fmt = a
             .read

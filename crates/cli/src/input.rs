@@ -1,6 +1,6 @@
 //! Where requests come from: a trace file, or a seeded synthetic workload.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, Result};
 use clap::Args;
@@ -64,31 +64,34 @@ pub struct Synthetic {
 }
 
 /// Stream `workload` into the compact form without materialising `Request`s.
-pub fn synthesize(workload: &trace::synth::Workload, requests: u64, seed: u64) -> CompactTrace {
+pub fn synthesize(
+    workload: &trace::synth::Workload,
+    requests: u64,
+    seed: u64,
+) -> Result<CompactTrace> {
     let mut builder = TraceBuilder::new();
-    for r in trace::synth::generate(workload, requests, seed) {
+    for r in trace::synth::try_generate(workload, requests, seed, 4096)? {
         builder.push(&r);
     }
-    builder.finish()
+    Ok(builder.finish())
 }
 
-/// The built-in replay workload: a Zipf(0.9) working set of 100k keys interrupted by
-/// scans of new keys, 2M requests. Seeded, so every run sees the same requests.
+/// The built-in replay workload: a Zipf(0.9) working set of 100k keys; after every 100k
+/// of its requests comes a scan of 20k keys never seen before or again; 2M requests. Seeded, so every run sees the same requests.
 pub fn default_replay_workload(seed: u64) -> Result<Synthetic> {
-    let spec = "mix";
-    let workload = trace::synth::Workload::parse(
-        spec,
+    let workload = trace::synth::Workload::from_params(
+        "zipfscan",
         &[
             ("keys", "100000"),
             ("alpha", "0.9"),
-            ("every", "200000"),
+            ("every", "100000"),
             ("scan", "20000"),
         ],
     )
     .context("building the built-in workload")?;
     Ok(Synthetic {
         label: format!("synthetic: {workload} (2,000,000 requests, seed {seed})"),
-        trace: synthesize(&workload, 2_000_000, seed),
+        trace: synthesize(&workload, 2_000_000, seed)?,
     })
 }
 
@@ -96,6 +99,3 @@ pub fn default_replay_workload(seed: u64) -> Result<Synthetic> {
 pub fn describe(path: &Path) -> String {
     path.display().to_string()
 }
-
-/// Traces to process: the given files, or nothing (the caller then uses its default).
-pub type Paths = Vec<PathBuf>;

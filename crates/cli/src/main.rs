@@ -58,7 +58,9 @@ fn policies() -> Result<()> {
             ));
         }
     }
-    out.push_str("\nWrite parameters after the name: --policy s3fifo:small=0.1 (see each policy's docs).\n");
+    out.push_str(
+        "\nWrite parameters after the name: --policy s3fifo:small=0.1 (see each policy's docs).\n",
+    );
     util::emit(&out)
 }
 

@@ -17,7 +17,8 @@ use crate::util;
 /// Arguments of `bufcache mrc`.
 #[derive(Args, Debug)]
 pub struct MrcArgs {
-    /// Trace files (default: the built-in synthetic workload of `bufcache replay`).
+    /// Trace files (default: the built-in synthetic workload of `bufcache replay`, in unit
+    /// mode).
     #[arg(long = "trace", value_name = "FILE", num_args = 1..)]
     pub traces: Vec<PathBuf>,
     #[command(flatten)]
@@ -98,6 +99,11 @@ fn capacities(text: &str, trace: &CompactTrace, ignore_size: bool) -> Result<Vec
 
 /// Run `bufcache mrc`.
 pub fn run(args: MrcArgs) -> Result<()> {
+    // The built-in workload's objects are all 4 KiB: count objects (exact one-pass LRU).
+    let mut args = args;
+    if args.traces.is_empty() {
+        args.ignore_size = true;
+    }
     let mut inputs: Vec<(String, CompactTrace)> = Vec::new();
     if args.traces.is_empty() {
         let s = input::default_replay_workload(args.seed)?;
@@ -259,7 +265,9 @@ fn plot(path: &Path, curves: &[Curve], ignore_size: bool) -> Result<()> {
                 ))
                 .map_err(draw)?
                 .label(name)
-                .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2)));
+                .legend(move |(x, y)| {
+                    PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2))
+                });
         }
         chart
             .configure_series_labels()

@@ -6,6 +6,7 @@ use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use serde::Serialize;
 use sim::mrc::StackDistances;
+use trace::synth::Workload;
 use trace::Format;
 
 use crate::input::{self, ReadArgs};
@@ -55,7 +56,8 @@ pub struct ConvertArgs {
 /// Arguments of `bufcache trace generate`.
 #[derive(Args, Debug)]
 pub struct GenerateArgs {
-    /// Workload kind: uniform, zipf, scan, loop, mix.
+    /// Workload kind: uniform, zipf, scan, loop, zipfscan; or a full spec such as
+    /// `mix(0.7*zipf(keys=1000,alpha=0.9),0.3*scan(keys=500))`.
     pub kind: String,
     /// Number of requests.
     #[arg(long, default_value_t = 1_000_000)]
@@ -66,6 +68,15 @@ pub struct GenerateArgs {
     /// Zipf exponent (zipf and mix).
     #[arg(long)]
     pub alpha: Option<f64>,
+    /// zipfscan: Zipf requests between scans.
+    #[arg(long)]
+    pub every: Option<u64>,
+    /// zipfscan: new keys per scan.
+    #[arg(long)]
+    pub scan: Option<u64>,
+    /// Size of every object in bytes.
+    #[arg(long, default_value_t = 4096)]
+    pub object_size: u32,
     /// Seed.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
@@ -146,14 +157,24 @@ fn stats(a: StatsArgs) -> Result<()> {
         ["distinct keys".into(), n(st.distinct_keys)],
         [
             "footprint".into(),
-            format!("{} ({} bytes)", util::human_bytes(st.footprint_bytes), n(st.footprint_bytes)),
+            format!(
+                "{} ({} bytes)",
+                util::human_bytes(st.footprint_bytes),
+                n(st.footprint_bytes)
+            ),
         ],
-        ["bytes requested".into(), util::human_bytes(st.bytes_requested)],
+        [
+            "bytes requested".into(),
+            util::human_bytes(st.bytes_requested),
+        ],
         [
             "first accesses".into(),
             format!("{:.2}% of requests", 100.0 * st.first_access_fraction),
         ],
-        ["LRU stack distance p50".into(), opt(st.stack_distance_median)],
+        [
+            "LRU stack distance p50".into(),
+            opt(st.stack_distance_median),
+        ],
         ["LRU stack distance p90".into(), opt(st.stack_distance_p90)],
         ["LRU stack distance p99".into(), opt(st.stack_distance_p99)],
     ];
@@ -197,16 +218,24 @@ fn convert(a: ConvertArgs) -> Result<()> {
 
 fn generate(a: GenerateArgs) -> Result<()> {
     let to = output_format(&a.output, a.format)?;
-    let keys = a.keys.to_string();
-    let alpha = a.alpha.map(|v| v.to_string());
-    let mut params: Vec<(&str, &str)> = vec![("keys", &keys)];
-    if let Some(alpha) = &alpha {
-        params.push(("alpha", alpha));
+    let workload = if a.kind.contains('(') {
+        a.kind.parse::<Workload>()
+    } else {
+        let keys = a.keys.to_string();
+        let alpha = a.alpha.map(|v| v.to_string());
+        let every = a.every.map(|v| v.to_string());
+        let scan = a.scan.map(|v| v.to_string());
+        let mut params: Vec<(&str, &str)> = vec![("keys", &keys)];
+        for (name, v) in [("alpha", &alpha), ("every", &every), ("scan", &scan)] {
+            if let Some(v) = v {
+                params.push((name, v));
+            }
+        }
+        Workload::from_params(&a.kind, &params)
     }
-    let workload = trace::synth::Workload::parse(&a.kind, &params)
-        .with_context(|| format!("bad workload `{}`", a.kind))?;
+    .with_context(|| format!("bad workload `{}`", a.kind))?;
     let mut requests: Vec<trace::Request> =
-        trace::synth::generate(&workload, a.requests, a.seed).collect();
+        trace::synth::try_generate(&workload, a.requests, a.seed, a.object_size)?.collect();
     trace::fill_next_access(&mut requests);
     let n = trace::write_trace(&a.output, to, requests.into_iter().map(Ok))
         .with_context(|| format!("cannot write {}", a.output.display()))?;

@@ -8,10 +8,13 @@
 //! predictors), then times one full replay into a fresh cache. Timings are reported, never
 //! asserted.
 
+use std::path::Path;
 use std::time::Instant;
 
 use policy::registry::PolicyVisitor;
 use policy::{BuildContext, Cache, Policy, PolicySpec};
+
+use trace::{Format, ReadOptions, Request, TraceError};
 
 use crate::compact::CompactTrace;
 use crate::replay::{serve, Counts, ReplayError};
@@ -115,6 +118,47 @@ pub fn replay_throughput(
     })
 }
 
+/// How fast a trace file reads.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReadResult {
+    /// Records read.
+    pub records: u64,
+    /// Seconds.
+    pub seconds: f64,
+    /// `records / seconds`.
+    pub records_per_s: f64,
+}
+
+/// Read `path` start to end in batches, twice (the first pass warms the OS page cache and
+/// is not timed), and time the second pass.
+pub fn read_throughput(
+    path: &Path,
+    format: Option<Format>,
+    options: &ReadOptions,
+) -> Result<ReadResult, TraceError> {
+    let mut batch = vec![Request::default(); 4096];
+    let mut pass = || -> Result<(u64, f64), TraceError> {
+        let start = Instant::now();
+        let mut reader = trace::open(path, format, options)?;
+        let mut records = 0u64;
+        loop {
+            let n = reader.read_batch(&mut batch)?;
+            if n == 0 {
+                break;
+            }
+            records += n as u64;
+        }
+        Ok((records, start.elapsed().as_secs_f64()))
+    };
+    pass()?;
+    let (records, seconds) = pass()?;
+    Ok(ReadResult {
+        records,
+        seconds,
+        records_per_s: per_second(records, seconds),
+    })
+}
+
 fn per_second(n: u64, seconds: f64) -> f64 {
     if seconds > 0.0 {
         n as f64 / seconds
@@ -126,7 +170,6 @@ fn per_second(n: u64, seconds: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use trace::Request;
 
     #[test]
     fn counts_match_a_plain_replay() {
