@@ -106,16 +106,18 @@ fn replay(a: BenchReplayArgs) -> Result<()> {
     } else {
         a.policies.clone()
     };
+    // Name each policy as it starts, on a terminal only (runs take seconds each).
+    let chatty = std::io::stderr().is_terminal();
     let mut results: Vec<BenchResult> = Vec::new();
     for spec in &policies {
-        if !a.json {
-            eprint!("{}...", spec.label());
+        if chatty {
+            eprint!("{} ", spec.label());
         }
         results.push(bench::replay_throughput(
             &trace, spec, capacity, true, a.seed,
         )?);
     }
-    if !a.json {
+    if chatty {
         eprintln!();
     }
     let mut out = String::new();
