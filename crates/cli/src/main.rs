@@ -64,6 +64,22 @@ fn policies() -> Result<()> {
     util::emit(&out)
 }
 
+/// The error and its causes joined by `: `, skipping a cause whose text the message
+/// before it already contains (library errors often print their source inline).
+fn render(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if !out.contains(&text) {
+            if !out.is_empty() {
+                out.push_str(": ");
+            }
+            out.push_str(&text);
+        }
+    }
+    out
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -76,7 +92,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", render(&e));
             ExitCode::FAILURE
         }
     }

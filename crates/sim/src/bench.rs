@@ -98,10 +98,10 @@ pub fn replay_throughput(
 ) -> Result<BenchResult, ReplayError> {
     let built = spec
         .build(&BuildContext { capacity, seed })
-        .map_err(|source| ReplayError::Policy {
+        .map_err(|error| ReplayError::Policy {
             policy: spec.label(),
             size: capacity.to_string(),
-            source,
+            error,
         })?;
     let (counts, seconds) = built.visit(Timed {
         trace,

@@ -44,15 +44,14 @@ pub const PROGRESS_EVERY: usize = 1 << 16;
 #[derive(Debug, Error)]
 pub enum ReplayError {
     /// A policy could not be built at a size.
-    #[error("policy `{policy}` at size {size}: {source}")]
+    #[error("policy `{policy}` at size {size}: {error}")]
     Policy {
         /// The policy as written.
         policy: String,
         /// The size as written.
         size: String,
-        /// Why.
-        #[source]
-        source: ConfigError,
+        /// Why (in the message, not as a separate source, so it is printed once).
+        error: ConfigError,
     },
     /// A size could not be resolved.
     #[error(transparent)]
@@ -237,10 +236,10 @@ pub fn replay(
                 capacity,
                 seed: options.seed,
             };
-            let built = spec.build(&ctx).map_err(|source| ReplayError::Policy {
+            let built = spec.build(&ctx).map_err(|error| ReplayError::Policy {
                 policy: spec.label(),
                 size: size.text.clone(),
-                source,
+                error,
             })?;
             jobs.push((spec.label(), size.text.clone(), capacity, built));
         }
