@@ -1,1 +1,17 @@
 //! Trace replay, miss-ratio curves and (later) the discrete-event simulator.
+//!
+//! * [`compact`] — a trace loaded once into the compact in-memory form all runs share.
+//! * [`size`] — cache sizes as users write them (`1000`, `64MiB`, `0.1`).
+//! * [`replay`] — many (policy, size) runs over one trace, in parallel.
+//! * [`mrc`] — miss-ratio curves: exact LRU in one pass, any policy by sweep.
+//! * [`bench`] — single-threaded policy throughput and trace-reading throughput.
+
+pub mod bench;
+pub mod compact;
+pub mod mrc;
+pub mod replay;
+pub mod size;
+
+pub use compact::{CompactTrace, Summary, TraceBuilder};
+pub use replay::{replay, Counts, ReplayError, ReplayOptions, RunResult};
+pub use size::{CacheSize, SizeError, WorkingSet};

@@ -1,0 +1,101 @@
+//! Where requests come from: a trace file, or a seeded synthetic workload.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use sim::{CompactTrace, TraceBuilder};
+use trace::{Format, ReadOptions, Request};
+
+/// How to read a trace file (shared by every subcommand that reads one).
+#[derive(Args, Debug, Clone)]
+pub struct ReadArgs {
+    /// Trace format: text, csv, oracle, oraclezst, msr (default: from the file name).
+    #[arg(long, value_name = "F")]
+    pub format: Option<Format>,
+    /// Page size in bytes: block traces are split into pages of this size.
+    #[arg(long, value_name = "B", default_value_t = 4096)]
+    pub page_size: u32,
+}
+
+impl ReadArgs {
+    fn options(&self) -> Result<ReadOptions> {
+        anyhow::ensure!(self.page_size > 0, "--page-size must be at least 1 byte");
+        Ok(ReadOptions {
+            page_size: self.page_size,
+            ..ReadOptions::default()
+        })
+    }
+}
+
+/// Load a whole trace file into the compact in-memory form.
+pub fn load(path: &Path, read: &ReadArgs) -> Result<CompactTrace> {
+    let options = read.options()?;
+    let mut reader = trace::open(path, read.format, &options)
+        .with_context(|| format!("cannot open trace {}", path.display()))?;
+    let mut builder = TraceBuilder::new();
+    let mut batch = vec![Request::default(); 4096];
+    loop {
+        let n = reader
+            .read_batch(&mut batch)
+            .with_context(|| format!("cannot read trace {}", path.display()))?;
+        if n == 0 {
+            break;
+        }
+        for r in &batch[..n] {
+            builder.push(r);
+        }
+    }
+    Ok(builder.finish())
+}
+
+/// Load a whole trace file as requests (for conversion).
+pub fn load_requests(path: &Path, read: &ReadArgs) -> Result<Vec<Request>> {
+    trace::read_all(path, read.format, &read.options()?)
+        .with_context(|| format!("cannot read trace {}", path.display()))
+}
+
+/// A synthetic workload described for reports.
+pub struct Synthetic {
+    /// Human description.
+    pub label: String,
+    /// The requests.
+    pub trace: CompactTrace,
+}
+
+/// Stream `workload` into the compact form without materialising `Request`s.
+pub fn synthesize(
+    workload: &trace::synth::Workload,
+    requests: u64,
+    seed: u64,
+) -> Result<CompactTrace> {
+    let mut builder = TraceBuilder::new();
+    for r in trace::synth::try_generate(workload, requests, seed, 4096)? {
+        builder.push(&r);
+    }
+    Ok(builder.finish())
+}
+
+/// The built-in replay workload: a Zipf(0.9) working set of 100k keys; after every 100k
+/// of its requests comes a scan of 20k keys never seen before or again; 2M requests. Seeded, so every run sees the same requests.
+pub fn default_replay_workload(seed: u64) -> Result<Synthetic> {
+    let workload = trace::synth::Workload::from_params(
+        "zipfscan",
+        &[
+            ("keys", "100000"),
+            ("alpha", "0.9"),
+            ("every", "100000"),
+            ("scan", "20000"),
+        ],
+    )
+    .context("building the built-in workload")?;
+    Ok(Synthetic {
+        label: format!("synthetic: {workload} (2,000,000 requests, seed {seed})"),
+        trace: synthesize(&workload, 2_000_000, seed)?,
+    })
+}
+
+/// A name for a trace path in reports.
+pub fn describe(path: &Path) -> String {
+    path.display().to_string()
+}

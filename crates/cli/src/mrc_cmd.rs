@@ -1,0 +1,281 @@
+//! `bufcache mrc`: miss-ratio curves, exact for LRU in one pass, by sweep otherwise.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use plotters::prelude::*;
+use policy::PolicySpec;
+use serde::Serialize;
+use sim::mrc::{even_grid, sweep, MrcPoint, StackDistances};
+use sim::{CacheSize, CompactTrace, ReplayOptions};
+
+use crate::input::{self, ReadArgs};
+use crate::util;
+
+/// Arguments of `bufcache mrc`.
+#[derive(Args, Debug)]
+pub struct MrcArgs {
+    /// Trace files (default: the built-in synthetic workload of `bufcache replay`, in unit
+    /// mode).
+    #[arg(long = "trace", value_name = "FILE", num_args = 1..)]
+    pub traces: Vec<PathBuf>,
+    #[command(flatten)]
+    pub read: ReadArgs,
+    /// Policies, comma-separated (default: lru).
+    #[arg(long = "policy", value_name = "P", value_delimiter = ',')]
+    pub policies: Vec<PolicySpec>,
+    /// Either a number of points N (sizes spread evenly up to the whole working set) or a
+    /// comma-separated list of sizes (1000, 64MiB, 0.1).
+    #[arg(long, value_name = "N|LIST", default_value = "20")]
+    pub sizes: String,
+    /// Unit mode: every object occupies one unit (needed for the one-pass LRU curve).
+    #[arg(long)]
+    pub ignore_size: bool,
+    /// Seed for randomized policies and the built-in workload.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Also draw the curves into this SVG file (written atomically).
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+    /// One JSON object per point and line.
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+    /// CSV with a header line.
+    #[arg(long)]
+    pub csv: bool,
+}
+
+/// One computed curve.
+struct Curve {
+    trace: String,
+    policy: String,
+    method: &'static str,
+    points: Vec<MrcPoint>,
+}
+
+#[derive(Serialize)]
+struct Row<'a> {
+    trace: &'a str,
+    policy: &'a str,
+    method: &'a str,
+    mode: &'a str,
+    capacity: u64,
+    requests: u64,
+    misses: u64,
+    miss_ratio: f64,
+}
+
+/// Resolve `--sizes` into capacities in units for `trace`.
+fn capacities(text: &str, trace: &CompactTrace, ignore_size: bool) -> Result<Vec<u64>> {
+    let total = if ignore_size {
+        trace.summary().distinct_keys
+    } else {
+        trace.summary().footprint_bytes
+    };
+    let t = text.trim();
+    if !t.contains(',') && !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        let n: usize = t
+            .parse()
+            .with_context(|| format!("--sizes {t}: too many points"))?;
+        if n == 0 || n > 10_000 {
+            bail!("--sizes {t}: give between 1 and 10000 points, or a list of sizes");
+        }
+        return Ok(even_grid(total, n));
+    }
+    let mut caps = Vec::new();
+    for part in t.split(',').filter(|p| !p.trim().is_empty()) {
+        let size = CacheSize::parse(part)?;
+        caps.push(size.resolve(ignore_size, trace.working_set())?);
+    }
+    if caps.is_empty() {
+        bail!("--sizes: no sizes given");
+    }
+    caps.sort_unstable();
+    caps.dedup();
+    Ok(caps)
+}
+
+/// Run `bufcache mrc`.
+pub fn run(args: MrcArgs) -> Result<()> {
+    // The built-in workload's objects are all 4 KiB: count objects (exact one-pass LRU).
+    let mut args = args;
+    if args.traces.is_empty() {
+        args.ignore_size = true;
+    }
+    let mut inputs: Vec<(String, CompactTrace)> = Vec::new();
+    if args.traces.is_empty() {
+        let s = input::default_replay_workload(args.seed)?;
+        inputs.push((s.label, s.trace));
+    } else {
+        for path in &args.traces {
+            inputs.push((input::describe(path), input::load(path, &args.read)?));
+        }
+    }
+    let policies = if args.policies.is_empty() {
+        vec![PolicySpec::parse("lru")?]
+    } else {
+        args.policies.clone()
+    };
+    let options = ReplayOptions {
+        ignore_size: args.ignore_size,
+        seed: args.seed,
+    };
+    let mut curves = Vec::new();
+    for (label, trace) in &inputs {
+        let caps = capacities(&args.sizes, trace, args.ignore_size)?;
+        for spec in &policies {
+            let exact = spec.name == "lru"
+                && spec.params.is_empty()
+                && args.ignore_size
+                && trace.deletes().is_empty();
+            let (method, points) = if exact {
+                let s = StackDistances::compute(trace)?;
+                ("exact", s.curve(&caps))
+            } else {
+                let bar = util::progress(
+                    trace.summary().requests * caps.len() as u64,
+                    &format!("{} sweep", spec.label()),
+                );
+                let done = AtomicU64::new(0);
+                let points = sweep(trace, spec, &caps, options, &|n| {
+                    bar.set_position(done.fetch_add(n, Ordering::Relaxed) + n);
+                })
+                .with_context(|| format!("{label}: {}", spec.label()))?;
+                bar.finish_and_clear();
+                ("sweep", points)
+            };
+            curves.push(Curve {
+                trace: label.clone(),
+                policy: spec.label(),
+                method,
+                points,
+            });
+        }
+    }
+    if let Some(path) = &args.plot {
+        plot(path, &curves, args.ignore_size)?;
+    }
+    let mode = if args.ignore_size { "units" } else { "bytes" };
+    let rows = curves.iter().flat_map(|c| {
+        c.points.iter().map(move |p| Row {
+            trace: &c.trace,
+            policy: &c.policy,
+            method: c.method,
+            mode,
+            capacity: p.capacity,
+            requests: p.requests,
+            misses: p.misses,
+            miss_ratio: p.miss_ratio(),
+        })
+    });
+    let mut out = String::new();
+    if args.json {
+        for r in rows {
+            out.push_str(&serde_json::to_string(&r)?);
+            out.push('\n');
+        }
+    } else if args.csv {
+        out.push_str("trace,policy,method,mode,capacity,requests,misses,miss_ratio\n");
+        for r in rows {
+            out.push_str(&util::csv_line(&[
+                r.trace.to_string(),
+                r.policy.to_string(),
+                r.method.to_string(),
+                r.mode.to_string(),
+                r.capacity.to_string(),
+                r.requests.to_string(),
+                r.misses.to_string(),
+                r.miss_ratio.to_string(),
+            ]));
+        }
+    } else {
+        for (label, _) in &inputs {
+            let mine: Vec<&Curve> = curves.iter().filter(|c| &c.trace == label).collect();
+            out.push_str(&format!("trace: {label}\n"));
+            let mut header = vec![if args.ignore_size {
+                "objects".to_string()
+            } else {
+                "bytes".to_string()
+            }];
+            header.extend(mine.iter().map(|c| format!("{} ({})", c.policy, c.method)));
+            let rows: Vec<Vec<String>> = (0..mine[0].points.len())
+                .map(|i| {
+                    let mut row = vec![util::thousands(mine[0].points[i].capacity)];
+                    row.extend(
+                        mine.iter()
+                            .map(|c| format!("{:.4}", c.points[i].miss_ratio())),
+                    );
+                    row
+                })
+                .collect();
+            out.push_str(&util::table(&header, &rows));
+            out.push('\n');
+        }
+        if let Some(path) = &args.plot {
+            out.push_str(&format!("plot written to {}\n", path.display()));
+        }
+    }
+    util::emit(&out)
+}
+
+/// Draw every curve into an SVG, rendered in memory and written atomically.
+fn plot(path: &Path, curves: &[Curve], ignore_size: bool) -> Result<()> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (900, 560)).into_drawing_area();
+        let draw = |e: DrawingAreaErrorKind<_>| anyhow::anyhow!("drawing the plot: {e:?}");
+        root.fill(&WHITE).map_err(draw)?;
+        let x_max = curves
+            .iter()
+            .flat_map(|c| c.points.iter().map(|p| p.capacity))
+            .max()
+            .unwrap_or(1)
+            .max(1);
+        let mut chart = ChartBuilder::on(&root)
+            .caption("Miss-ratio curve", ("sans-serif", 22))
+            .margin(16)
+            .x_label_area_size(48)
+            .y_label_area_size(64)
+            .build_cartesian_2d(0u64..x_max, 0f64..1f64)
+            .map_err(draw)?;
+        chart
+            .configure_mesh()
+            .x_desc(if ignore_size {
+                "cache size (objects)"
+            } else {
+                "cache size (bytes)"
+            })
+            .y_desc("miss ratio")
+            .draw()
+            .map_err(draw)?;
+        let multi_trace = curves.iter().any(|c| c.trace != curves[0].trace);
+        for (i, c) in curves.iter().enumerate() {
+            let color = Palette99::pick(i).to_rgba();
+            let name = if multi_trace {
+                format!("{} — {}", c.policy, c.trace)
+            } else {
+                c.policy.clone()
+            };
+            chart
+                .draw_series(LineSeries::new(
+                    c.points.iter().map(|p| (p.capacity, p.miss_ratio())),
+                    color.stroke_width(2),
+                ))
+                .map_err(draw)?
+                .label(name)
+                .legend(move |(x, y)| {
+                    PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2))
+                });
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()
+            .map_err(draw)?;
+        root.present().map_err(draw)?;
+    }
+    util::write_atomic(path, svg.as_bytes())
+}

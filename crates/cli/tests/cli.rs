@@ -1,0 +1,321 @@
+//! Runs the built `bufcache` binary on small inputs: every subcommand succeeds with the
+//! expected numbers, machine output parses, and bad inputs fail with a message that names
+//! the problem, a non-zero status and no panic.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn bufcache(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_bufcache"))
+        .args(args)
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .expect("the binary runs")
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = bufcache(args);
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Fails with a message containing every `needle`, and without a panic.
+fn fails(args: &[&str], needles: &[&str]) {
+    let out = bufcache(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{args:?} succeeded");
+    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    assert!(!err.contains("stack backtrace"), "{args:?}: {err}");
+    for n in needles {
+        assert!(err.contains(n), "{args:?}: {n:?} not in {err:?}");
+    }
+}
+
+/// A text trace (one key per line): 1 2 1 3 1 2.
+fn small_trace(dir: &Path) -> String {
+    let p = dir.join("small.txt");
+    std::fs::write(&p, "1\n2\n1\n3\n1\n2\n").unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+fn json_lines(s: &str) -> Vec<serde_json::Value> {
+    s.lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect()
+}
+
+#[test]
+fn replay_json_has_hand_worked_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = small_trace(dir.path());
+    let out = ok(&[
+        "replay",
+        "--trace",
+        &t,
+        "--policy",
+        "lru,fifo",
+        "--size",
+        "2",
+        "--ignore-size",
+        "--json",
+    ]);
+    let rows = json_lines(&out);
+    assert_eq!(rows.len(), 2);
+    // LRU at 2: m m h m h m -> 2 hits; FIFO: m m h m m m -> 1 hit.
+    assert_eq!(rows[0]["policy"], "lru");
+    assert_eq!(rows[0]["hits"], 2);
+    assert_eq!(rows[0]["misses"], 4);
+    assert_eq!(rows[0]["requests"], 6);
+    assert_eq!(rows[1]["policy"], "fifo");
+    assert_eq!(rows[1]["hits"], 1);
+    for key in ["size", "miss_ratio", "bytes_missed", "wall_s"] {
+        assert!(rows[0].get(key).is_some(), "missing {key}");
+    }
+    // Text traces give every request the page size: 4 misses of 4096 bytes.
+    assert_eq!(rows[0]["bytes_missed"], 4 * 4096);
+}
+
+#[test]
+fn replay_csv_and_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = small_trace(dir.path());
+    let csv = ok(&[
+        "replay",
+        "--trace",
+        &t,
+        "--policy",
+        "lru",
+        "--size",
+        "1,3",
+        "--ignore-size",
+        "--csv",
+    ]);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 3);
+    assert!(lines[0].starts_with("trace,mode,seed,policy,size,capacity,requests,hits,misses"));
+    assert!(lines[2].contains(",lru,3,3,6,3,3,"), "{}", lines[2]);
+    let table = ok(&[
+        "replay",
+        "--trace",
+        &t,
+        "--policy",
+        "lru,fifo",
+        "--size",
+        "2",
+        "--ignore-size",
+    ]);
+    assert!(
+        table.contains("lru") && table.contains("0.6667*"),
+        "{table}"
+    );
+}
+
+#[test]
+fn default_replay_runs_the_builtin_workload() {
+    let out = ok(&["replay", "--policy", "lru", "--size", "0.1", "--json"]);
+    let rows = json_lines(&out);
+    assert_eq!(rows[0]["requests"], 2_000_000);
+    assert_eq!(rows[0]["mode"], "units");
+    let mr = rows[0]["miss_ratio"].as_f64().unwrap();
+    assert!(mr > 0.0 && mr < 1.0);
+    // Seeded: the same numbers again.
+    assert_eq!(
+        json_lines(&ok(&[
+            "replay", "--policy", "lru", "--size", "0.1", "--json"
+        ]))[0]["hits"],
+        rows[0]["hits"]
+    );
+}
+
+#[test]
+fn mrc_exact_equals_sweep_and_plots() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = small_trace(dir.path());
+    let svg = dir.path().join("mrc.svg");
+    let exact = json_lines(&ok(&[
+        "mrc",
+        "--trace",
+        &t,
+        "--sizes",
+        "1,2,3",
+        "--ignore-size",
+        "--json",
+        "--plot",
+        svg.to_str().unwrap(),
+    ]));
+    // 1 2 1 3 1 2: reuse distances 2, 2, 3 -> misses 6, 4, 3 at sizes 1, 2, 3.
+    let misses = |rows: &[serde_json::Value]| -> Vec<u64> {
+        rows.iter().map(|r| r["misses"].as_u64().unwrap()).collect()
+    };
+    assert_eq!(misses(&exact), [6, 4, 3]);
+    assert!(exact.iter().all(|r| r["method"] == "exact"));
+    // In byte mode LRU is swept; every object is one 4096-byte page here.
+    let swept = json_lines(&ok(&[
+        "mrc",
+        "--trace",
+        &t,
+        "--sizes",
+        "4096,8192,12288",
+        "--json",
+    ]));
+    assert_eq!(misses(&swept), [6, 4, 3]);
+    assert!(swept.iter().all(|r| r["method"] == "sweep"));
+    let body = std::fs::read_to_string(&svg).unwrap();
+    assert!(body.starts_with("<svg") && body.contains("miss ratio"));
+}
+
+#[test]
+fn trace_stats_generate_convert_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = small_trace(dir.path());
+    let stats = json_lines(&ok(&["trace", "stats", &t, "--json"]));
+    assert_eq!(stats[0]["requests"], 6);
+    assert_eq!(stats[0]["distinct_keys"], 3);
+    assert_eq!(stats[0]["first_access_fraction"], 0.5);
+    assert_eq!(stats[0]["stack_distance_median"], 2);
+    let gen = dir.path().join("z.oracleGeneral.bin");
+    ok(&[
+        "trace",
+        "generate",
+        "zipf",
+        "--requests",
+        "5000",
+        "--keys",
+        "300",
+        "--alpha",
+        "0.8",
+        "--seed",
+        "3",
+        "-o",
+        gen.to_str().unwrap(),
+    ]);
+    assert_eq!(std::fs::metadata(&gen).unwrap().len(), 5000 * 24);
+    let csv = dir.path().join("z.csv");
+    ok(&[
+        "trace",
+        "convert",
+        gen.to_str().unwrap(),
+        csv.to_str().unwrap(),
+    ]);
+    let a = json_lines(&ok(&["trace", "stats", gen.to_str().unwrap(), "--json"]));
+    let b = json_lines(&ok(&["trace", "stats", csv.to_str().unwrap(), "--json"]));
+    for key in [
+        "requests",
+        "distinct_keys",
+        "stack_distance_median",
+        "stack_distance_p90",
+    ] {
+        assert_eq!(a[0][key], b[0][key], "{key}");
+    }
+    assert_eq!(a[0]["requests"], 5000);
+}
+
+#[test]
+fn policies_and_bench() {
+    let list = ok(&["policies"]);
+    for p in policy::POLICIES {
+        assert!(list.contains(p.name) && list.contains(p.summary));
+    }
+    let out = ok(&[
+        "bench",
+        "replay",
+        "--requests",
+        "20000",
+        "--keys",
+        "1000",
+        "--policy",
+        "lru,fifo",
+        "--size",
+        "100",
+        "--json",
+    ]);
+    let rows = json_lines(&out);
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0]["policy"], "lru");
+    assert_eq!(rows[0]["size"], 100);
+    assert_eq!(rows[0]["requests"], 20000);
+    assert!(rows[0]["requests_per_s"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn bad_inputs_fail_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = small_trace(dir.path());
+    fails(
+        &["replay", "--trace", "/nonexistent/x.txt"],
+        &["/nonexistent/x.txt"],
+    );
+    fails(
+        &["replay", "--trace", &t, "--format", "nope"],
+        &["nope", "text"],
+    );
+    let bad = dir.path().join("bad.txt");
+    std::fs::write(&bad, "1\n2\nxyz\n").unwrap();
+    fails(
+        &["replay", "--trace", bad.to_str().unwrap()],
+        &["bad.txt:3", "xyz"],
+    );
+    fails(
+        &["replay", "--trace", &t, "--policy", "nosuch"],
+        &["unknown policy", "nosuch"],
+    );
+    fails(
+        &["replay", "--trace", &t, "--policy", "lru:depth=3"],
+        &["depth"],
+    );
+    fails(&["replay", "--trace", &t, "--size", "lots"], &["lots"]);
+    fails(&["replay", "--trace", &t, "--size", "1.5"], &["fraction"]);
+    fails(
+        &["replay", "--trace", &t, "--size", "1MiB", "--ignore-size"],
+        &["bytes"],
+    );
+    fails(&["mrc", "--trace", &t, "--sizes", "0"], &["points"]);
+    fails(&["trace", "stats", "/nonexistent.bin"], &["nonexistent"]);
+    let noext = dir.path().join("out.weird");
+    fails(
+        &["trace", "convert", &t, noext.to_str().unwrap()],
+        &["output format"],
+    );
+    fails(
+        &[
+            "trace",
+            "generate",
+            "zipf",
+            "--alpha=-1",
+            "-o",
+            noext.to_str().unwrap(),
+            "--format",
+            "text",
+        ],
+        &["alpha"],
+    );
+    fails(
+        &[
+            "trace",
+            "generate",
+            "nosuch",
+            "-o",
+            noext.to_str().unwrap(),
+            "--format",
+            "text",
+        ],
+        &["nosuch"],
+    );
+    let trunc = dir.path().join("t.oracleGeneral.bin");
+    // One valid 24-byte record (time 0, key 1, 4096 bytes, never again), then 6 stray bytes.
+    let mut bytes = Vec::new();
+    bytes.extend_from_slice(&0u32.to_le_bytes());
+    bytes.extend_from_slice(&1u64.to_le_bytes());
+    bytes.extend_from_slice(&4096u32.to_le_bytes());
+    bytes.extend_from_slice(&(-1i64).to_le_bytes());
+    bytes.extend_from_slice(&[0u8; 6]);
+    std::fs::write(&trunc, bytes).unwrap();
+    fails(
+        &["trace", "stats", trunc.to_str().unwrap()],
+        &["record 1", "truncated"],
+    );
+}
