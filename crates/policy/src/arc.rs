@@ -79,7 +79,7 @@ pub struct Arc {
 impl Arc {
     /// ARC for `capacity` units.
     pub fn new(capacity: u64) -> Self {
-        let frames = capacity.min(1 << 24) as usize;
+        let frames = crate::prealloc_frames(capacity);
         Arc {
             links: Links::with_capacity(frames),
             t1: List::new(),
@@ -87,8 +87,8 @@ impl Arc {
             tag: vec![T1; frames],
             sizes: vec![0; frames],
             keys: vec![0; frames],
-            b1: GhostList::new(frames),
-            b2: GhostList::new(frames),
+            b1: GhostList::new(crate::entry_bound(capacity)),
+            b2: GhostList::new(crate::entry_bound(capacity)),
             t1_used: 0,
             t2_used: 0,
             c: capacity,
@@ -259,7 +259,10 @@ impl NamedPolicy for Arc {
     const PARAMS: &'static [ParamInfo] = &[];
 
     fn build(ctx: &BuildContext, _: &Params) -> Result<Self, ConfigError> {
-        Ok(Arc::new(ctx.capacity))
+        let mut arc = Arc::new(ctx.capacity);
+        arc.b1.set_key_space(ctx.key_space);
+        arc.b2.set_key_space(ctx.key_space);
+        Ok(arc)
     }
 }
 

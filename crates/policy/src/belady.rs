@@ -228,7 +228,7 @@ impl NamedPolicy for Belady {
     const PARAMS: &'static [ParamInfo] = &[];
 
     fn build(ctx: &BuildContext, _: &Params) -> Result<Self, ConfigError> {
-        Ok(Belady::new(ctx.capacity.min(1 << 24) as usize))
+        Ok(Belady::new(crate::prealloc_frames(ctx.capacity)))
     }
 }
 

@@ -73,7 +73,7 @@ pub struct Car {
 impl Car {
     /// CAR for `capacity` units.
     pub fn new(capacity: u64) -> Self {
-        let frames = capacity.min(1 << 24) as usize;
+        let frames = crate::prealloc_frames(capacity);
         Car {
             links: Links::with_capacity(frames),
             t1: List::new(),
@@ -81,8 +81,8 @@ impl Car {
             flags: vec![0; frames],
             sizes: vec![0; frames],
             keys: vec![0; frames],
-            b1: GhostList::new(frames),
-            b2: GhostList::new(frames),
+            b1: GhostList::new(crate::entry_bound(capacity)),
+            b2: GhostList::new(crate::entry_bound(capacity)),
             t1_used: 0,
             t2_used: 0,
             c: capacity,
@@ -230,7 +230,10 @@ impl NamedPolicy for Car {
     const PARAMS: &'static [ParamInfo] = &[];
 
     fn build(ctx: &BuildContext, _: &Params) -> Result<Self, ConfigError> {
-        Ok(Car::new(ctx.capacity))
+        let mut car = Car::new(ctx.capacity);
+        car.b1.set_key_space(ctx.key_space);
+        car.b2.set_key_space(ctx.key_space);
+        Ok(car)
     }
 }
 

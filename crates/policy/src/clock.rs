@@ -115,7 +115,7 @@ impl NamedPolicy for Clock {
     const PARAMS: &'static [ParamInfo] = &[];
 
     fn build(ctx: &BuildContext, _: &Params) -> Result<Self, ConfigError> {
-        Ok(Clock::new(ctx.capacity.min(1 << 24) as usize))
+        Ok(Clock::new(crate::prealloc_frames(ctx.capacity)))
     }
 }
 

@@ -77,7 +77,7 @@ impl NamedPolicy for Fifo {
     const PARAMS: &'static [ParamInfo] = &[];
 
     fn build(ctx: &BuildContext, _: &Params) -> Result<Self, ConfigError> {
-        Ok(Fifo::new(ctx.capacity.min(1 << 24) as usize))
+        Ok(Fifo::new(crate::prealloc_frames(ctx.capacity)))
     }
 }
 

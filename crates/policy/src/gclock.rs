@@ -121,7 +121,7 @@ impl NamedPolicy for GClock {
 
     fn build(ctx: &BuildContext, params: &Params) -> Result<Self, ConfigError> {
         let max = params.integer("max", 1, 255)? as u8;
-        Ok(GClock::new(ctx.capacity.min(1 << 24) as usize, max))
+        Ok(GClock::new(crate::prealloc_frames(ctx.capacity), max))
     }
 }
 

@@ -4,7 +4,8 @@
 //! left the cache recently so that a quick return can be treated differently from a first
 //! access. A [`GhostList`] is an ordered set of keys in a fixed slab: insertion at the head,
 //! removal of any key, and trimming from the tail are O(1); a hash map finds a key's slot.
-//! The capacity is fixed at construction, so steady-state use never allocates.
+//! The slab grows on demand up to the capacity fixed at construction (so a large bound
+//! costs nothing until it is used) and is then reused: steady-state use never allocates.
 //!
 //! Each ghost entry can carry a size (in the policy's units) so that policies that bound
 //! their history by total size (ARC with variable-size objects) can do so.
@@ -21,15 +22,14 @@
 //! assert_eq!(g.len(), 1);
 //! ```
 
-use hashbrown::HashMap;
-
+use crate::keymap::KeyMap;
 use crate::list::{Links, List};
 use crate::FrameId;
 
 /// A bounded, ordered set of keys (newest at the head).
 #[derive(Clone, Debug)]
 pub struct GhostList {
-    index: HashMap<u64, u32>,
+    index: KeyMap,
     keys: Vec<u64>,
     sizes: Vec<u32>,
     links: Links,
@@ -42,15 +42,26 @@ pub struct GhostList {
 impl GhostList {
     /// A ghost list remembering at most `capacity` keys.
     pub fn new(capacity: usize) -> Self {
+        let initial = capacity.min(1 << 16);
         GhostList {
-            index: HashMap::with_capacity(capacity + 1),
-            keys: vec![0; capacity],
-            sizes: vec![0; capacity],
-            links: Links::with_capacity(capacity),
+            index: KeyMap::hashed(initial),
+            keys: Vec::with_capacity(initial),
+            sizes: Vec::with_capacity(initial),
+            links: Links::with_capacity(initial),
             order: List::new(),
-            free: (0..capacity as u32).rev().collect(),
+            free: Vec::new(),
             capacity,
             size_sum: 0,
+        }
+    }
+
+    /// Look keys up in an array instead of a hash table: keys are dense ids below
+    /// `key_space` (see [`crate::BuildContext::key_space`]). Call before first use; `None`
+    /// keeps hashing.
+    pub fn set_key_space(&mut self, key_space: Option<u64>) {
+        debug_assert!(self.is_empty());
+        if key_space.is_some() {
+            self.index = KeyMap::for_keys(key_space, 0);
         }
     }
 
@@ -80,7 +91,7 @@ impl GhostList {
     /// True when `key` is remembered.
     #[inline]
     pub fn contains(&self, key: u64) -> bool {
-        self.index.contains_key(&key)
+        self.index.contains(key)
     }
 
     /// Remember `key` as the newest entry. If it is already present it is moved to the
@@ -95,7 +106,15 @@ impl GhostList {
         } else {
             None
         };
-        let slot = self.free.pop().expect("ghost slab has a free slot");
+        let slot = match self.free.pop() {
+            Some(slot) => slot,
+            None => {
+                // the slab is smaller than the bound: grow it by one slot
+                self.keys.push(0);
+                self.sizes.push(0);
+                (self.keys.len() - 1) as u32
+            }
+        };
         self.keys[slot as usize] = key;
         self.sizes[slot as usize] = size;
         self.size_sum += u64::from(size);
@@ -107,7 +126,7 @@ impl GhostList {
     /// Forget `key`; returns whether it was remembered.
     #[inline]
     pub fn remove(&mut self, key: u64) -> bool {
-        match self.index.remove(&key) {
+        match self.index.remove(key) {
             Some(slot) => {
                 self.release(slot);
                 true
@@ -121,7 +140,7 @@ impl GhostList {
         let slot = self.order.tail()?.0;
         let key = self.keys[slot as usize];
         let size = self.sizes[slot as usize];
-        self.index.remove(&key);
+        self.index.remove(key);
         self.release(slot);
         Some((key, size))
     }

@@ -4,37 +4,49 @@
 //! need *what* they knew about each: LRU-K keeps a non-resident page's last K reference
 //! times (O'Neil et al.'s "retained information"), the Linux model keeps the eviction
 //! counter value of a page's shadow entry. A [`HistoryRing`] stores `stride` `u64`s per
-//! key in a fixed ring of slots: a new entry overwrites the oldest one, so the memory is
-//! fixed at construction and the oldest history is forgotten first (the order in which the
+//! key in a ring of slots: a new entry overwrites the oldest one, so the memory is
+//! bounded at construction (and allocated as the ring first fills) and the oldest history is forgotten first (the order in which the
 //! keys were evicted). Taking an entry back (the key returned to the cache) frees its slot
 //! lazily: the slot is only marked dead and is reused when the ring comes round.
 //!
 //! Cost: one hash lookup per `insert` and `take`. Memory per slot: 8 bytes of key,
 //! `8 * stride` bytes of data, 1 byte of liveness, plus the hash index.
 
-use hashbrown::HashMap;
+use crate::keymap::KeyMap;
 
 /// Bounded key -> `[u64; stride]` map; the oldest insertion is forgotten first.
 #[derive(Clone, Debug)]
 pub(crate) struct HistoryRing {
-    index: HashMap<u64, u32>,
+    index: KeyMap,
     keys: Vec<u64>,
     live: Vec<bool>,
     data: Vec<u64>,
     stride: usize,
+    /// The ring's size; the vectors grow lazily up to it.
+    slots: usize,
     next: usize,
 }
 
 impl HistoryRing {
     /// A ring of `slots` entries of `stride` numbers each. `slots == 0` remembers nothing.
     pub(crate) fn new(slots: usize, stride: usize) -> Self {
+        let initial = slots.min(1 << 16);
         HistoryRing {
-            index: HashMap::with_capacity(slots),
-            keys: vec![0; slots],
-            live: vec![false; slots],
-            data: vec![0; slots * stride],
+            index: KeyMap::hashed(initial),
+            keys: Vec::with_capacity(initial),
+            live: Vec::with_capacity(initial),
+            data: Vec::with_capacity(initial * stride),
             stride,
+            slots,
             next: 0,
+        }
+    }
+
+    /// Look keys up in an array: keys are dense ids below `key_space`
+    /// ([`crate::BuildContext::key_space`]). Call before first use; `None` keeps hashing.
+    pub(crate) fn set_key_space(&mut self, key_space: Option<u64>) {
+        if key_space.is_some() {
+            self.index = KeyMap::for_keys(key_space, 0);
         }
     }
 
@@ -47,19 +59,25 @@ impl HistoryRing {
     /// Remember `values` (of length `stride`) for `key`, replacing any older entry for it.
     pub(crate) fn insert(&mut self, key: u64, values: &[u64]) {
         debug_assert_eq!(values.len(), self.stride);
-        if self.keys.is_empty() {
+        if self.slots == 0 {
             return;
         }
-        if let Some(old) = self.index.remove(&key) {
+        if let Some(old) = self.index.remove(key) {
             self.live[old as usize] = false;
         }
         let slot = self.next;
         self.next += 1;
-        if self.next == self.keys.len() {
+        if self.next == self.slots {
             self.next = 0;
         }
+        if slot == self.keys.len() {
+            // first time round the ring: grow it by one slot
+            self.keys.push(0);
+            self.live.push(false);
+            self.data.resize(self.data.len() + self.stride, 0);
+        }
         if self.live[slot] {
-            self.index.remove(&self.keys[slot]);
+            self.index.remove(self.keys[slot]);
         }
         self.keys[slot] = key;
         self.live[slot] = true;
@@ -69,7 +87,7 @@ impl HistoryRing {
 
     /// Forget `key`, copying its values into `out` (length `stride`). False if unknown.
     pub(crate) fn take(&mut self, key: u64, out: &mut [u64]) -> bool {
-        match self.index.remove(&key) {
+        match self.index.remove(key) {
             Some(slot) => {
                 let slot = slot as usize;
                 self.live[slot] = false;
@@ -82,7 +100,7 @@ impl HistoryRing {
 
     /// Forget `key` without reading it.
     pub(crate) fn forget(&mut self, key: u64) {
-        if let Some(slot) = self.index.remove(&key) {
+        if let Some(slot) = self.index.remove(key) {
             self.live[slot as usize] = false;
         }
     }

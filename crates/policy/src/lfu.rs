@@ -225,7 +225,7 @@ impl NamedPolicy for Lfu {
     const PARAMS: &'static [ParamInfo] = &[];
 
     fn build(ctx: &BuildContext, _: &Params) -> Result<Self, ConfigError> {
-        Ok(Lfu::new(ctx.capacity.min(1 << 24) as usize))
+        Ok(Lfu::new(crate::prealloc_frames(ctx.capacity)))
     }
 }
 

@@ -50,6 +50,7 @@
 
 pub mod cache;
 pub mod ghost;
+pub mod keymap;
 pub mod list;
 pub mod params;
 pub mod registry;
@@ -79,7 +80,7 @@ mod wtinylfu;
 
 pub use arc::Arc;
 pub use belady::Belady;
-pub use cache::{Cache, Outcome};
+pub use cache::{Cache, DenseIndex, HashIndex, KeyIndex, Outcome};
 pub use car::Car;
 pub use clock::Clock;
 pub use clock2hand::Clock2Hand;
@@ -230,6 +231,30 @@ pub fn victims_by_simulation<P: Policy + Clone>(
     }
 }
 
+/// Upper bound on the frames a policy preallocates arrays for. Unit-mode caches up to this
+/// size never allocate after construction; larger ones, and byte-mode caches (whose
+/// capacity counts bytes, not objects), grow their arrays on demand with [`ensure_slot`],
+/// which reaches a steady state after warm-up. Small under `cfg(test)` so that unit tests
+/// exercise the growth path.
+#[cfg(not(test))]
+const PREALLOC_FRAMES_MAX: u64 = 1 << 20;
+#[cfg(test)]
+const PREALLOC_FRAMES_MAX: u64 = 16;
+
+/// How many frames to preallocate for `capacity` units (memory only, never behaviour).
+#[inline]
+pub(crate) fn prealloc_frames(capacity: u64) -> usize {
+    capacity.min(PREALLOC_FRAMES_MAX) as usize
+}
+
+/// A bound on entry counts derived from a capacity in units (ghost lists, histories,
+/// sketches): the capacity itself, capped at 2^24 so that byte-mode capacities do not ask
+/// for billions of entries. Structures using it must allocate lazily.
+#[inline]
+pub(crate) fn entry_bound(capacity: u64) -> usize {
+    capacity.min(1 << 24) as usize
+}
+
 /// Grows a per-frame array so that `frame` indexes it. Policies size their arrays for the
 /// expected number of frames at construction; this only allocates when a driver with
 /// variable-size objects uses more frames than expected.
@@ -237,5 +262,35 @@ pub fn victims_by_simulation<P: Policy + Clone>(
 pub(crate) fn ensure_slot<T: Clone>(v: &mut Vec<T>, frame: FrameId, fill: T) {
     if frame.index() >= v.len() {
         v.resize(frame.index() + 1, fill);
+    }
+}
+
+#[cfg(test)]
+mod growth_tests {
+    use crate::testkit::{check_run, Step};
+    use crate::{BuildContext, PolicySpec, POLICIES};
+    use rand::{Rng, SeedableRng};
+
+    /// Under `cfg(test)` policies preallocate only 16 frames, so a cache of 200 unit-sized
+    /// objects forces every per-frame array, ghost list and history to grow on demand.
+    #[test]
+    fn every_policy_grows_past_its_preallocation() {
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(5);
+        let steps: Vec<Step> = (0..4000)
+            .map(|_| match rng.gen_range(0..20) {
+                0 => Step::Remove(rng.gen_range(0..600)),
+                1 => Step::Pin(rng.gen_range(0..600)),
+                2 => Step::Unpin(rng.gen_range(0..600)),
+                _ => Step::Access {
+                    key: rng.gen_range(0..600),
+                    size: rng.gen_range(1..=3),
+                },
+            })
+            .collect();
+        for info in POLICIES {
+            let ctx = BuildContext::new(200, 1);
+            let policy = PolicySpec::parse(info.name).unwrap().build(&ctx).unwrap();
+            check_run(policy, 200, &steps);
+        }
     }
 }

@@ -228,11 +228,11 @@ impl NamedPolicy for Linux {
     fn build(ctx: &BuildContext, params: &Params) -> Result<Self, ConfigError> {
         let ratio = params.fraction("active_ratio", 0.0, 1.0)?;
         let shadow = params.boolean("shadow")?;
-        Ok(Linux::new(
-            ctx.capacity.min(1 << 24) as usize,
-            ratio,
-            shadow,
-        ))
+        let mut linux = Linux::new(crate::prealloc_frames(ctx.capacity), ratio, shadow);
+        if let Some(shadows) = &mut linux.shadows {
+            shadows.set_key_space(ctx.key_space);
+        }
+        Ok(linux)
     }
 }
 

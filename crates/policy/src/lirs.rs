@@ -48,7 +48,7 @@
 //! frames): 8 (S links) + 8 (ghost-order links) + 8 (key) + 4 (frame) = 28 bytes, plus the
 //! hash map of non-resident keys.
 
-use hashbrown::HashMap;
+use crate::keymap::KeyMap;
 
 use crate::list::{Links, List, NIL};
 use crate::params::{ConfigError, ParamInfo, Params};
@@ -75,7 +75,7 @@ pub struct Lirs {
     node_key: Vec<u64>,
     node_frame: Vec<u32>,
     free_nodes: Vec<u32>,
-    nonres_map: HashMap<u64, u32>,
+    nonres_map: KeyMap,
     max_nonres: usize,
     lir_used: u64,
     llirs: u64,
@@ -85,7 +85,7 @@ pub struct Lirs {
 impl Lirs {
     /// LIRS for `capacity` units with `Lhirs = max(1, capacity * hir)`.
     pub fn new(capacity: u64, hir: f64) -> Self {
-        let frames = capacity.min(1 << 24) as usize;
+        let frames = crate::prealloc_frames(capacity);
         let lhirs = ((capacity as f64 * hir) as u64).clamp(1, capacity.max(1));
         Lirs {
             q_links: Links::with_capacity(frames),
@@ -100,7 +100,7 @@ impl Lirs {
             node_key: Vec::with_capacity(frames),
             node_frame: Vec::with_capacity(frames),
             free_nodes: Vec::new(),
-            nonres_map: HashMap::with_capacity(2 * frames + 1),
+            nonres_map: KeyMap::hashed(2 * frames + 1),
             max_nonres: 2 * frames.max(1),
             lir_used: 0,
             llirs: capacity.saturating_sub(lhirs),
@@ -156,7 +156,7 @@ impl Lirs {
             self.s_links.unlink(&mut self.s, b);
             if fr == NIL {
                 self.nonres_links.unlink(&mut self.nonres, b);
-                self.nonres_map.remove(&self.node_key[b.index()]);
+                self.nonres_map.remove(self.node_key[b.index()]);
                 self.free_node(b.0);
             }
             // a resident HIR block stays in Q with its node, now off S
@@ -196,7 +196,7 @@ impl Lirs {
                     let old = self.nonres.tail().expect("non-empty");
                     self.nonres_links.unlink(&mut self.nonres, old);
                     self.s_links.unlink(&mut self.s, old);
-                    self.nonres_map.remove(&self.node_key[old.index()]);
+                    self.nonres_map.remove(self.node_key[old.index()]);
                     self.free_node(old.0);
                 }
             } else {
@@ -252,7 +252,7 @@ impl Policy for Lirs {
         self.sizes[i] = access.size;
         self.resident += 1;
         let s = u64::from(access.size);
-        if let Some(n) = self.nonres_map.remove(&access.key) {
+        if let Some(n) = self.nonres_map.remove(access.key) {
             // non-resident HIR found in S: its IRR is small, it becomes LIR
             self.nonres_links.unlink(&mut self.nonres, FrameId(n));
             self.node_frame[n as usize] = frame.0;
@@ -321,7 +321,11 @@ impl NamedPolicy for Lirs {
 
     fn build(ctx: &BuildContext, params: &Params) -> Result<Self, ConfigError> {
         let hir = params.fraction("hir", 0.0, 1.0)?;
-        Ok(Lirs::new(ctx.capacity, hir))
+        let mut lirs = Lirs::new(ctx.capacity, hir);
+        if ctx.key_space.is_some() {
+            lirs.nonres_map = KeyMap::for_keys(ctx.key_space, 0);
+        }
+        Ok(lirs)
     }
 }
 

@@ -81,7 +81,7 @@ impl NamedPolicy for Lru {
     const PARAMS: &'static [ParamInfo] = &[];
 
     fn build(ctx: &BuildContext, _: &Params) -> Result<Self, ConfigError> {
-        Ok(Lru::new(ctx.capacity.min(1 << 24) as usize))
+        Ok(Lru::new(crate::prealloc_frames(ctx.capacity)))
     }
 }
 

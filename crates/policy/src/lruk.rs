@@ -300,13 +300,15 @@ impl NamedPolicy for LruK {
         let k = params.integer("k", 1, 8)? as usize;
         let crp = params.integer("crp", 0, u64::MAX / 2)?;
         let history = params.fraction("history", 0.0, 16.0)?;
-        let frames = ctx.capacity.min(1 << 24) as usize;
-        Ok(LruK::new(
+        let frames = crate::prealloc_frames(ctx.capacity);
+        let mut lruk = LruK::new(
             frames,
             k,
             crp,
-            (history * frames as f64).round() as usize,
-        ))
+            (history * crate::entry_bound(ctx.capacity) as f64).round() as usize,
+        );
+        lruk.retained.set_key_space(ctx.key_space);
+        Ok(lruk)
     }
 }
 

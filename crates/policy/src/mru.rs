@@ -92,7 +92,7 @@ impl NamedPolicy for Mru {
     const PARAMS: &'static [ParamInfo] = &[];
 
     fn build(ctx: &BuildContext, _: &Params) -> Result<Self, ConfigError> {
-        Ok(Mru::new(ctx.capacity.min(1 << 24) as usize))
+        Ok(Mru::new(crate::prealloc_frames(ctx.capacity)))
     }
 }
 

@@ -125,7 +125,7 @@ impl NamedPolicy for RandomPolicy {
             0 => ctx.seed ^ STREAM,
             s => s,
         };
-        Ok(RandomPolicy::new(ctx.capacity.min(1 << 24) as usize, seed))
+        Ok(RandomPolicy::new(crate::prealloc_frames(ctx.capacity), seed))
     }
 }
 

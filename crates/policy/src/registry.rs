@@ -9,7 +9,7 @@
 //! use policy::{BuildContext, Cache, PolicySpec, Access};
 //!
 //! let spec = PolicySpec::parse("lru").unwrap();
-//! let ctx = BuildContext { capacity: 100, seed: 7 };
+//! let ctx = BuildContext::new(100, 7);
 //! let mut cache = Cache::new(spec.build(&ctx).unwrap(), 100);
 //! assert!(!cache.access(&Access::unit(1, 0)).is_hit());
 //! assert!(cache.access(&Access::unit(1, 1)).is_hit());
@@ -20,12 +20,33 @@ use crate::params::{ConfigError, ParamInfo, Params};
 use crate::{Access, FrameId, Policy};
 
 /// What every policy is built from besides its own parameters.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct BuildContext {
     /// Capacity in units (objects, or bytes when sizes are bytes).
     pub capacity: u64,
     /// Root seed for policies that draw random numbers.
     pub seed: u64,
+    /// `Some(n)` when every key the policy will see is a dense id below `n` (the replay
+    /// engine numbers a trace's objects); policies then find ghost entries by indexing an
+    /// array instead of hashing. `None` for arbitrary keys.
+    pub key_space: Option<u64>,
+}
+
+impl BuildContext {
+    /// A context for arbitrary keys.
+    pub fn new(capacity: u64, seed: u64) -> Self {
+        BuildContext {
+            capacity,
+            seed,
+            key_space: None,
+        }
+    }
+
+    /// Declare that keys are dense ids below `keys`.
+    pub fn with_key_space(mut self, keys: u64) -> Self {
+        self.key_space = Some(keys);
+        self
+    }
 }
 
 /// A policy that can be built by name.

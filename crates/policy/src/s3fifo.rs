@@ -87,7 +87,7 @@ impl S3Fifo {
     /// S3-FIFO for `capacity` units with S's share `small`, G's size `ghost` (fraction of
     /// M's capacity) and promotion `threshold`.
     pub fn new(capacity: u64, small: f64, ghost: f64, threshold: u8) -> Self {
-        let frames = capacity.min(1 << 24) as usize;
+        let frames = crate::prealloc_frames(capacity);
         let small_cap = (capacity as f64 * small) as u64;
         let main_cap = capacity - small_cap;
         let ghost_cap = (main_cap as f64 * ghost) as u64;
@@ -98,7 +98,7 @@ impl S3Fifo {
             flags: vec![0; frames],
             sizes: vec![0; frames],
             keys: vec![0; frames],
-            ghost: GhostList::new(ghost_cap.min(1 << 24) as usize),
+            ghost: GhostList::new(crate::entry_bound(ghost_cap)),
             small_used: 0,
             main_used: 0,
             small_cap,
@@ -276,7 +276,9 @@ impl NamedPolicy for S3Fifo {
         let small = params.fraction("small", 0.0, 1.0)?;
         let ghost = params.fraction("ghost", 0.0, 4.0)?;
         let threshold = params.integer("threshold", 0, 2)? as u8;
-        Ok(S3Fifo::new(ctx.capacity, small, ghost, threshold))
+        let mut s3 = S3Fifo::new(ctx.capacity, small, ghost, threshold);
+        s3.ghost.set_key_space(ctx.key_space);
+        Ok(s3)
     }
 }
 

@@ -55,7 +55,7 @@ pub struct SFifo {
 impl SFifo {
     /// A segmented FIFO of `capacity` units giving fraction `p` to the secondary list.
     pub fn new(capacity: u64, p: f64) -> Self {
-        let frames = capacity.min(1 << 24) as usize;
+        let frames = crate::prealloc_frames(capacity);
         let secondary_cap = (p.clamp(0.0, 1.0) * capacity as f64).round() as u64;
         SFifo {
             links: Links::with_capacity(frames),

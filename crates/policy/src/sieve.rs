@@ -134,7 +134,7 @@ impl NamedPolicy for Sieve {
     const PARAMS: &'static [ParamInfo] = &[];
 
     fn build(ctx: &BuildContext, _: &Params) -> Result<Self, ConfigError> {
-        Ok(Sieve::new(ctx.capacity.min(1 << 24) as usize))
+        Ok(Sieve::new(crate::prealloc_frames(ctx.capacity)))
     }
 }
 

@@ -178,7 +178,7 @@ impl NamedPolicy for Toss {
     const PARAMS: &'static [ParamInfo] = &[];
 
     fn build(ctx: &BuildContext, _: &Params) -> Result<Self, ConfigError> {
-        Ok(Toss::new(ctx.capacity.min(1 << 24) as usize))
+        Ok(Toss::new(crate::prealloc_frames(ctx.capacity)))
     }
 }
 

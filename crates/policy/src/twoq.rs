@@ -62,8 +62,8 @@ pub struct TwoQ {
 impl TwoQ {
     /// 2Q for `capacity` units with `A1in` = `kin` and `A1out` = `kout` of the capacity.
     pub fn new(capacity: u64, kin: f64, kout: f64) -> Self {
-        let frames = capacity.min(1 << 24) as usize;
-        let kout_entries = (kout * frames as f64).round() as usize;
+        let frames = crate::prealloc_frames(capacity);
+        let kout_entries = (kout * crate::entry_bound(capacity) as f64).round() as usize;
         TwoQ {
             links: Links::with_capacity(frames),
             a1in: List::new(),
@@ -180,7 +180,9 @@ impl NamedPolicy for TwoQ {
     fn build(ctx: &BuildContext, params: &Params) -> Result<Self, ConfigError> {
         let kin = params.fraction("kin", 0.0, 1.0)?;
         let kout = params.fraction("kout", 0.0, 4.0)?;
-        Ok(TwoQ::new(ctx.capacity, kin, kout))
+        let mut twoq = TwoQ::new(ctx.capacity, kin, kout);
+        twoq.a1out.set_key_space(ctx.key_space);
+        Ok(twoq)
     }
 }
 

@@ -158,7 +158,7 @@ pub struct WTinyLfu {
 impl WTinyLfu {
     /// W-TinyLFU for `capacity` units with the given window and protected shares.
     pub fn new(capacity: u64, window: f64, protected: f64, seed: u64) -> Self {
-        let frames = capacity.min(1 << 24) as usize;
+        let frames = crate::prealloc_frames(capacity);
         let window_cap = ((capacity as f64 * window) as u64).clamp(1, capacity.max(1));
         let main_cap = capacity.saturating_sub(window_cap);
         WTinyLfu {
@@ -168,7 +168,11 @@ impl WTinyLfu {
             seg: vec![WINDOW; frames],
             sizes: vec![0; frames],
             keys: vec![0; frames],
-            sketch: FrequencySketch::new(frames, 10 * frames.max(1) as u64, seed),
+            sketch: FrequencySketch::new(
+                crate::entry_bound(capacity),
+                10 * crate::entry_bound(capacity).max(1) as u64,
+                seed,
+            ),
             window_cap,
             main_cap,
             protected_cap: (main_cap as f64 * protected) as u64,

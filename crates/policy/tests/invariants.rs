@@ -19,7 +19,7 @@ fn run_all(capacity: u64, steps: &[Step]) {
     for info in POLICIES {
         let spec = PolicySpec::parse(info.name).unwrap();
         let policy = spec
-            .build(&BuildContext { capacity, seed: 42 })
+            .build(&BuildContext::new(capacity, 42))
             .unwrap_or_else(|e| panic!("{}: {e}", info.name));
         let result = std::panic::catch_unwind(|| check_run(policy, capacity, steps));
         if let Err(e) = result {
@@ -53,7 +53,7 @@ fn every_policy_builds_with_defaults_at_tiny_and_large_sizes() {
         for capacity in [1, 2, 3, 10, 1_000_000] {
             PolicySpec::parse(info.name)
                 .unwrap()
-                .build(&BuildContext { capacity, seed: 1 })
+                .build(&BuildContext::new(capacity, 1))
                 .unwrap_or_else(|e| panic!("{} at {capacity}: {e}", info.name));
         }
     }
@@ -68,18 +68,12 @@ fn every_policy_has_documented_params_with_valid_defaults() {
             // giving the default explicitly must build
             let spec =
                 PolicySpec::parse(&format!("{}:{}={}", info.name, p.name, p.default)).unwrap();
-            spec.build(&BuildContext {
-                capacity: 100,
-                seed: 1,
-            })
+            spec.build(&BuildContext::new(100, 1))
             .unwrap_or_else(|e| panic!("{}: {e}", info.name));
         }
         let bad = PolicySpec::parse(&format!("{}:no_such_param=1", info.name)).unwrap();
         assert!(bad
-            .build(&BuildContext {
-                capacity: 100,
-                seed: 1
-            })
+            .build(&BuildContext::new(100, 1))
             .is_err());
     }
 }

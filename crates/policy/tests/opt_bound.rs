@@ -21,7 +21,7 @@ proptest! {
         for info in POLICIES {
             let policy = PolicySpec::parse(info.name)
                 .unwrap()
-                .build(&BuildContext { capacity, seed: 9 })
+                .build(&BuildContext::new(capacity, 9))
                 .unwrap();
             let other = misses(&hits_with_future(policy, capacity, &trace));
             prop_assert!(

@@ -60,7 +60,7 @@ impl PolicyVisitor for Timed<'_> {
     fn visit<P: Policy + Clone + Send>(self, policy: P) -> (Counts, f64) {
         let future = policy.needs_future().then(|| self.trace.next_access());
         let warm = (self.trace.len() / 10).min(WARMUP_MAX);
-        let mut scratch = Cache::new(policy.clone(), self.capacity);
+        let mut scratch = Cache::with_index(policy.clone(), self.capacity, self.trace.dense_index());
         let mut ignored = Counts::default();
         serve(
             &mut scratch,
@@ -72,7 +72,7 @@ impl PolicyVisitor for Timed<'_> {
             &|_| {},
         );
         drop(scratch);
-        let mut cache = Cache::new(policy, self.capacity);
+        let mut cache = Cache::with_index(policy, self.capacity, self.trace.dense_index());
         let mut counts = Counts::default();
         let start = Instant::now();
         serve(
@@ -97,7 +97,7 @@ pub fn replay_throughput(
     seed: u64,
 ) -> Result<BenchResult, ReplayError> {
     let built = spec
-        .build(&BuildContext { capacity, seed })
+        .build(&BuildContext::new(capacity, seed).with_key_space(trace.key_space() as u64))
         .map_err(|error| ReplayError::Policy {
             policy: spec.label(),
             size: capacity.to_string(),

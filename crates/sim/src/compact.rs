@@ -23,7 +23,9 @@ use crate::size::WorkingSet;
 /// One request as replay sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Item {
-    /// Object identity.
+    /// Dense object id: objects are numbered `0, 1, 2, ...` in order of first appearance.
+    /// Replay needs only identity, and dense ids let the driver find a key's frame by
+    /// indexing an array ([`policy::DenseIndex`]) instead of hashing.
     pub key: u64,
     /// Size in bytes.
     pub size: u32,
@@ -58,6 +60,7 @@ pub struct CompactTrace {
     items: Vec<Item>,
     deletes: Vec<usize>,
     summary: Summary,
+    key_space: usize,
     next: OnceLock<Vec<u64>>,
 }
 
@@ -67,7 +70,10 @@ pub struct TraceBuilder {
     items: Vec<Item>,
     deletes: Vec<usize>,
     summary: Summary,
-    max_size: HashMap<u64, u32>,
+    /// Original key -> dense id.
+    ids: HashMap<u64, u32>,
+    /// Largest size each dense id was read or written with (`None`: only ever deleted).
+    max_size: Vec<Option<u32>>,
 }
 
 impl TraceBuilder {
@@ -91,12 +97,19 @@ impl TraceBuilder {
                 } else {
                     self.summary.reads += 1;
                 }
-                let m = self.max_size.entry(r.key).or_insert(0);
-                *m = (*m).max(r.size);
             }
         }
+        let next_id = self.ids.len() as u32;
+        let id = *self.ids.entry(r.key).or_insert(next_id);
+        if id == next_id {
+            self.max_size.push(None);
+        }
+        if r.op != Op::Delete {
+            let m = &mut self.max_size[id as usize];
+            *m = Some(m.unwrap_or(0).max(r.size));
+        }
         self.items.push(Item {
-            key: r.key,
+            key: u64::from(id),
             size: r.size,
             stream: r.stream,
         });
@@ -104,13 +117,15 @@ impl TraceBuilder {
 
     /// Finish.
     pub fn finish(mut self) -> CompactTrace {
-        self.summary.distinct_keys = self.max_size.len() as u64;
-        self.summary.footprint_bytes = self.max_size.values().map(|&s| u64::from(s)).sum();
+        // an object that was only ever deleted is not part of the working set
+        self.summary.distinct_keys = self.max_size.iter().flatten().count() as u64;
+        self.summary.footprint_bytes = self.max_size.iter().flatten().map(|&s| u64::from(s)).sum();
         self.items.shrink_to_fit();
         CompactTrace {
             items: self.items,
             deletes: self.deletes,
             summary: self.summary,
+            key_space: self.max_size.len(),
             next: OnceLock::new(),
         }
     }
@@ -134,6 +149,16 @@ impl CompactTrace {
     /// Positions in [`CompactTrace::items`] that are deletes, ascending.
     pub fn deletes(&self) -> &[usize] {
         &self.deletes
+    }
+
+    /// Number of dense ids: every [`Item::key`] is below it.
+    pub fn key_space(&self) -> usize {
+        self.key_space
+    }
+
+    /// A driver index sized for this trace's dense ids.
+    pub fn dense_index(&self) -> policy::DenseIndex {
+        policy::DenseIndex::new(self.key_space)
     }
 
     /// Counts and working set.
@@ -217,6 +242,8 @@ mod tests {
             }
         );
         assert_eq!(t.deletes(), &[3]);
+        let ids: Vec<u64> = t.items().iter().map(|i| i.key).collect();
+        assert_eq!(ids, [0, 1, 0, 0, 0, 1], "keys become dense ids in order of first use");
         assert_eq!(t.next_access(), &[2, 5, NEVER, NEVER, NEVER, NEVER]);
     }
 }

@@ -30,7 +30,7 @@ use std::ops::Range;
 use std::time::Instant;
 
 use policy::registry::PolicyVisitor;
-use policy::{Access, BuildContext, Cache, ConfigError, Policy, PolicySpec, NEVER};
+use policy::{Access, BuildContext, Cache, ConfigError, KeyIndex, Policy, PolicySpec, NEVER};
 use rayon::prelude::*;
 use thiserror::Error;
 
@@ -141,8 +141,8 @@ impl RunResult {
 /// test exercise exactly the code that replay runs. `future` is the trace's
 /// [`CompactTrace::next_access`] when the policy needs it. `progress` is called with the
 /// number of requests done since its last call, every [`PROGRESS_EVERY`] operations.
-pub fn serve<P: Policy>(
-    cache: &mut Cache<P>,
+pub fn serve<P: Policy, I: KeyIndex>(
+    cache: &mut Cache<P, I>,
     trace: &CompactTrace,
     range: Range<usize>,
     ignore_size: bool,
@@ -203,7 +203,7 @@ impl PolicyVisitor for WholeRun<'_> {
     type Output = Counts;
     fn visit<P: Policy + Clone + Send>(self, policy: P) -> Counts {
         let future = policy.needs_future().then(|| self.trace.next_access());
-        let mut cache = Cache::new(policy, self.capacity);
+        let mut cache = Cache::with_index(policy, self.capacity, self.trace.dense_index());
         let mut counts = Counts::default();
         serve(
             &mut cache,
@@ -232,10 +232,7 @@ pub fn replay(
     for spec in policies {
         for size in sizes {
             let capacity = size.resolve(options.ignore_size, trace.working_set())?;
-            let ctx = BuildContext {
-                capacity,
-                seed: options.seed,
-            };
+            let ctx = BuildContext::new(capacity, options.seed).with_key_space(trace.key_space() as u64);
             let built = spec.build(&ctx).map_err(|error| ReplayError::Policy {
                 policy: spec.label(),
                 size: size.text.clone(),

@@ -115,7 +115,7 @@ fn steady_state_replay_allocates_nothing() {
         for capacity in [100u64, 2_000] {
             let built = PolicySpec::parse(name)
                 .unwrap()
-                .build(&BuildContext { capacity, seed: 3 })
+                .build(&BuildContext::new(capacity, 3))
                 .unwrap();
             let (allocs, counts) = built.visit(SteadyState {
                 trace: &trace,
