@@ -140,6 +140,7 @@ policies! {
     Car => crate::Car,
     WTinyLfu => crate::WTinyLfu,
     Lirs => crate::Lirs,
+    ClockPro => crate::ClockPro,
 }
 
 /// Look up a policy by its short name.
