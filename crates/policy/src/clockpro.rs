@@ -60,10 +60,11 @@
 //! * Eviction without a usable cold page (every resident cold page pinned, or none
 //!   resident because `m_c` is 0 or a large object needs several victims): `HAND_hot` runs
 //!   as usual and the first unpinned page it turns cold is replaced at once. If even that
-//!   finds nothing (all hot pages pinned), the first evictable resident page forward of
-//!   `HAND_cold` is replaced. Pinned cold pages are passed over and left in place (the hand
+//!   finds nothing (all hot pages pinned), the first evictable resident page from
+//!   `HAND_hot` on is replaced. Pinned cold pages are passed over and left in place (the hand
 //!   simply moves on), as any page a hand passes.
-//! * `HAND_cold`'s scan is bounded by two laps of the circle; `HAND_hot`'s likewise.
+//! * Every hand's walk is bounded: `HAND_cold` by `2 * resident + 2` steps, `HAND_hot` and
+//!   `HAND_test` by two laps of the circle.
 //!
 //! # libCacheSim's `ClockPro.c`, where it differs
 //!
