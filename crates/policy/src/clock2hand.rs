@@ -170,7 +170,10 @@ impl NamedPolicy for Clock2Hand {
 
     fn build(ctx: &BuildContext, params: &Params) -> Result<Self, ConfigError> {
         let spread = params.fraction("spread", 0.0, 1.0)?;
-        Ok(Clock2Hand::new(crate::prealloc_frames(ctx.capacity), spread))
+        Ok(Clock2Hand::new(
+            crate::prealloc_frames(ctx.capacity),
+            spread,
+        ))
     }
 }
 

@@ -125,7 +125,10 @@ impl NamedPolicy for RandomPolicy {
             0 => ctx.seed ^ STREAM,
             s => s,
         };
-        Ok(RandomPolicy::new(crate::prealloc_frames(ctx.capacity), seed))
+        Ok(RandomPolicy::new(
+            crate::prealloc_frames(ctx.capacity),
+            seed,
+        ))
     }
 }
 

@@ -166,6 +166,7 @@ policies! {
     Arc => crate::Arc,
     Car => crate::Car,
     Lirs => crate::Lirs,
+    ClockPro => crate::ClockPro,
     S3Fifo => crate::S3Fifo,
     Sieve => crate::Sieve,
     WTinyLfu => crate::WTinyLfu,

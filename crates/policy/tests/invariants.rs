@@ -69,11 +69,9 @@ fn every_policy_has_documented_params_with_valid_defaults() {
             let spec =
                 PolicySpec::parse(&format!("{}:{}={}", info.name, p.name, p.default)).unwrap();
             spec.build(&BuildContext::new(100, 1))
-            .unwrap_or_else(|e| panic!("{}: {e}", info.name));
+                .unwrap_or_else(|e| panic!("{}: {e}", info.name));
         }
         let bad = PolicySpec::parse(&format!("{}:no_such_param=1", info.name)).unwrap();
-        assert!(bad
-            .build(&BuildContext::new(100, 1))
-            .is_err());
+        assert!(bad.build(&BuildContext::new(100, 1)).is_err());
     }
 }

@@ -60,7 +60,8 @@ impl PolicyVisitor for Timed<'_> {
     fn visit<P: Policy + Clone + Send>(self, policy: P) -> (Counts, f64) {
         let future = policy.needs_future().then(|| self.trace.next_access());
         let warm = (self.trace.len() / 10).min(WARMUP_MAX);
-        let mut scratch = Cache::with_index(policy.clone(), self.capacity, self.trace.dense_index());
+        let mut scratch =
+            Cache::with_index(policy.clone(), self.capacity, self.trace.dense_index());
         let mut ignored = Counts::default();
         serve(
             &mut scratch,

@@ -243,7 +243,11 @@ mod tests {
         );
         assert_eq!(t.deletes(), &[3]);
         let ids: Vec<u64> = t.items().iter().map(|i| i.key).collect();
-        assert_eq!(ids, [0, 1, 0, 0, 0, 1], "keys become dense ids in order of first use");
+        assert_eq!(
+            ids,
+            [0, 1, 0, 0, 0, 1],
+            "keys become dense ids in order of first use"
+        );
         assert_eq!(t.next_access(), &[2, 5, NEVER, NEVER, NEVER, NEVER]);
     }
 }

@@ -232,7 +232,8 @@ pub fn replay(
     for spec in policies {
         for size in sizes {
             let capacity = size.resolve(options.ignore_size, trace.working_set())?;
-            let ctx = BuildContext::new(capacity, options.seed).with_key_space(trace.key_space() as u64);
+            let ctx =
+                BuildContext::new(capacity, options.seed).with_key_space(trace.key_space() as u64);
             let built = spec.build(&ctx).map_err(|error| ReplayError::Policy {
                 policy: spec.label(),
                 size: size.text.clone(),

@@ -1,0 +1,851 @@
+//! CLOCK-Pro: CLOCK with hot and cold pages, test periods and an adaptive cold share.
+//!
+//! Jiang, Chen & Zhang, "CLOCK-Pro: An Effective Improvement of the CLOCK Replacement",
+//! USENIX Annual Technical Conference 2005.
+//!
+//! # Algorithm
+//!
+//! CLOCK-Pro approximates LIRS (reuse distance instead of recency) with clock hands, so a
+//! hit only sets a reference bit. Every page is *hot* or *cold*; a cold page may be
+//! *resident* or *non-resident* (its key is remembered, not its data). A cold page is *in
+//! its test period* for a while after it enters or is re-referenced: if it is accessed
+//! again during the test, its reuse distance is short and it becomes hot. All pages, hot,
+//! cold and non-resident, sit on one circular list in the order they entered it; the
+//! *list head* is just behind `HAND_hot`, so a page inserted or moved "to the head" is the
+//! last one any hand reaches. Three hands move forward around the circle:
+//!
+//! * `HAND_cold` finds a victim. At a resident cold page: reference bit clear -> the page
+//!   is replaced; if it is in its test period it stays on the circle as a non-resident
+//!   cold page, otherwise it leaves the circle. Bit set and in test -> it becomes hot,
+//!   moves to the head and `HAND_hot` runs. Bit set, not in test -> it moves to the head
+//!   and starts a new test period. The bit is cleared in both cases. Hot and non-resident
+//!   pages are passed over.
+//! * `HAND_hot` runs while the hot pages exceed their share `m - m_c`. At a hot page with
+//!   its bit set it clears the bit; with the bit clear it turns the page cold (resident, no
+//!   test period) and stops. Every cold page it passes ends its test period, and a
+//!   non-resident one leaves the circle (it does `HAND_test`'s work on the way).
+//! * `HAND_test` runs while the non-resident cold pages exceed their bound (the paper:
+//!   `m`, the memory size). It ends the test period of each cold page it passes and stops
+//!   after removing one non-resident page.
+//!
+//! A miss on a non-resident page still on the circle (still in its test period) makes it
+//! hot at the head, and `HAND_hot` runs; any other miss enters as a resident cold page at
+//! the head, in its test period, reference bit clear.
+//!
+//! The cold share adapts (the paper's section 4.3): a cold page (resident or not) accessed
+//! during its test period raises the target `m_c` by one page; a cold page whose test
+//! period ends without an access lowers it by one. `0 <= m_c <= m`.
+//!
+//! # Parameters
+//!
+//! * `cold` (0.01): the initial cold target `m_c` as a fraction of the capacity. The paper
+//!   adapts `m_c` from any start and (to our reading) fixes no initial value; 1% is where
+//!   LIRS puts its resident-HIR share (this crate's `lirs` default), CLOCK-Pro's model.
+//! * `nonres` (1.0): the bound on non-resident cold pages as a fraction of the capacity:
+//!   the paper keeps at most `m` of them. The count is also capped at `2^24` entries.
+//!
+//! # Deviations and choices
+//!
+//! * Sizes: `m`, `m_c`, the hot share and the non-resident bound are in units; one
+//!   adaptation step is the page's size (one page in unit mode). Without pins and in unit
+//!   mode this is the paper's description exactly.
+//! * Hands overtaking: `HAND_cold` always rests on a resident cold page (the paper: it
+//!   "stops at the next resident cold page"); when `HAND_hot` moves past that page, or
+//!   past the page `HAND_test` rests on, the overtaken hand moves on to its next page.
+//!   Otherwise a lagging hand would find itself at the list head and scan the newest
+//!   pages first.
+//! * A test period ended by `HAND_hot` or `HAND_test` lowers `m_c` only when the page's
+//!   bit is clear (a page re-referenced during its test did not "pass it without a
+//!   re-access"); its bit stays set, so `HAND_cold` later gives it a new test period.
+//! * Eviction without a usable cold page (every resident cold page pinned, or none
+//!   resident because `m_c` is 0 or a large object needs several victims): `HAND_hot` runs
+//!   as usual and the first unpinned page it turns cold is replaced at once. If even that
+//!   finds nothing (all hot pages pinned), the first evictable resident page from
+//!   `HAND_hot` on is replaced. Pinned cold pages are passed over and left in place (the hand
+//!   simply moves on), as any page a hand passes.
+//! * Every hand's walk is bounded: `HAND_cold` by `2 * resident + 2` steps, `HAND_hot` and
+//!   `HAND_test` by two laps of the circle.
+//!
+//! # libCacheSim's `ClockPro.c`, where it differs
+//!
+//! * It starts with the cold target equal to the whole cache (`init-ratio-cold=1`); we
+//!   start at 1%.
+//! * Every resident cold page it finds referenced becomes hot: it does not track test
+//!   periods of resident pages, only of non-resident ones (its `TEST` status), so it never
+//!   restarts a test period and never ends a resident page's test. Its `m_c` grows only when
+//!   a non-resident page is re-accessed and shrinks only when its test hand drops one.
+//! * Its `HAND_hot` passes cold pages without ending their tests, and hands are not pushed
+//!   when overtaken. Its non-resident bound is the cache size in bytes of non-resident
+//!   objects, as ours in unit mode.
+//!
+//! # Cost
+//!
+//! A hit sets one bit: O(1). A miss costs one hash lookup (non-resident keys) plus the
+//! hands' steps. `HAND_cold` moves on a second ring holding only the resident cold pages
+//! in circle order (see [`ClockPro`]), so it never walks over hot or non-resident pages:
+//! each of its steps replaces a page, clears a bit set by a hit, or passes a pinned page,
+//! O(1) amortized. (A literal single-circle `HAND_cold` walks over every hot page, about
+//! (pages on the circle) / (cold pages) steps per miss: with the 1% start we measured
+//! 0.1 M requests/s that way against 10 M/s with the ring, same miss ratio.) `HAND_hot`
+//! and `HAND_test` walk the circle; each step clears a hit's bit, retires a test period or
+//! a non-resident page, or passes a cold page outside its test (at most the cold share per
+//! lap): amortized O(1). Evicting under pins may scan up to two laps. `victims` clones the
+//! policy. Memory: 32 bytes per circle node (links, key, size, frame, flags) for each
+//! resident page and each non-resident one (up to `nonres * capacity` of them), plus 12
+//! bytes per frame (its node, cold-ring links) and the hash map of non-resident keys.
+
+use crate::keymap::KeyMap;
+
+use crate::list::{Links, List, NIL};
+use crate::params::{ConfigError, ParamInfo, Params};
+use crate::registry::{BuildContext, NamedPolicy};
+use crate::{ensure_slot, Access, FrameId, Policy};
+
+const HOT: u8 = 0x01;
+const REF: u8 = 0x02;
+const TEST: u8 = 0x04;
+
+/// One page on the circle: resident (hot or cold) or non-resident cold (`frame == NIL`).
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    prev: u32,
+    next: u32,
+    key: u64,
+    size: u32,
+    frame: u32,
+    flags: u8,
+}
+
+/// A page's state as shown by [`ClockPro::circle`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PageState {
+    /// Resident hot page; the bool is its reference bit.
+    Hot(bool),
+    /// Resident cold page: (reference bit, in test period).
+    Cold(bool, bool),
+    /// Non-resident cold page in its test period.
+    NonResident,
+}
+
+/// CLOCK-Pro.
+///
+/// The circle is a slab of `Node`s linked by `u32` indices; `HAND_hot` and `HAND_test`
+/// are node indices (`NIL` exactly when the circle is empty). The resident cold pages are
+/// also linked, by frame, in a ring that keeps their order on the circle (`cold_ring`,
+/// read cyclically), so that `HAND_cold`, a frame on that ring, goes from one cold page
+/// to the next without walking over hot and non-resident pages. `cold_mark` is the first
+/// cold page at or after `HAND_hot`: a page that turns cold at the list head goes just
+/// before it on the ring.
+#[derive(Clone, Debug)]
+pub struct ClockPro {
+    nodes: Vec<Node>,
+    free_nodes: Vec<u32>,
+    node_of: Vec<u32>,
+    cold_links: Links,
+    cold_ring: List,
+    nonres_map: KeyMap,
+    hand_hot: u32,
+    hand_test: u32,
+    hand_cold: u32,
+    cold_mark: u32,
+    circle_len: usize,
+    hot_count: usize,
+    hot_used: u64,
+    nonres_used: u64,
+    capacity: u64,
+    cold_target: u64,
+    nonres_max: u64,
+    nonres_max_entries: usize,
+}
+
+impl ClockPro {
+    /// CLOCK-Pro for `capacity` units, starting with `m_c = cold * capacity` and keeping
+    /// non-resident cold pages up to `nonres * capacity` units.
+    pub fn new(capacity: u64, cold: f64, nonres: f64) -> Self {
+        let frames = crate::prealloc_frames(capacity);
+        let nonres_max = (capacity as f64 * nonres) as u64;
+        let nonres_max_entries = crate::entry_bound(nonres_max);
+        ClockPro {
+            nodes: Vec::with_capacity(frames + nonres_max_entries.min(frames) + 1),
+            free_nodes: Vec::new(),
+            node_of: vec![NIL; frames],
+            cold_links: Links::with_capacity(frames),
+            cold_ring: List::new(),
+            nonres_map: KeyMap::hashed(nonres_max_entries.min(frames) + 1),
+            hand_hot: NIL,
+            hand_test: NIL,
+            hand_cold: NIL,
+            cold_mark: NIL,
+            circle_len: 0,
+            hot_count: 0,
+            hot_used: 0,
+            nonres_used: 0,
+            capacity,
+            cold_target: ((capacity as f64 * cold) as u64).min(capacity),
+            nonres_max,
+            nonres_max_entries,
+        }
+    }
+
+    /// The current cold target `m_c`, in units.
+    pub fn cold_target(&self) -> u64 {
+        self.cold_target
+    }
+
+    /// The circle from `HAND_hot` (oldest) forward to the list head (newest), as
+    /// (key, state) pairs, for tests.
+    pub fn circle(&self) -> Vec<(u64, PageState)> {
+        let mut out = Vec::with_capacity(self.circle_len);
+        let mut n = self.hand_hot;
+        for _ in 0..self.circle_len {
+            let node = &self.nodes[n as usize];
+            let r = node.flags & REF != 0;
+            let state = if node.frame == NIL {
+                PageState::NonResident
+            } else if node.flags & HOT != 0 {
+                PageState::Hot(r)
+            } else {
+                PageState::Cold(r, node.flags & TEST != 0)
+            };
+            out.push((node.key, state));
+            n = node.next;
+        }
+        out
+    }
+
+    /// Keys under `HAND_hot`, `HAND_cold` and `HAND_test` (`HAND_cold` is `None` when no
+    /// cold page is resident), for tests.
+    pub fn hands(&self) -> Option<(u64, Option<u64>, u64)> {
+        (self.hand_hot != NIL).then(|| {
+            let cold = (self.hand_cold != NIL)
+                .then(|| self.nodes[self.node_of[self.hand_cold as usize] as usize].key);
+            (
+                self.nodes[self.hand_hot as usize].key,
+                cold,
+                self.nodes[self.hand_test as usize].key,
+            )
+        })
+    }
+
+    /// Recount every structure and panic on the first inconsistency (tests, fuzzing).
+    pub fn validate(&self) {
+        let mut cold_on_circle = Vec::new();
+        let (mut hot, mut hot_used, mut nonres, mut nonres_used) = (0, 0, 0, 0);
+        let mut n = self.hand_hot;
+        for _ in 0..self.circle_len {
+            let node = self.nodes[n as usize];
+            assert_eq!(self.nodes[node.next as usize].prev, n, "broken circle");
+            if node.frame == NIL {
+                assert_eq!(node.flags, TEST, "non-resident page out of its test");
+                assert_eq!(self.nonres_map.get(node.key), Some(n));
+                nonres += 1;
+                nonres_used += u64::from(node.size);
+            } else {
+                assert_eq!(self.node_of[node.frame as usize], n);
+                if node.flags & HOT != 0 {
+                    assert_eq!(node.flags & TEST, 0, "hot page in a test period");
+                    hot += 1;
+                    hot_used += u64::from(node.size);
+                } else {
+                    cold_on_circle.push(node.frame);
+                }
+            }
+            n = node.next;
+        }
+        assert_eq!(n, self.hand_hot, "circle length");
+        assert_eq!((hot, hot_used), (self.hot_count, self.hot_used));
+        assert_eq!(
+            (nonres, nonres_used),
+            (self.nonres_map.len(), self.nonres_used)
+        );
+        assert!(self.nonres_used <= self.nonres_max);
+        assert!(self.cold_target <= self.capacity);
+        // the ring read from the mark is the circle's cold pages read from HAND_hot
+        let ring: Vec<u32> = self
+            .cold_links
+            .iter_from_head(&self.cold_ring)
+            .map(|f| f.0)
+            .collect();
+        assert_eq!(ring.len(), cold_on_circle.len(), "cold ring size");
+        if let Some(at) = ring.iter().position(|&f| f == self.cold_mark) {
+            let rotated: Vec<u32> = ring[at..].iter().chain(&ring[..at]).copied().collect();
+            assert_eq!(rotated, cold_on_circle, "cold ring out of circle order");
+            assert!(
+                ring.contains(&self.hand_cold),
+                "HAND_cold off the cold ring"
+            );
+        } else {
+            assert!(
+                ring.is_empty() && self.hand_cold == NIL,
+                "cold mark off the ring"
+            );
+        }
+    }
+
+    fn alloc_node(&mut self, key: u64, size: u32, frame: u32, flags: u8) -> u32 {
+        let node = Node {
+            prev: NIL,
+            next: NIL,
+            key,
+            size,
+            frame,
+            flags,
+        };
+        if let Some(n) = self.free_nodes.pop() {
+            self.nodes[n as usize] = node;
+            n
+        } else {
+            self.nodes.push(node);
+            (self.nodes.len() - 1) as u32
+        }
+    }
+
+    /// Put `n` (on no circle) at the list head: just behind `HAND_hot`.
+    fn insert_head(&mut self, n: u32) {
+        if self.hand_hot == NIL {
+            self.nodes[n as usize].prev = n;
+            self.nodes[n as usize].next = n;
+            self.hand_hot = n;
+            self.hand_test = n;
+        } else {
+            let at = self.hand_hot;
+            let p = self.nodes[at as usize].prev;
+            self.nodes[n as usize].prev = p;
+            self.nodes[n as usize].next = at;
+            self.nodes[p as usize].next = n;
+            self.nodes[at as usize].prev = n;
+        }
+        self.circle_len += 1;
+    }
+
+    /// Take `n` off the circle; a hand on it moves to the next page.
+    fn unlink(&mut self, n: u32) {
+        let Node { prev, next, .. } = self.nodes[n as usize];
+        self.circle_len -= 1;
+        if next == n {
+            self.hand_hot = NIL;
+            self.hand_test = NIL;
+            return;
+        }
+        self.nodes[prev as usize].next = next;
+        self.nodes[next as usize].prev = prev;
+        if self.hand_hot == n {
+            self.hand_hot = next;
+        }
+        if self.hand_test == n {
+            self.hand_test = next;
+        }
+    }
+
+    /// The cold page after frame `f` on the ring, cyclically.
+    #[inline]
+    fn ring_next(&self, f: u32) -> u32 {
+        match self.cold_links.next(FrameId(f)) {
+            Some(g) => g.0,
+            None => self.cold_ring.head().map_or(NIL, |g| g.0),
+        }
+    }
+
+    /// Frame `f` just turned cold at the list head (just behind `HAND_hot`): on the ring
+    /// it goes just before the first cold page at or after `HAND_hot`.
+    fn cold_add(&mut self, f: u32) {
+        if self.cold_mark == NIL {
+            self.cold_links.push_front(&mut self.cold_ring, FrameId(f));
+            self.cold_mark = f;
+            self.hand_cold = f;
+        } else {
+            let mark = FrameId(self.cold_mark);
+            self.cold_links
+                .insert_before(&mut self.cold_ring, mark, FrameId(f));
+        }
+    }
+
+    /// Frame `f` is no longer a resident cold page: `HAND_cold` and the mark move on.
+    fn cold_del(&mut self, f: u32) {
+        let next = self.ring_next(f);
+        self.cold_links.unlink(&mut self.cold_ring, FrameId(f));
+        if self.cold_ring.is_empty() {
+            self.hand_cold = NIL;
+            self.cold_mark = NIL;
+            return;
+        }
+        if self.hand_cold == f {
+            self.hand_cold = next;
+        }
+        if self.cold_mark == f {
+            self.cold_mark = next;
+        }
+    }
+
+    /// Forget a non-resident page: it leaves the circle and the key map.
+    fn drop_nonresident(&mut self, n: u32) {
+        let Node { key, size, .. } = self.nodes[n as usize];
+        self.unlink(n);
+        self.nonres_map.remove(key);
+        self.nonres_used -= u64::from(size);
+        self.free_nodes.push(n);
+    }
+
+    /// The test period of cold page `n` ends: `m_c` shrinks unless it was re-referenced;
+    /// a non-resident page leaves the circle.
+    fn end_test(&mut self, n: u32) {
+        let node = self.nodes[n as usize];
+        if node.flags & REF == 0 {
+            self.cold_target = self.cold_target.saturating_sub(u64::from(node.size));
+        }
+        if node.frame == NIL {
+            self.drop_nonresident(n);
+        } else {
+            self.nodes[n as usize].flags &= !TEST;
+        }
+    }
+
+    /// One step of `HAND_hot`: it moves past one page (pushing `HAND_test`, and
+    /// `HAND_cold` and the mark when that page is cold) and acts on it. Returns the page
+    /// it turned cold, if any.
+    fn hot_step(&mut self) -> Option<u32> {
+        let n = self.hand_hot;
+        let node = self.nodes[n as usize];
+        self.hand_hot = node.next;
+        if self.hand_test == n {
+            self.hand_test = node.next;
+        }
+        if node.frame == NIL {
+            self.end_test(n);
+        } else if node.flags & HOT != 0 {
+            if node.flags & REF != 0 {
+                self.nodes[n as usize].flags &= !REF;
+            } else {
+                // now just behind HAND_hot: the list head
+                self.nodes[n as usize].flags = 0;
+                self.hot_count -= 1;
+                self.hot_used -= u64::from(node.size);
+                self.cold_add(node.frame);
+                return Some(n);
+            }
+        } else {
+            debug_assert_eq!(self.cold_mark, node.frame);
+            let next = self.ring_next(node.frame);
+            self.cold_mark = next;
+            if self.hand_cold == node.frame {
+                self.hand_cold = next;
+            }
+            if node.flags & TEST != 0 {
+                self.end_test(n);
+            }
+        }
+        None
+    }
+
+    /// Run `HAND_hot` until the hot pages fit `m - m_c`.
+    fn run_hot(&mut self) {
+        let mut budget = 2 * self.circle_len + 2;
+        while self.hot_used > self.capacity - self.cold_target && budget > 0 {
+            budget -= 1;
+            self.hot_step();
+        }
+    }
+
+    /// Run `HAND_test` until the non-resident pages fit their bound.
+    fn run_test(&mut self) {
+        let mut budget = 2 * self.circle_len + 2;
+        while (self.nonres_used > self.nonres_max
+            || self.nonres_map.len() > self.nonres_max_entries)
+            && budget > 0
+        {
+            budget -= 1;
+            let n = self.hand_test;
+            let node = self.nodes[n as usize];
+            if node.frame == NIL {
+                // leaves the circle; the hand moves to the next page
+                self.end_test(n);
+            } else {
+                self.hand_test = node.next;
+                if node.flags & (HOT | TEST) == TEST {
+                    self.end_test(n);
+                }
+            }
+        }
+    }
+
+    /// Cold page `n` (resident or not, in its test period, already off the cold ring) was
+    /// accessed again: it turns hot at the list head, `m_c` grows, and `HAND_hot` makes
+    /// room among the hot pages.
+    fn promote(&mut self, n: u32, size: u32) {
+        self.cold_target = (self.cold_target + u64::from(size)).min(self.capacity);
+        self.nodes[n as usize].flags = HOT;
+        self.hot_count += 1;
+        self.hot_used += u64::from(size);
+        self.unlink(n);
+        self.insert_head(n);
+        self.run_hot();
+    }
+
+    /// Replace resident cold page `n`: it stays as a non-resident page if in its test
+    /// period (and fits the non-resident bound at all), otherwise it leaves the circle.
+    fn replace(&mut self, n: u32) -> FrameId {
+        let node = self.nodes[n as usize];
+        let f = FrameId(node.frame);
+        self.cold_del(node.frame);
+        self.node_of[f.index()] = NIL;
+        let keep = node.flags & TEST != 0
+            && u64::from(node.size) <= self.nonres_max
+            && self.nonres_max_entries > 0;
+        if keep {
+            self.nodes[n as usize].frame = NIL;
+            self.nodes[n as usize].flags = TEST;
+            self.nonres_map.insert(node.key, n);
+            self.nonres_used += u64::from(node.size);
+            self.run_test();
+        } else {
+            self.unlink(n);
+            self.free_nodes.push(n);
+        }
+        f
+    }
+
+    /// No evictable cold page was found: let `HAND_hot` turn pages cold and replace the
+    /// first unpinned one at once; failing that, the first evictable resident page from
+    /// `HAND_hot` on.
+    fn evict_fallback(&mut self, evictable: &dyn Fn(FrameId) -> bool) -> Option<FrameId> {
+        let mut budget = 2 * self.circle_len + 2;
+        while self.hot_count > 0 && budget > 0 {
+            budget -= 1;
+            if let Some(n) = self.hot_step() {
+                if evictable(FrameId(self.nodes[n as usize].frame)) {
+                    return Some(self.replace(n));
+                }
+            }
+        }
+        let mut n = self.hand_hot;
+        for _ in 0..self.circle_len {
+            let node = self.nodes[n as usize];
+            if node.frame != NIL && evictable(FrameId(node.frame)) {
+                if node.flags & HOT != 0 {
+                    // turned cold where it is, and replaced at once
+                    self.nodes[n as usize].flags = 0;
+                    self.hot_count -= 1;
+                    self.hot_used -= u64::from(node.size);
+                    self.cold_add(node.frame);
+                }
+                return Some(self.replace(n));
+            }
+            n = node.next;
+        }
+        None
+    }
+}
+
+impl Policy for ClockPro {
+    fn name(&self) -> &'static str {
+        Self::NAME
+    }
+
+    fn len(&self) -> usize {
+        self.hot_count + self.cold_ring.len()
+    }
+
+    #[inline]
+    fn on_hit(&mut self, frame: FrameId, _: &Access) {
+        let n = self.node_of[frame.index()];
+        self.nodes[n as usize].flags |= REF;
+    }
+
+    fn on_insert(&mut self, frame: FrameId, access: &Access) {
+        ensure_slot(&mut self.node_of, frame, NIL);
+        if let Some(n) = self.nonres_map.remove(access.key) {
+            // a non-resident page in its test period comes back: it turns hot
+            let old = self.nodes[n as usize].size;
+            self.nonres_used -= u64::from(old);
+            self.nodes[n as usize].frame = frame.0;
+            self.nodes[n as usize].size = access.size;
+            self.node_of[frame.index()] = n;
+            self.promote(n, access.size);
+        } else {
+            let n = self.alloc_node(access.key, access.size, frame.0, TEST);
+            self.node_of[frame.index()] = n;
+            self.insert_head(n);
+            self.cold_add(frame.0);
+        }
+    }
+
+    fn evict(&mut self, _: &Access, evictable: &dyn Fn(FrameId) -> bool) -> Option<FrameId> {
+        let mut budget = 2 * self.len() + 2;
+        while self.hand_cold != NIL && budget > 0 {
+            budget -= 1;
+            let f = self.hand_cold;
+            let n = self.node_of[f as usize];
+            let node = self.nodes[n as usize];
+            if node.flags & REF != 0 {
+                self.cold_del(f);
+                if node.flags & TEST != 0 {
+                    self.promote(n, node.size);
+                } else {
+                    // a new test period, from the list head
+                    self.nodes[n as usize].flags = TEST;
+                    self.unlink(n);
+                    self.insert_head(n);
+                    self.cold_add(f);
+                }
+            } else if evictable(FrameId(f)) {
+                return Some(self.replace(n));
+            } else {
+                self.hand_cold = self.ring_next(f);
+            }
+        }
+        self.evict_fallback(evictable)
+    }
+
+    fn remove(&mut self, frame: FrameId) {
+        let n = self.node_of[frame.index()];
+        self.node_of[frame.index()] = NIL;
+        let node = self.nodes[n as usize];
+        if node.flags & HOT != 0 {
+            self.hot_count -= 1;
+            self.hot_used -= u64::from(node.size);
+        } else {
+            self.cold_del(frame.0);
+        }
+        self.unlink(n);
+        self.free_nodes.push(n);
+    }
+
+    fn victims(&self, n: usize, evictable: &dyn Fn(FrameId) -> bool, out: &mut Vec<FrameId>) {
+        crate::victims_by_simulation(self, n, evictable, out);
+    }
+}
+
+impl NamedPolicy for ClockPro {
+    const NAME: &'static str = "clockpro";
+    const SUMMARY: &'static str =
+        "CLOCK-Pro: hot/cold clock with test periods and adaptive cold share (Jiang et al., 2005)";
+    const PARAMS: &'static [ParamInfo] = &[
+        ParamInfo {
+            name: "cold",
+            default: "0.01",
+            help: "initial cold target m_c as a fraction of the capacity, 0..=1 (then adapts)",
+        },
+        ParamInfo {
+            name: "nonres",
+            default: "1",
+            help: "bound on non-resident cold pages as a fraction of the capacity, 0..=8",
+        },
+    ];
+
+    fn build(ctx: &BuildContext, params: &Params) -> Result<Self, ConfigError> {
+        let cold = params.fraction("cold", 0.0, 1.0)?;
+        let nonres = params.fraction("nonres", 0.0, 8.0)?;
+        let mut clockpro = ClockPro::new(ctx.capacity, cold, nonres);
+        if ctx.key_space.is_some() {
+            clockpro.nonres_map = KeyMap::for_keys(ctx.key_space, 0);
+        }
+        Ok(clockpro)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PageState::{Cold, Hot, NonResident};
+    use crate::testkit::{check_run, evictions, hits, resident_after, Step};
+    use crate::{Access, Cache, ClockPro, FrameId};
+
+    /// The trace of `hand_worked_sequence`, replayed into a cache.
+    fn replay(trace: &[u64]) -> Cache<ClockPro> {
+        let mut cache = Cache::new(ClockPro::new(3, 1.0 / 3.0, 1.0), 3);
+        for (t, &k) in trace.iter().enumerate() {
+            cache.access(&Access::unit(k, t as u64));
+        }
+        cache
+    }
+
+    #[test]
+    fn hand_worked_sequence() {
+        // m = 3, m_c = 1, at most 3 non-resident pages. The circle is written from HAND_hot
+        // (oldest) to the list head (newest); H hot, C cold (t: in test), N non-resident,
+        // r: reference bit set. New pages go in just behind HAND_hot.
+        //  t0-2  1 2 3 miss: [1Ct 2Ct 3Ct], all hands on 1.
+        //  t3    1 hits: 1 gets r.
+        //  t4    4: HAND_cold at 1 (r, in test) -> hot, m_c = 2, moved to the head (the
+        //        hands on it move to 2): [2Ct 3Ct 1H]. Hot 1 <= m - m_c = 1. HAND_cold at 2:
+        //        replaced, stays N. Evicts 2. [2N 3Ct 1H 4Ct], hot = test = 2, cold = 3.
+        //  t5    2: HAND_cold replaces 3 (-> N), evicts 3. 2 is N: hot, m_c = 3, to the head:
+        //        [3N 1H 4Ct 2H]. Hot 2 > 0: HAND_hot drops 3 (test over, m_c = 2), then 1
+        //        (bit clear) turns cold; hot 1 <= 1. [4Ct 2H 1C], all hands on 4.
+        //  t6    5: 4 replaced (-> N), evicts 4. [4N 2H 1C 5Ct], cold hand on 2.
+        //  t7-8  1 and 2 hit: bits set.
+        //  t9    6: HAND_cold passes 2 (hot); 1 has r, no test -> new test, to the head:
+        //        [4N 2Hr 5Ct 1Ct]. 5 replaced (-> N), evicts 5. [4N 2Hr 5N 1Ct 6Ct].
+        //  t10   7: 1 replaced (-> N; 3 non-resident), evicts 1. [4N 2Hr 5N 1N 6Ct 7Ct].
+        //  t11   8: 6 replaced (-> N): 4 non-resident > 3, HAND_test (on 4) drops 4,
+        //        m_c = 1. Evicts 6. [2Hr 5N 1N 6N 7Ct 8Ct], hot = test = 2, cold = 7.
+        //  t12   7 hits: bit set.
+        //  t13   9: HAND_cold at 7 (r, in test) -> hot, m_c = 2, to the head:
+        //        [2Hr 5N 1N 6N 8Ct 7H]. Hot 2 > 1: HAND_hot clears 2's bit, drops 5 (m_c = 1);
+        //        hot 2 <= 2. HAND_cold replaces 8 (-> N, 3 non-resident), evicts 8.
+        //        [1N 6N 8N 7H 2H 9Ct], hot = test = 1, cold = 7.
+        //  t14   6: HAND_cold passes 7, 2; replaces 9 (-> N, 4 non-resident): HAND_test drops
+        //        1 (m_c = 0). Evicts 9. 6 is N: hot, m_c = 1, to the head: [8N 7H 2H 9N 6H].
+        //        Hot 3 > 2: HAND_hot drops 8 (m_c = 0); hot 3 <= 3. All hands on 7.
+        //  t15   10: no resident cold page: HAND_hot turns 7 (bit clear) cold, and it is
+        //        replaced at once (no test period, leaves the circle). Evicts 7.
+        //        [2H 9N 6H 10Ct].
+        let trace = [1, 2, 3, 1, 4, 2, 5, 1, 2, 6, 7, 8, 7, 9, 6, 10];
+        let policy = || ClockPro::new(3, 1.0 / 3.0, 1.0);
+        let h = hits(policy(), 3, &trace);
+        let hit_at: Vec<usize> = (0..trace.len()).filter(|&t| h[t]).collect();
+        assert_eq!(hit_at, [3, 7, 8, 12]);
+        let ev = evictions(policy(), 3, &trace);
+        let expected: [&[u64]; 16] = [
+            &[],
+            &[],
+            &[],
+            &[],
+            &[2],
+            &[3],
+            &[4],
+            &[],
+            &[],
+            &[5],
+            &[1],
+            &[6],
+            &[],
+            &[8],
+            &[9],
+            &[7],
+        ];
+        assert_eq!(ev, expected);
+        let cache = replay(&trace);
+        let p = cache.policy();
+        assert_eq!(
+            p.circle(),
+            [
+                (2, Hot(false)),
+                (9, NonResident),
+                (6, Hot(false)),
+                (10, Cold(false, true))
+            ]
+        );
+        assert_eq!(p.cold_target(), 0);
+        assert_eq!(p.hands(), Some((2, Some(10), 2)));
+        // Next victims: HAND_cold passes 2, 9, 6 and replaces 10; then no cold page is
+        // left, so HAND_hot turns 2 cold (replaced), drops 9, turns 6 cold (replaced).
+        assert_eq!(resident_after(policy(), 3, &trace), [10, 2, 6]);
+    }
+
+    #[test]
+    fn intermediate_states_match_the_hand_trace() {
+        let trace = [1, 2, 3, 1, 4, 2];
+        let cache = replay(&trace);
+        let p = cache.policy();
+        assert_eq!(
+            p.circle(),
+            [
+                (4, Cold(false, true)),
+                (2, Hot(false)),
+                (1, Cold(false, false))
+            ]
+        );
+        assert_eq!(p.cold_target(), 2);
+        assert_eq!(p.hands(), Some((4, Some(4), 4)));
+        let cache = replay(&[1, 2, 3, 1, 4, 2, 5, 1, 2, 6, 7, 8]);
+        let p = cache.policy();
+        assert_eq!(
+            p.circle(),
+            [
+                (2, Hot(true)),
+                (5, NonResident),
+                (1, NonResident),
+                (6, NonResident),
+                (7, Cold(false, true)),
+                (8, Cold(false, true))
+            ]
+        );
+        assert_eq!(p.cold_target(), 1);
+        assert_eq!(p.hands(), Some((2, Some(7), 2)));
+    }
+
+    #[test]
+    fn scan_resistance_keeps_hot_pages() {
+        // A loop of 2 pages referenced twice becomes hot; a long scan of new pages then
+        // only cycles through the cold share and never evicts them.
+        let mut trace = vec![1, 2, 1, 2, 1, 2];
+        trace.extend(100..140);
+        trace.extend([1, 2]);
+        let h = hits(ClockPro::new(4, 0.25, 1.0), 4, &trace);
+        assert!(h[h.len() - 2] && h[h.len() - 1]);
+        let ev = evictions(ClockPro::new(4, 0.25, 1.0), 4, &trace);
+        assert!(ev.iter().flatten().all(|&k| k >= 100));
+        // LRU of the same size loses both.
+        let lru = hits(crate::Lru::new(4), 4, &trace);
+        assert!(!lru[lru.len() - 2] && !lru[lru.len() - 1]);
+    }
+
+    #[test]
+    fn invariants_hold_at_extreme_parameters() {
+        // pseudo-random steps (fixed LCG seed) with pins, removals and sizes
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = move |m: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        let steps: Vec<Step> = (0..3000)
+            .map(|_| match next(16) {
+                0 => Step::Remove(next(30)),
+                1 => Step::Pin(next(30)),
+                2 => Step::Unpin(next(30)),
+                _ => Step::Access {
+                    key: next(30),
+                    size: 1 + next(3) as u32,
+                },
+            })
+            .collect();
+        for (cold, nonres) in [(0.0, 1.0), (1.0, 1.0), (0.01, 0.0), (0.5, 8.0)] {
+            for capacity in [1, 3, 8, 20] {
+                check_run(ClockPro::new(capacity, cold, nonres), capacity, &steps);
+            }
+        }
+    }
+
+    #[test]
+    fn structures_stay_consistent_under_random_operations() {
+        // validate() after every step: the cold ring follows the circle, counts add up
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move |m: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        for (capacity, cold, nonres, max_size) in [
+            (5, 0.2, 1.0, 1),
+            (12, 0.0, 2.0, 3),
+            (12, 1.0, 0.5, 1),
+            (30, 0.05, 1.0, 4),
+        ] {
+            let mut cache = Cache::new(ClockPro::new(capacity, cold, nonres), capacity);
+            let mut pinned: Vec<u64> = Vec::new();
+            for t in 0..20_000u64 {
+                let key = next(3 * capacity);
+                match next(20) {
+                    0 => {
+                        cache.remove(key);
+                    }
+                    1 if pinned.len() < 3 => pinned.push(key),
+                    2 => {
+                        pinned.pop();
+                    }
+                    _ => {
+                        let frames: Vec<FrameId> =
+                            pinned.iter().filter_map(|&k| cache.frame_of(k)).collect();
+                        let mut a = Access::unit(key, t);
+                        a.size = 1 + next(max_size) as u32;
+                        cache.access_with(&a, &|f| !frames.contains(&f));
+                    }
+                }
+                cache.policy().validate();
+            }
+        }
+    }
+}
