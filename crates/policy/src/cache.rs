@@ -9,9 +9,7 @@
 //! and nothing is evicted). A size of 0 counts as 1 unit, so that every resident object
 //! occupies room. A hit does not change an object's recorded size.
 
-use hashbrown::HashMap;
-
-use crate::keymap::DenseMap;
+pub use crate::index::{DenseIndex, HashIndex, KeyIndex};
 
 use crate::{Access, FrameId, Policy};
 
@@ -36,82 +34,6 @@ impl Outcome {
     #[inline]
     pub fn is_hit(self) -> bool {
         matches!(self, Outcome::Hit)
-    }
-}
-
-/// Finds the frame of a resident key. The driver keeps it in step with the policy.
-pub trait KeyIndex {
-    /// The frame holding `key`, if resident.
-    fn get(&self, key: u64) -> Option<FrameId>;
-    /// Record that `key` (not resident) now occupies `frame`.
-    fn insert(&mut self, key: u64, frame: FrameId);
-    /// Forget `key`, which is resident.
-    fn remove(&mut self, key: u64);
-    /// Number of resident keys.
-    fn len(&self) -> usize;
-    /// True when no key is resident.
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
-
-/// A hash table from any `u64` key to its frame. About 17 bytes per slot at up to 7/8
-/// load: 20 to 40 bytes per resident key.
-#[derive(Clone, Debug, Default)]
-pub struct HashIndex(HashMap<u64, FrameId>);
-
-impl HashIndex {
-    /// Room for `keys` resident keys without rehashing.
-    pub fn with_capacity(keys: usize) -> Self {
-        HashIndex(HashMap::with_capacity(keys))
-    }
-}
-
-impl KeyIndex for HashIndex {
-    #[inline]
-    fn get(&self, key: u64) -> Option<FrameId> {
-        self.0.get(&key).copied()
-    }
-    #[inline]
-    fn insert(&mut self, key: u64, frame: FrameId) {
-        self.0.insert(key, frame);
-    }
-    #[inline]
-    fn remove(&mut self, key: u64) {
-        self.0.remove(&key);
-    }
-    fn len(&self) -> usize {
-        self.0.len()
-    }
-}
-
-/// An array indexed by the key itself, for keys that are dense ids `0..n`: 4 bytes per
-/// *possible* key, resident or not. Grows if a larger key is inserted.
-#[derive(Clone, Debug, Default)]
-pub struct DenseIndex(DenseMap);
-
-impl DenseIndex {
-    /// An index for keys `0..keys`.
-    pub fn new(keys: usize) -> Self {
-        DenseIndex(DenseMap::new(keys))
-    }
-}
-
-impl KeyIndex for DenseIndex {
-    #[inline]
-    fn get(&self, key: u64) -> Option<FrameId> {
-        self.0.get(key).map(FrameId)
-    }
-    #[inline]
-    fn insert(&mut self, key: u64, frame: FrameId) {
-        self.0.insert(key, frame.0);
-    }
-    #[inline]
-    fn remove(&mut self, key: u64) {
-        self.0.remove(key);
-    }
-    fn len(&self) -> usize {
-        self.0.len()
     }
 }
 
@@ -182,12 +104,12 @@ impl<P: Policy, I: KeyIndex> Cache<P, I> {
 
     /// True when `key` is resident.
     pub fn contains(&self, key: u64) -> bool {
-        self.map.get(key).is_some()
+        self.map.get(key, &self.keys).is_some()
     }
 
     /// The frame holding `key`, if resident.
     pub fn frame_of(&self, key: u64) -> Option<FrameId> {
-        self.map.get(key)
+        self.map.get(key, &self.keys)
     }
 
     /// The key held by a resident frame.
@@ -210,7 +132,7 @@ impl<P: Policy, I: KeyIndex> Cache<P, I> {
     #[inline]
     pub fn access_with(&mut self, access: &Access, evictable: &dyn Fn(FrameId) -> bool) -> Outcome {
         self.evicted.clear();
-        if let Some(frame) = self.map.get(access.key) {
+        if let Some(frame) = self.map.get(access.key, &self.keys) {
             self.policy.on_hit(frame, access);
             return Outcome::Hit;
         }
@@ -243,7 +165,7 @@ impl<P: Policy, I: KeyIndex> Cache<P, I> {
         self.keys[frame.index()] = access.key;
         self.sizes[frame.index()] = size;
         self.used += u64::from(size);
-        self.map.insert(access.key, frame);
+        self.map.insert(access.key, frame, &self.keys);
         let mut admitted = *access;
         admitted.size = size;
         self.policy.on_insert(frame, &admitted);
@@ -255,7 +177,7 @@ impl<P: Policy, I: KeyIndex> Cache<P, I> {
 
     /// Invalidate `key` (file deleted, page truncated). Returns whether it was resident.
     pub fn remove(&mut self, key: u64) -> bool {
-        match self.map.get(key) {
+        match self.map.get(key, &self.keys) {
             Some(frame) => {
                 self.policy.remove(frame);
                 self.release(frame, key);
@@ -284,7 +206,7 @@ impl<P: Policy, I: KeyIndex> Cache<P, I> {
     }
 
     fn release(&mut self, frame: FrameId, key: u64) {
-        self.map.remove(key);
+        self.map.remove(key, &self.keys);
         self.used -= u64::from(self.sizes[frame.index()]);
         self.free.push(frame);
     }

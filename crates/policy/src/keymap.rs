@@ -18,9 +18,38 @@
 //! }
 //! ```
 
+use std::hash::{BuildHasherDefault, Hasher};
+
 use hashbrown::HashMap;
 
 const NONE: u32 = u32::MAX;
+
+/// Hashes a `u64` key with a fixed mixer. A fixed hash (rather than a per-process random
+/// seed) makes every probe sequence, every table growth and therefore every allocation
+/// reproducible from run to run; keys in this crate come from traces, not from an
+/// adversary.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MixHasher(u64);
+
+impl Hasher for MixHasher {
+    #[inline]
+    fn finish(&self) -> u64 {
+        crate::index::mix(self.0)
+    }
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8 | self.0 >> 56) ^ u64::from(b);
+        }
+    }
+    #[inline]
+    fn write_u64(&mut self, n: u64) {
+        self.0 ^= n;
+    }
+}
+
+/// A hash map from `u64` keys with [`MixHasher`].
+pub type FixedHashMap<V> = HashMap<u64, V, BuildHasherDefault<MixHasher>>;
 
 /// An array from dense keys to `u32` values (`u32::MAX` is reserved). 4 bytes per possible
 /// key; grows if a larger key is inserted.
@@ -95,7 +124,7 @@ impl DenseMap {
 #[derive(Clone, Debug)]
 pub enum KeyMap {
     /// Any `u64` key.
-    Hashed(HashMap<u64, u32>),
+    Hashed(FixedHashMap<u32>),
     /// Keys known to be dense ids.
     Dense(DenseMap),
 }
@@ -103,7 +132,10 @@ pub enum KeyMap {
 impl KeyMap {
     /// A hash map with room for `entries`.
     pub fn hashed(entries: usize) -> Self {
-        KeyMap::Hashed(HashMap::with_capacity(entries))
+        KeyMap::Hashed(FixedHashMap::with_capacity_and_hasher(
+            entries,
+            Default::default(),
+        ))
     }
 
     /// An array for keys `0..keys`.

@@ -50,6 +50,7 @@
 
 pub mod cache;
 pub mod ghost;
+pub mod index;
 pub mod keymap;
 pub mod list;
 pub mod params;
