@@ -45,6 +45,11 @@ pub fn open(
     format: Option<Format>,
     opts: &ReadOptions,
 ) -> Result<Box<dyn TraceReader>, TraceError> {
+    // Open first: a missing file is the more useful error than an undetectable format.
+    let file = File::open(path).map_err(|source| TraceError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let format = match format.or_else(|| Format::from_path(path)) {
         Some(f) => f,
         None => {
@@ -54,10 +59,6 @@ pub fn open(
             })
         }
     };
-    let file = File::open(path).map_err(|source| TraceError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
     Ok(match format {
         Format::Text => Box::new(
             TextReader::new(

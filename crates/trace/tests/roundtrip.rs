@@ -135,8 +135,18 @@ fn write_trace_is_atomic() {
 #[test]
 fn open_errors_are_typed() {
     let dir = tempfile::tempdir().unwrap();
-    let e = read_all(&dir.path().join("x.unknown"), None, &ReadOptions::default()).unwrap_err();
+    let unknown = dir.path().join("x.unknown");
+    std::fs::write(&unknown, "1\n").unwrap();
+    let e = read_all(&unknown, None, &ReadOptions::default()).unwrap_err();
     assert!(matches!(e, TraceError::UnknownFormat { .. }), "{e:?}");
+    // a missing file is reported as missing even when its name says nothing of its format
+    let e = read_all(
+        &dir.path().join("gone.unknown"),
+        None,
+        &ReadOptions::default(),
+    )
+    .unwrap_err();
+    assert!(matches!(e, TraceError::Io { .. }), "{e:?}");
     let missing = dir.path().join("missing.csv");
     let e = read_all(&missing, None, &ReadOptions::default()).unwrap_err();
     assert!(
