@@ -7,69 +7,14 @@
 //! Parameters: none.
 //!
 //! Cost: O(1) per insertion and eviction, nothing on a hit. Memory: 8 bytes per frame.
+//! The list itself is [`crate::recency::OneList`], shared with LRU and MRU.
 
-use crate::list::{Links, List};
 use crate::params::{ConfigError, ParamInfo, Params};
+use crate::recency::OneList;
 use crate::registry::{BuildContext, NamedPolicy};
-use crate::{Access, FrameId, Policy};
 
 /// First in, first out. Head of the queue is the newest.
-#[derive(Clone, Debug)]
-pub struct Fifo {
-    links: Links,
-    queue: List,
-}
-
-impl Fifo {
-    /// A FIFO policy expecting about `frames` resident objects.
-    pub fn new(frames: usize) -> Self {
-        Fifo {
-            links: Links::with_capacity(frames),
-            queue: List::new(),
-        }
-    }
-}
-
-impl Policy for Fifo {
-    fn name(&self) -> &'static str {
-        Self::NAME
-    }
-
-    fn len(&self) -> usize {
-        self.queue.len()
-    }
-
-    #[inline]
-    fn on_hit(&mut self, _: FrameId, _: &Access) {}
-
-    #[inline]
-    fn on_insert(&mut self, frame: FrameId, _: &Access) {
-        self.links.push_front(&mut self.queue, frame);
-    }
-
-    #[inline]
-    fn evict(&mut self, _: &Access, evictable: &dyn Fn(FrameId) -> bool) -> Option<FrameId> {
-        let victim = self
-            .links
-            .iter_from_tail(&self.queue)
-            .find(|&f| evictable(f))?;
-        self.links.unlink(&mut self.queue, victim);
-        Some(victim)
-    }
-
-    fn remove(&mut self, frame: FrameId) {
-        self.links.unlink(&mut self.queue, frame);
-    }
-
-    fn victims(&self, n: usize, evictable: &dyn Fn(FrameId) -> bool, out: &mut Vec<FrameId>) {
-        out.extend(
-            self.links
-                .iter_from_tail(&self.queue)
-                .filter(|&f| evictable(f))
-                .take(n),
-        );
-    }
-}
+pub type Fifo = OneList<false, false>;
 
 impl NamedPolicy for Fifo {
     const NAME: &'static str = "fifo";

@@ -9,71 +9,16 @@
 //!
 //! Cost: O(1) per hit, insertion and eviction (one intrusive list). Memory: 8 bytes per
 //! frame for the links.
+//!
+//! The list itself is [`crate::recency::OneList`], shared with FIFO and the other of
+//! LRU/MRU.
 
-use crate::list::{Links, List};
 use crate::params::{ConfigError, ParamInfo, Params};
+use crate::recency::OneList;
 use crate::registry::{BuildContext, NamedPolicy};
-use crate::{Access, FrameId, Policy};
 
 /// Least recently used. Head of the list is the most recent.
-#[derive(Clone, Debug)]
-pub struct Lru {
-    links: Links,
-    order: List,
-}
-
-impl Lru {
-    /// An LRU policy expecting about `frames` resident objects.
-    pub fn new(frames: usize) -> Self {
-        Lru {
-            links: Links::with_capacity(frames),
-            order: List::new(),
-        }
-    }
-}
-
-impl Policy for Lru {
-    fn name(&self) -> &'static str {
-        Self::NAME
-    }
-
-    fn len(&self) -> usize {
-        self.order.len()
-    }
-
-    #[inline]
-    fn on_hit(&mut self, frame: FrameId, _: &Access) {
-        self.links.move_to_front(&mut self.order, frame);
-    }
-
-    #[inline]
-    fn on_insert(&mut self, frame: FrameId, _: &Access) {
-        self.links.push_front(&mut self.order, frame);
-    }
-
-    #[inline]
-    fn evict(&mut self, _: &Access, evictable: &dyn Fn(FrameId) -> bool) -> Option<FrameId> {
-        let victim = self
-            .links
-            .iter_from_tail(&self.order)
-            .find(|&f| evictable(f))?;
-        self.links.unlink(&mut self.order, victim);
-        Some(victim)
-    }
-
-    fn remove(&mut self, frame: FrameId) {
-        self.links.unlink(&mut self.order, frame);
-    }
-
-    fn victims(&self, n: usize, evictable: &dyn Fn(FrameId) -> bool, out: &mut Vec<FrameId>) {
-        out.extend(
-            self.links
-                .iter_from_tail(&self.order)
-                .filter(|&f| evictable(f))
-                .take(n),
-        );
-    }
-}
+pub type Lru = OneList<true, false>;
 
 impl NamedPolicy for Lru {
     const NAME: &'static str = "lru";

@@ -19,72 +19,16 @@
 //!
 //! Cost: O(1) per hit, insertion and eviction (plus the skipped protected frames).
 //! Memory: 8 bytes per frame (the list links).
+//!
+//! The list itself is [`crate::recency::OneList`], shared with FIFO and the other of
+//! LRU/MRU.
 
-use crate::list::{Links, List};
 use crate::params::{ConfigError, ParamInfo, Params};
+use crate::recency::OneList;
 use crate::registry::{BuildContext, NamedPolicy};
-use crate::{Access, FrameId, Policy};
 
 /// Most recently used. Head of the list is the most recent and the next victim.
-#[derive(Clone, Debug)]
-pub struct Mru {
-    links: Links,
-    order: List,
-}
-
-impl Mru {
-    /// An MRU policy expecting about `frames` resident objects.
-    pub fn new(frames: usize) -> Self {
-        Mru {
-            links: Links::with_capacity(frames),
-            order: List::new(),
-        }
-    }
-}
-
-impl Policy for Mru {
-    fn name(&self) -> &'static str {
-        Self::NAME
-    }
-
-    fn len(&self) -> usize {
-        self.order.len()
-    }
-
-    #[inline]
-    fn on_hit(&mut self, frame: FrameId, _: &Access) {
-        self.links.move_to_front(&mut self.order, frame);
-    }
-
-    #[inline]
-    fn on_insert(&mut self, frame: FrameId, _: &Access) {
-        self.links.push_front(&mut self.order, frame);
-    }
-
-    #[inline]
-    fn evict(&mut self, _: &Access, evictable: &dyn Fn(FrameId) -> bool) -> Option<FrameId> {
-        let victim = self
-            .links
-            .iter_from_head(&self.order)
-            .find(|&f| evictable(f))?;
-        self.links.unlink(&mut self.order, victim);
-        Some(victim)
-    }
-
-    fn remove(&mut self, frame: FrameId) {
-        self.links.unlink(&mut self.order, frame);
-    }
-
-    fn victims(&self, n: usize, evictable: &dyn Fn(FrameId) -> bool, out: &mut Vec<FrameId>) {
-        // Exact: evicting the head leaves the order of the others unchanged.
-        out.extend(
-            self.links
-                .iter_from_head(&self.order)
-                .filter(|&f| evictable(f))
-                .take(n),
-        );
-    }
-}
+pub type Mru = OneList<true, true>;
 
 impl NamedPolicy for Mru {
     const NAME: &'static str = "mru";
