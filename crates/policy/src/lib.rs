@@ -73,7 +73,7 @@ mod lru;
 mod lruk;
 mod mru;
 mod random;
-mod recency;
+pub mod recency;
 mod s3fifo;
 mod sfifo;
 mod sieve;
