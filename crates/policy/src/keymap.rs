@@ -13,6 +13,7 @@
 //!     assert_eq!(m.insert(7, 70), None);
 //!     assert_eq!(m.get(7), Some(70));
 //!     assert_eq!(m.insert(7, 71), Some(70));
+//!     assert!(!m.remove_if(7, 70));
 //!     assert_eq!(m.remove(7), Some(71));
 //!     assert!(m.is_empty());
 //! }
@@ -75,6 +76,19 @@ impl DenseMap {
         } else {
             self.len -= 1;
             Some(old)
+        }
+    }
+
+    /// Remove `key` if its value is `value`; returns whether it was removed.
+    #[inline]
+    pub fn remove_if(&mut self, key: u64, value: u32) -> bool {
+        match self.slots.get_mut(key as usize) {
+            Some(slot) if *slot == value && value != NONE => {
+                *slot = NONE;
+                self.len -= 1;
+                true
+            }
+            _ => false,
         }
     }
 
@@ -149,6 +163,22 @@ impl KeyMap {
         match self {
             KeyMap::Hashed(m) => m.remove(&key),
             KeyMap::Dense(m) => m.remove(key),
+        }
+    }
+
+    /// Remove `key` if its value is `value` (one lookup); returns whether it was removed.
+    /// Lets a structure with lazily deleted entries tell a live entry from a stale one.
+    #[inline]
+    pub fn remove_if(&mut self, key: u64, value: u32) -> bool {
+        match self {
+            KeyMap::Hashed(m) => match m.entry(key) {
+                hashbrown::hash_map::Entry::Occupied(e) if *e.get() == value => {
+                    e.remove();
+                    true
+                }
+                _ => false,
+            },
+            KeyMap::Dense(m) => m.remove_if(key, value),
         }
     }
 
