@@ -10,13 +10,17 @@
 //!
 //! # Cost
 //!
-//! Per `push_front` and `pop_back`: one append or read of sequential memory and one key-map
-//! update; `remove` adds one random read of the entry (for its size). Memory: 16 bytes per
-//! entry, up to twice the capacity, plus the key map. Measured with `bufcache bench replay`
-//! (Zipf 1.0, 1M keys, 20M requests, 10% cache), replacing a linked slab (which relinked
-//! neighbours and touched separate key and size arrays on every push and pop) took S3-FIFO
-//! from 8.6-10.1 to 11.5-14.4 M requests/s and 2Q from 7.7-9.4 to 11.7-12.7 M (two
-//! interleaved runs each on a shared, noisy machine).
+//! `push_front` appends to sequential memory and writes the key map; `pop_back` reads
+//! sequential memory and clears the key (with dense keys, one bit in an L2-resident bitmap,
+//! see [`crate::keymap::DenseMap`]); `remove` of a remembered key also marks its entry
+//! dead (one random write), and of an unknown key costs one bit test. Memory: 16 bytes per
+//! entry, up to twice the capacity, plus the key map.
+//!
+//! Measured with `bufcache bench replay` (Zipf 1.0, 1M keys, 20M requests, 10% cache, old
+//! and new binaries interleaved on a shared machine): the previous linked slab (which
+//! relinked neighbours and touched separate key and size arrays on every push and pop)
+//! gave S3-FIFO 8.6-11.6 M requests/s and 2Q 7.7-14.8 M; the vector gave 11.5-14.4 and
+//! 11.7-12.7; with dead marks and presence bits, 16.6-26.7 and 11.9-24.3.
 //!
 //! Each ghost entry can carry a size (in the policy's units) so that policies that bound
 //! their history by total size (ARC with variable-size objects) can do so.
@@ -41,14 +45,19 @@ use crate::keymap::KeyMap;
 struct Entry {
     key: u64,
     size: u32,
+    /// Set when the key was removed (or pushed again, which makes a newer entry): the key
+    /// map no longer points here. Kept in the entry so that `pop_back`, which reads entries
+    /// in order, need not look the key up to know.
+    dead: bool,
 }
 
 /// A bounded, ordered set of keys (newest at the head).
 ///
 /// Entries are appended to a vector in insertion order, oldest first, and the key map
-/// points each live key at its position. Removing a key only deletes it from the map: its
-/// entry becomes *dead* (the map no longer points at it) and is skipped when the tail
-/// reaches it, or dropped when the vector is compacted. Compared with a linked slab this
+/// points each live key at its position. Removing a key deletes it from the map and marks
+/// its entry *dead*; a dead entry is skipped when the tail reaches it, or dropped when the
+/// vector is compacted. Popping the oldest live entry then needs no key lookup, only to
+/// drop the key from the map (with dense keys, a bit). Compared with a linked slab this
 /// makes `push_front` and `pop_back` touch sequential memory and the key map only (no
 /// neighbours to relink), which is what a policy evicting one object per miss pays for.
 #[derive(Clone, Debug)]
@@ -148,7 +157,11 @@ impl GhostList {
             self.entries.reserve_exact(len.max(16).min(self.room - len));
         }
         let pos = self.entries.len() as u32;
-        self.entries.push(Entry { key, size });
+        self.entries.push(Entry {
+            key,
+            size,
+            dead: false,
+        });
         self.index.insert(key, pos);
         self.live += 1;
         self.size_sum += u64::from(size);
@@ -160,7 +173,9 @@ impl GhostList {
     pub fn remove(&mut self, key: u64) -> bool {
         match self.index.remove(key) {
             Some(pos) => {
-                self.size_sum -= u64::from(self.entries[pos as usize].size);
+                let e = &mut self.entries[pos as usize];
+                e.dead = true;
+                self.size_sum -= u64::from(e.size);
                 self.forgot_one();
                 true
             }
@@ -176,10 +191,10 @@ impl GhostList {
         }
         // Some entry at or after `tail` is live, so this stops before the end.
         loop {
-            let pos = self.tail;
-            let e = self.entries[pos];
+            let e = self.entries[self.tail];
             self.tail += 1;
-            if self.index.remove_if(e.key, pos as u32) {
+            if !e.dead {
+                self.index.forget(e.key);
                 self.size_sum -= u64::from(e.size);
                 self.forgot_one();
                 return Some((e.key, e.size));
@@ -189,11 +204,11 @@ impl GhostList {
 
     /// Keys from the newest to the oldest.
     pub fn iter(&self) -> impl Iterator<Item = u64> + '_ {
-        (self.tail..self.entries.len())
+        self.entries[self.tail..]
+            .iter()
             .rev()
-            .map(|pos| (pos, self.entries[pos].key))
-            .filter(|&(pos, key)| self.index.get(key) == Some(pos as u32))
-            .map(|(_, key)| key)
+            .filter(|e| !e.dead)
+            .map(|e| e.key)
     }
 
     /// Bookkeeping after a live entry was dropped from the index: when none is left, every
@@ -213,7 +228,7 @@ impl GhostList {
         let mut kept = 0;
         for pos in self.tail..self.entries.len() {
             let e = self.entries[pos];
-            if self.index.get(e.key) == Some(pos as u32) {
+            if !e.dead {
                 self.entries[kept] = e;
                 self.index.insert(e.key, kept as u32);
                 kept += 1;

@@ -77,7 +77,7 @@ impl HistoryRing {
             self.data.resize(self.data.len() + self.stride, 0);
         }
         if self.live[slot] {
-            self.index.remove(self.keys[slot]);
+            self.index.forget(self.keys[slot]);
         }
         self.keys[slot] = key;
         self.live[slot] = true;
