@@ -61,9 +61,13 @@ pub trait KeyIndex {
 pub struct HashIndex(HashMap<u64, FrameId>);
 
 impl HashIndex {
-    /// Room for `keys` resident keys without rehashing.
+    /// Room for `keys` resident keys without allocating again. The table is sized for
+    /// twice that: removals leave tombstones, and when they use up the free slots hashbrown
+    /// rehashes in place only if the live keys fill at most half the table; otherwise it
+    /// allocates a larger one (which made steady-state replay allocate, depending on the
+    /// process's random hash seed).
     pub fn with_capacity(keys: usize) -> Self {
-        HashIndex(HashMap::with_capacity(keys))
+        HashIndex(HashMap::with_capacity(keys.saturating_mul(2)))
     }
 }
 
