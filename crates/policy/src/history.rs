@@ -9,8 +9,10 @@
 //! keys were evicted). Taking an entry back (the key returned to the cache) frees its slot
 //! lazily: the slot is only marked dead and is reused when the ring comes round.
 //!
-//! Cost: one hash lookup per `insert` and `take`. Memory per slot: 8 bytes of key,
-//! `8 * stride` bytes of data, 1 byte of liveness, plus the hash index.
+//! Cost: one key-map lookup per `insert` and `take`; forgetting the key whose slot is
+//! overwritten touches only the map's presence bit when keys are dense
+//! ([`crate::keymap::DenseMap`]). Memory per slot: 8 bytes of key, `8 * stride` bytes of
+//! data, 1 byte of liveness, plus the key map.
 
 use crate::keymap::KeyMap;
 
