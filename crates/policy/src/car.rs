@@ -41,7 +41,9 @@
 //! O(1) per hit (one bit) and insertion; eviction amortized O(1) (every step clears a bit
 //! set by a hit or moves a page from T1 to T2). `victims` clones the policy.
 //! Memory per frame: 8 (links) + 1 (list tag and bit) + 4 (size) + 8 (key) = 21 bytes,
-//! plus ~40 bytes per ghost entry.
+//! plus 16-32 bytes per ghost entry and the ghosts' key maps. Measured with `bufcache
+//! bench replay` (Zipf 1.0, 1M keys, 20M requests, 10% cache, best of three on a shared
+//! machine): 14.9 M requests/s with linked-slab ghost lists, 19.2 M with the current ones.
 
 use crate::ghost::GhostList;
 use crate::list::{Links, List};

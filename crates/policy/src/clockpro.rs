@@ -381,7 +381,7 @@ impl ClockPro {
     fn drop_nonresident(&mut self, n: u32) {
         let Node { key, size, .. } = self.nodes[n as usize];
         self.unlink(n);
-        self.nonres_map.remove(key);
+        self.nonres_map.forget(key);
         self.nonres_used -= u64::from(size);
         self.free_nodes.push(n);
     }

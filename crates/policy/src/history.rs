@@ -9,8 +9,10 @@
 //! keys were evicted). Taking an entry back (the key returned to the cache) frees its slot
 //! lazily: the slot is only marked dead and is reused when the ring comes round.
 //!
-//! Cost: one hash lookup per `insert` and `take`. Memory per slot: 8 bytes of key,
-//! `8 * stride` bytes of data, 1 byte of liveness, plus the hash index.
+//! Cost: one key-map lookup per `insert` and `take`; forgetting the key whose slot is
+//! overwritten touches only the map's presence bit when keys are dense
+//! ([`crate::keymap::DenseMap`]). Memory per slot: 8 bytes of key, `8 * stride` bytes of
+//! data, 1 byte of liveness, plus the key map.
 
 use crate::keymap::KeyMap;
 
@@ -77,7 +79,7 @@ impl HistoryRing {
             self.data.resize(self.data.len() + self.stride, 0);
         }
         if self.live[slot] {
-            self.index.remove(self.keys[slot]);
+            self.index.forget(self.keys[slot]);
         }
         self.keys[slot] = key;
         self.live[slot] = true;

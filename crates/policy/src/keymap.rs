@@ -14,6 +14,9 @@
 //!     assert_eq!(m.get(7), Some(70));
 //!     assert_eq!(m.insert(7, 71), Some(70));
 //!     assert_eq!(m.remove(7), Some(71));
+//!     m.insert(8, 80);
+//!     assert!(m.forget(8));
+//!     assert!(!m.contains(8));
 //!     assert!(m.is_empty());
 //! }
 //! ```
@@ -21,8 +24,6 @@
 use std::hash::{BuildHasherDefault, Hasher};
 
 use hashbrown::HashMap;
-
-const NONE: u32 = u32::MAX;
 
 /// Hashes a `u64` key with a fixed mixer. A fixed hash (rather than a per-process random
 /// seed) makes every probe sequence, every table growth and therefore every allocation
@@ -51,11 +52,18 @@ impl Hasher for MixHasher {
 /// A hash map from `u64` keys with [`MixHasher`].
 pub type FixedHashMap<V> = HashMap<u64, V, BuildHasherDefault<MixHasher>>;
 
-/// An array from dense keys to `u32` values (`u32::MAX` is reserved). 4 bytes per possible
-/// key; grows if a larger key is inserted.
+/// An array from dense keys to `u32` values, with a presence bit per key. 4 bytes and 1
+/// bit per *possible* key; grows if a larger key is inserted.
+///
+/// The bits (1M keys: 128 KiB, which stays in a core's L2 cache) answer "is it here?"
+/// without touching the 32 times larger value array, whose reads on a large key space
+/// are cache and TLB misses. Most questions a ghost list asks are answered no (a miss whose
+/// key was not remembered) or need no value (forgetting the oldest entry), so the values
+/// are read only when they are used, and written without first being read.
 #[derive(Clone, Debug, Default)]
 pub struct DenseMap {
     slots: Vec<u32>,
+    present: Vec<u64>,
     len: usize,
 }
 
@@ -63,47 +71,66 @@ impl DenseMap {
     /// A map for keys `0..keys`.
     pub fn new(keys: usize) -> Self {
         DenseMap {
-            slots: vec![NONE; keys],
+            slots: vec![0; keys],
+            present: vec![0; keys.div_ceil(64)],
             len: 0,
+        }
+    }
+
+    /// True when `key` is present.
+    #[inline]
+    pub fn contains(&self, key: u64) -> bool {
+        let i = key as usize;
+        match self.present.get(i / 64) {
+            Some(&word) => word >> (i % 64) & 1 != 0,
+            None => false,
         }
     }
 
     /// The value of `key`.
     #[inline]
     pub fn get(&self, key: u64) -> Option<u32> {
-        match self.slots.get(key as usize) {
-            Some(&v) if v != NONE => Some(v),
-            _ => None,
-        }
+        // In bounds: a present key had its slot allocated by `insert`.
+        self.contains(key).then(|| self.slots[key as usize])
     }
 
     /// Set `key` to `value`; returns the old value.
     #[inline]
     pub fn insert(&mut self, key: u64, value: u32) -> Option<u32> {
-        debug_assert_ne!(value, NONE);
         let i = usize::try_from(key).expect("dense key fits in memory");
         if i >= self.slots.len() {
-            self.slots.resize(i + 1, NONE);
+            self.slots.resize(i + 1, 0);
+            self.present.resize(i / 64 + 1, 0);
         }
-        let old = std::mem::replace(&mut self.slots[i], value);
-        if old == NONE {
-            self.len += 1;
-            None
+        let word = &mut self.present[i / 64];
+        let bit = 1u64 << (i % 64);
+        if *word & bit != 0 {
+            Some(std::mem::replace(&mut self.slots[i], value))
         } else {
-            Some(old)
+            *word |= bit;
+            self.len += 1;
+            self.slots[i] = value;
+            None
         }
     }
 
     /// Remove `key`; returns its value.
     #[inline]
     pub fn remove(&mut self, key: u64) -> Option<u32> {
-        let slot = self.slots.get_mut(key as usize)?;
-        let old = std::mem::replace(slot, NONE);
-        if old == NONE {
-            None
-        } else {
-            self.len -= 1;
-            Some(old)
+        self.forget(key).then(|| self.slots[key as usize])
+    }
+
+    /// Remove `key` without reading its value; returns whether it was present.
+    #[inline]
+    pub fn forget(&mut self, key: u64) -> bool {
+        let i = key as usize;
+        match self.present.get_mut(i / 64) {
+            Some(word) if *word >> (i % 64) & 1 != 0 => {
+                *word &= !(1u64 << (i % 64));
+                self.len -= 1;
+                true
+            }
+            _ => false,
         }
     }
 
@@ -163,7 +190,10 @@ impl KeyMap {
     /// True when `key` is present.
     #[inline]
     pub fn contains(&self, key: u64) -> bool {
-        self.get(key).is_some()
+        match self {
+            KeyMap::Hashed(m) => m.contains_key(&key),
+            KeyMap::Dense(m) => m.contains(key),
+        }
     }
 
     /// Set `key` to `value`; returns the old value.
@@ -184,6 +214,16 @@ impl KeyMap {
         }
     }
 
+    /// Remove `key` without reading its value; returns whether it was present (the dense
+    /// map then touches only its presence bits).
+    #[inline]
+    pub fn forget(&mut self, key: u64) -> bool {
+        match self {
+            KeyMap::Hashed(m) => m.remove(&key).is_some(),
+            KeyMap::Dense(m) => m.forget(key),
+        }
+    }
+
     /// Number of keys present.
     #[inline]
     pub fn len(&self) -> usize {
@@ -197,5 +237,31 @@ impl KeyMap {
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DenseMap;
+
+    #[test]
+    fn dense_map_grows_and_keeps_bits_and_values_apart() {
+        let mut m = DenseMap::new(3);
+        for k in [0u64, 2, 63, 64, 130] {
+            assert_eq!(m.insert(k, k as u32 + 1), None);
+        }
+        assert_eq!(m.len(), 5);
+        assert_eq!(m.get(1), None);
+        assert_eq!(m.get(130), Some(131));
+        assert_eq!(m.get(1000), None);
+        assert!(m.forget(63));
+        assert!(!m.forget(63));
+        assert_eq!(m.get(63), None);
+        // a stale value left by `forget` is not returned by a new insertion
+        assert_eq!(m.insert(63, 7), None);
+        assert_eq!(m.remove(63), Some(7));
+        assert_eq!(m.remove(64), Some(65));
+        assert!(!m.contains(64));
+        assert_eq!(m.len(), 3);
     }
 }

@@ -44,8 +44,8 @@
 //! eviction rebalances the lists.
 //!
 //! Cost: O(1) per hit and insertion; eviction amortized O(1) (each demotion follows an
-//! activation); one hash lookup per miss and per eviction for shadows. Memory: 21 bytes per
-//! frame (8 links, 8 key, 4 size, 1 flags) plus about 40 bytes per shadow entry.
+//! activation); one key-map lookup per miss and per eviction for shadows. Memory: 21 bytes
+//! per frame (8 links, 8 key, 4 size, 1 flags) plus about 40 bytes per shadow entry.
 
 use crate::history::HistoryRing;
 use crate::list::{Links, List};
