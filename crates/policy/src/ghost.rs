@@ -80,7 +80,7 @@ pub struct GhostList {
 
 impl GhostList {
     /// A ghost list remembering at most `capacity` keys. Positions are `u32`, so the bound
-    /// is capped at 2^31 keys (more than any policy asks for: see [`crate::entry_bound`]).
+    /// is capped at 2^31 keys (more than any policy asks for: policies bound entries at 2^24).
     pub fn new(capacity: usize) -> Self {
         let capacity = capacity.min(1 << 31);
         let room = (2 * capacity).min(u32::MAX as usize);

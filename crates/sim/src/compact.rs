@@ -36,7 +36,7 @@ pub struct Item {
 /// Request counts by operation and working-set size.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Summary {
-    /// Reads and writes (deletes are not requests, see [`crate::replay`]).
+    /// Reads and writes (deletes are not requests, see [`crate::replay()`]).
     pub requests: u64,
     /// Read operations.
     pub reads: u64,

@@ -2,9 +2,9 @@
 //!
 //! * [`compact`] — a trace loaded once into the compact in-memory form all runs share.
 //! * [`size`] — cache sizes as users write them (`1000`, `64MiB`, `0.1`).
-//! * [`replay`] — many (policy, size) runs over one trace, in parallel.
+//! * [`replay`](mod@replay) — many (policy, size) runs over one trace, in parallel.
 //! * [`mrc`] — miss-ratio curves: exact LRU in one pass, any policy by sweep.
-//! * [`bench`] — single-threaded policy throughput and trace-reading throughput.
+//! * [`bench`](mod@bench) — single-threaded policy throughput and trace-reading throughput.
 
 pub mod bench;
 pub mod compact;

@@ -24,7 +24,7 @@
 //! # Any policy by sweep
 //!
 //! Other policies have no stack property, so [`sweep`] replays the trace once per size, all
-//! sizes in parallel through [`crate::replay`].
+//! sizes in parallel through [`crate::replay()`].
 
 use hashbrown::HashMap;
 use policy::PolicySpec;

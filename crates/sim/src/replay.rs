@@ -3,7 +3,7 @@
 //! The trace is loaded once into a [`CompactTrace`] and shared read-only by every run; the
 //! runs themselves are independent and go to rayon's pool, one (policy, size) pair per
 //! task, so a sweep uses every core. Inside a run the loop is monomorphic: the policy is
-//! unwrapped from [`AnyPolicy`] once through [`PolicyVisitor`], so no request pays for an
+//! unwrapped from [`AnyPolicy`](policy::AnyPolicy) once through [`PolicyVisitor`], so no request pays for an
 //! enum dispatch.
 //!
 //! # Units
