@@ -1,8 +1,12 @@
 //! Criterion benchmarks: whole replays of a small seeded trace for each registered policy
-//! among a handful, and the hit path of `Cache<Lru>`.
+//! among a handful, the reference workload (20M requests, Zipf 1.0 over 1M keys,
+//! cache 10% of the distinct keys) for the policies with throughput targets, and the hit
+//! path of `Cache<Lru>`.
 //!
-//! The trace is generated here from a fixed seed (a skewed key distribution, 200k requests
-//! over 20k keys) so that the benchmark needs no file and no other crate's generator.
+//! The small trace is generated here from a fixed seed (a skewed key distribution, 200k
+//! requests over 20k keys). The large one takes a few minutes in all; run it alone with
+//! `cargo bench -p bufcache-sim -- zipf_20m`. `bufcache bench replay` measures the same
+//! workload without criterion's statistics.
 
 #![allow(missing_docs)] // criterion_group! generates an undocumented function.
 
@@ -59,6 +63,40 @@ fn replay_policies(c: &mut Criterion) {
     group.finish();
 }
 
+fn replay_zipf_20m(c: &mut Criterion) {
+    let workload =
+        trace::synth::Workload::from_params("zipf", &[("keys", "1000000"), ("alpha", "1")])
+            .unwrap();
+    let trace = CompactTrace::from_requests(
+        &trace::synth::generate(&workload, 20_000_000, 42).collect::<Vec<_>>(),
+    );
+    let capacity = trace.summary().distinct_keys / 10;
+    let mut group = c.benchmark_group("zipf_20m");
+    group.throughput(Throughput::Elements(trace.len() as u64));
+    group.sample_size(10);
+    for name in [
+        "fifo", "lru", "clock", "sieve", "s3fifo", "twoq", "arc", "lirs", "lruk", "wtinylfu",
+    ] {
+        let spec = PolicySpec::parse(name).unwrap();
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                sim::replay(
+                    &trace,
+                    std::slice::from_ref(&spec),
+                    &[CacheSize::units(capacity)],
+                    ReplayOptions {
+                        ignore_size: true,
+                        seed: 42,
+                    },
+                    &|_| {},
+                )
+                .unwrap()
+            })
+        });
+    }
+    group.finish();
+}
+
 fn lru_hit_path(c: &mut Criterion) {
     let mut group = c.benchmark_group("cache_lru");
     group.throughput(Throughput::Elements(1024));
@@ -85,6 +123,6 @@ fn lru_hit_path(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = Criterion::default();
-    targets = replay_policies, lru_hit_path
+    targets = replay_policies, replay_zipf_20m, lru_hit_path
 }
 criterion_main!(benches);
