@@ -58,7 +58,9 @@
 //! with fewer than K references (no gain: it held one page, as such pages are the first
 //! victims), and one 32-byte record per frame for history, LAST and heap position (slower:
 //! 6.0 against 8.1 M requests/s, best of four; sifts then write heap positions into the
-//! larger records).
+//! larger records); and lazy heap updates, leaving a hit's entry stale until
+//! it reaches the top (slower, 4-7 against 9 M requests/s: a refreshed root whose stored key
+//! is old sifts all the way down, while an eager update moves less than one level).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
