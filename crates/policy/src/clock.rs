@@ -23,7 +23,8 @@
 //! every bit is clear, so the second round finds an evictable frame if there is one;
 //! otherwise `evict` returns `None` (the bits it cleared stay clear, as on real hardware).
 //!
-//! The victim list is computed on a copy ([`crate::victims_by_simulation`]), because
+//! The implementation is [`crate::gclock`]'s with a counter ceiling of 1. The victim list
+//! is computed on a copy ([`crate::victims_by_simulation`]), because
 //! second chances change what comes next.
 //!
 //! Parameters: none.
@@ -32,32 +33,26 @@
 //! cleared at most once), worst case two rounds. Memory: 9 bytes per frame (8 bytes of
 //! links, 1 byte of reference bit).
 
-use crate::list::{Links, List};
+use crate::gclock::GClock;
 use crate::params::{ConfigError, ParamInfo, Params};
 use crate::registry::{BuildContext, NamedPolicy};
-use crate::{ensure_slot, Access, FrameId, Policy};
+use crate::{Access, FrameId, Policy};
 
-/// One-handed clock. The list's tail is under the hand; its head is just behind it.
+/// One-handed clock: [`GClock`] with a one-bit counter (the reference bit), which is
+/// exactly the algorithm above; the property test `gclock_max1_is_clock` checks the two
+/// against the same reference model.
 #[derive(Clone, Debug)]
-pub struct Clock {
-    links: Links,
-    ring: List,
-    referenced: Vec<bool>,
-}
+pub struct Clock(GClock);
 
 impl Clock {
     /// A clock expecting about `frames` resident objects.
     pub fn new(frames: usize) -> Self {
-        Clock {
-            links: Links::with_capacity(frames),
-            ring: List::new(),
-            referenced: vec![false; frames],
-        }
+        Clock(GClock::new(frames, 1))
     }
 
     /// Whether a resident frame's reference bit is set (for tests and Dust).
     pub fn is_referenced(&self, frame: FrameId) -> bool {
-        self.referenced[frame.index()]
+        self.0.counter(frame) > 0
     }
 }
 
@@ -67,45 +62,30 @@ impl Policy for Clock {
     }
 
     fn len(&self) -> usize {
-        self.ring.len()
+        self.0.len()
     }
 
     #[inline]
-    fn on_hit(&mut self, frame: FrameId, _: &Access) {
-        self.referenced[frame.index()] = true;
+    fn on_hit(&mut self, frame: FrameId, access: &Access) {
+        self.0.on_hit(frame, access);
     }
 
     #[inline]
-    fn on_insert(&mut self, frame: FrameId, _: &Access) {
-        ensure_slot(&mut self.referenced, frame, false);
-        self.referenced[frame.index()] = false;
-        self.links.push_front(&mut self.ring, frame);
+    fn on_insert(&mut self, frame: FrameId, access: &Access) {
+        self.0.on_insert(frame, access);
     }
 
     #[inline]
-    fn evict(&mut self, _: &Access, evictable: &dyn Fn(FrameId) -> bool) -> Option<FrameId> {
-        let steps = 2 * self.ring.len();
-        for _ in 0..steps {
-            let f = self.ring.tail()?;
-            let r = &mut self.referenced[f.index()];
-            if !*r && evictable(f) {
-                self.links.unlink(&mut self.ring, f);
-                return Some(f);
-            }
-            *r = false;
-            // The hand moves past f: f becomes the frame it will reach last.
-            self.links.unlink(&mut self.ring, f);
-            self.links.push_front(&mut self.ring, f);
-        }
-        None
+    fn evict(&mut self, incoming: &Access, evictable: &dyn Fn(FrameId) -> bool) -> Option<FrameId> {
+        self.0.evict(incoming, evictable)
     }
 
     fn remove(&mut self, frame: FrameId) {
-        self.links.unlink(&mut self.ring, frame);
+        self.0.remove(frame);
     }
 
     fn victims(&self, n: usize, evictable: &dyn Fn(FrameId) -> bool, out: &mut Vec<FrameId>) {
-        crate::victims_by_simulation(self, n, evictable, out);
+        self.0.victims(n, evictable, out);
     }
 }
 

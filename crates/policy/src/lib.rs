@@ -64,7 +64,7 @@ mod clock;
 mod clock2hand;
 mod clockpro;
 mod fifo;
-mod gclock;
+pub mod gclock;
 mod history;
 mod lfu;
 mod linux;
