@@ -7,8 +7,11 @@
 //! non-zero exit status, never a panic.
 
 mod bench_cmd;
+mod des_cmd;
+mod experiment_cmd;
 mod input;
 mod mrc_cmd;
+mod plot;
 mod replay_cmd;
 mod trace_cmd;
 mod util;
@@ -40,6 +43,11 @@ enum Command {
     /// Throughput benchmarks.
     #[command(subcommand)]
     Bench(bench_cmd::BenchCommand),
+    /// Run a discrete-event simulation scenario (TOML).
+    Des(des_cmd::DesArgs),
+    /// Reproduce a paper's experiment: CSV data and SVG figures.
+    #[command(subcommand)]
+    Experiment(experiment_cmd::ExperimentCommand),
 }
 
 fn policies() -> Result<()> {
@@ -88,6 +96,8 @@ fn main() -> ExitCode {
         Command::Trace(c) => trace_cmd::run(c),
         Command::Policies => policies(),
         Command::Bench(c) => bench_cmd::run(c),
+        Command::Des(a) => des_cmd::run(a),
+        Command::Experiment(c) => experiment_cmd::run(c),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
