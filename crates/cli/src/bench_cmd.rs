@@ -18,6 +18,23 @@ use crate::util;
 pub enum BenchCommand {
     /// Requests per second of each policy over an in-memory trace, on one thread.
     Replay(BenchReplayArgs),
+    /// Events per second of the discrete-event simulator, one thread, and the time of the
+    /// whole kotz-ellis experiment on all cores.
+    Des(BenchDesArgs),
+}
+
+/// Arguments of `bufcache bench des`.
+#[derive(Args, Debug)]
+pub struct BenchDesArgs {
+    /// Smaller cases and one run each.
+    #[arg(long)]
+    pub quick: bool,
+    /// Runs per case (the fastest counts).
+    #[arg(long, default_value_t = 3)]
+    pub runs: u32,
+    /// One JSON object per measurement.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Arguments of `bufcache bench replay`.
@@ -66,7 +83,58 @@ struct Row<'a> {
 pub fn run(cmd: BenchCommand) -> Result<()> {
     match cmd {
         BenchCommand::Replay(a) => replay(a),
+        BenchCommand::Des(a) => des(a),
     }
+}
+
+fn des(a: BenchDesArgs) -> Result<()> {
+    let (scale, runs) = if a.quick { (1, 1) } else { (10, a.runs) };
+    let mut results = Vec::new();
+    for (case, system, workload) in bench::des_cases(scale) {
+        results.push(bench::des_throughput(&case, &system, &workload, runs)?);
+    }
+    let start = std::time::Instant::now();
+    let points = sim::experiments::kotz_ellis::run(sim::experiments::kotz_ellis::Options {
+        seed: 1,
+        quick: a.quick,
+    });
+    let experiment_s = start.elapsed().as_secs_f64();
+    let mut out = String::new();
+    if a.json {
+        for r in &results {
+            out.push_str(&serde_json::to_string(r)?);
+            out.push('\n');
+        }
+        out.push_str(&serde_json::to_string(&serde_json::json!({
+            "case": "experiment kotz-ellis", "points": points.len(), "seconds": experiment_s,
+            "threads": rayon::current_num_threads(),
+        }))?);
+        out.push('\n');
+    } else {
+        let header: Vec<String> = ["case", "events", "seconds", "events/s"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let rows: Vec<Vec<String>> = results
+            .iter()
+            .map(|r| {
+                vec![
+                    r.case.clone(),
+                    util::thousands(r.events),
+                    format!("{:.3}", r.seconds),
+                    format!("{:.2} M", r.events_per_s / 1e6),
+                ]
+            })
+            .collect();
+        out.push_str(&util::table(&header, &rows));
+        out.push_str(&format!(
+            "\nexperiment kotz-ellis: {} points in {:.2} s on {} threads\n",
+            points.len(),
+            experiment_s,
+            rayon::current_num_threads()
+        ));
+    }
+    util::emit(&out)
 }
 
 fn replay(a: BenchReplayArgs) -> Result<()> {

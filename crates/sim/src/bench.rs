@@ -202,3 +202,91 @@ mod tests {
         assert_eq!(b.miss_ratio, 1.0);
     }
 }
+
+/// Throughput of the discrete-event simulator on one case.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct DesBenchResult {
+    /// The case's name.
+    pub case: String,
+    /// Events handled in one run.
+    pub events: u64,
+    /// Seconds of the fastest of the runs.
+    pub seconds: f64,
+    /// Events per second of the fastest run, one thread.
+    pub events_per_s: f64,
+}
+
+/// The simulator's benchmark cases, scaled by `scale` (1 = default size): Kotz & Ellis
+/// `gw` with quarter-block records under WriteFull (many small writes, 20 processes, 20
+/// disks), `lw1` under WriteBack (the scan cleaner at work), and the XMF temporary-file
+/// workload with the clock daemon.
+pub fn des_cases(
+    scale: u64,
+) -> Vec<(
+    String,
+    crate::des::config::SystemConfig,
+    crate::des::ops::Workload,
+)> {
+    use crate::des::config::WritePolicy;
+    use crate::des::kotz::{KotzWorkload, Pattern};
+    use crate::experiments::{kotz_ellis, xmf_cleaning};
+    let blocks = 40_000 * scale;
+    let gw = KotzWorkload {
+        pattern: Pattern::Gw,
+        record_blocks: 0.25,
+        total_blocks: blocks,
+        ..Default::default()
+    };
+    let lw1 = KotzWorkload {
+        pattern: Pattern::Lw1,
+        total_blocks: blocks,
+        ..Default::default()
+    };
+    let xmf = crate::des::xmf::XmfWorkload {
+        jobs: (20 * scale) as u32,
+        ..Default::default()
+    };
+    vec![
+        (
+            format!("kotz gw writefull 1/4-block records, {blocks} blocks"),
+            kotz_ellis::base_system(80, WritePolicy::WriteFull),
+            gw.build(),
+        ),
+        (
+            format!("kotz lw1 writeback, {blocks} blocks"),
+            kotz_ellis::base_system(80, WritePolicy::WriteBack),
+            lw1.build(),
+        ),
+        (
+            format!(
+                "xmf clock daemon, 768 buffers, {} jobs x 8 processes",
+                xmf.jobs
+            ),
+            xmf_cleaning::system(768, "clock", crate::des::config::Cleaner::Daemon),
+            xmf.build(),
+        ),
+    ]
+}
+
+/// Run one simulator case `runs` times and keep the fastest.
+pub fn des_throughput(
+    case: &str,
+    system: &crate::des::config::SystemConfig,
+    workload: &crate::des::ops::Workload,
+    runs: u32,
+) -> Result<DesBenchResult, crate::des::RunError> {
+    let mut best = f64::INFINITY;
+    let mut events = 0;
+    for _ in 0..runs.max(1) {
+        let start = Instant::now();
+        let report = crate::des::simulate(system, workload, DEFAULT_SEED)?;
+        best = best.min(start.elapsed().as_secs_f64());
+        events = report.events;
+    }
+    Ok(DesBenchResult {
+        case: case.to_string(),
+        events,
+        seconds: best,
+        events_per_s: events as f64 / best,
+    })
+}

@@ -221,6 +221,8 @@ pub struct Engine<'w> {
     buffer_wait_tail: u32,
     /// Buffers with a disk read or write in flight.
     buffers_busy: u32,
+    /// Reused by the scan cleaner's walks.
+    victims_scratch: Vec<FrameId>,
     access_clock: u64,
     // Disks and what reached them.
     disks: Vec<Disk>,
@@ -324,6 +326,7 @@ impl<'w> Engine<'w> {
             buffer_wait_head: NONE,
             buffer_wait_tail: NONE,
             buffers_busy: 0,
+            victims_scratch: Vec::new(),
             access_clock: 0,
             disks: (0..cfg.disks.count)
                 .map(|_| Disk::new(cfg.disks.scheduler, cfg.disks.service))
@@ -821,15 +824,14 @@ impl<'w> Engine<'w> {
         allow_held: bool,
     ) -> (Option<u32>, usize) {
         let mut written = 0;
-        let mut want = 16usize;
-        let mut victims = Vec::new();
-        let candidate =
-            move |b: &Buffer| b.io == Io::Idle && (allow_held || !b.dirty || b.holders == 0);
-        loop {
+        // Usually the first victim is clean: start small, grow geometrically.
+        let mut want = 2usize;
+        let mut victims = std::mem::take(&mut self.victims_scratch);
+        let result = 'walk: loop {
             victims.clear();
             {
                 let bufs = &self.bufs;
-                let ok = |f: FrameId| candidate(&bufs[f.index()]);
+                let ok = |f: FrameId| candidate(&bufs[f.index()], allow_held);
                 self.policy
                     .as_ref()
                     .expect("cache enabled")
@@ -838,22 +840,24 @@ impl<'w> Engine<'w> {
             let seen = victims.len() + written;
             for &v in &victims {
                 if !self.bufs[v.index()].dirty {
-                    let got = self.evict_where(incoming, |b, f| f == v && candidate(b));
+                    let got = self.evict_where(incoming, |b, f| f == v && candidate(b, allow_held));
                     debug_assert_eq!(got, Some(v));
-                    return (got.map(|f| f.0), seen);
+                    break 'walk (got.map(|f| f.0), seen);
                 }
                 if written == max_writes {
-                    return (None, seen);
+                    break 'walk (None, seen);
                 }
                 self.start_write(v.0);
                 self.stats.cleaner_writes += 1;
                 written += 1;
             }
             if victims.len() < want {
-                return (None, seen);
+                break 'walk (None, seen);
             }
-            want = want.saturating_mul(4);
-        }
+            want = want.saturating_mul(8);
+        };
+        self.victims_scratch = victims;
+        result
     }
 
     /// Ask the policy to evict a frame whose buffer satisfies `allow`.
@@ -1159,6 +1163,11 @@ impl<'w> Engine<'w> {
             pid = next;
         }
     }
+}
+
+/// Whether the scan may take or clean a buffer.
+fn candidate(b: &Buffer, allow_held: bool) -> bool {
+    b.io == Io::Idle && (allow_held || !b.dirty || b.holders == 0)
 }
 
 fn check_workload(w: &Workload) -> Result<(), RunError> {
