@@ -52,6 +52,8 @@ def main():
     files = sys.argv[1:] or [os.path.join(ROOT, "docs", "cli.md"), os.path.join(ROOT, "README.md")]
     # a sibling scratch dir, so that ../shared/traces means the same as from the project root
     with tempfile.TemporaryDirectory(dir=os.path.dirname(ROOT)) as scratch:
+        # the shipped scenarios, reachable as in the docs (`scenarios/...`)
+        os.symlink(os.path.join(ROOT, "scenarios"), os.path.join(scratch, "scenarios"))
         for f in files:
             if os.path.exists(f):
                 refresh(f, scratch)

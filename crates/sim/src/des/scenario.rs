@@ -202,19 +202,28 @@ impl Scenario {
     pub fn parse(text: &str, path: &Path) -> Result<Self, ScenarioError> {
         let scenario: Scenario = toml::from_str(text).map_err(|e| ScenarioError::Parse {
             path: path.to_path_buf(),
-            message: e.to_string().trim_end().replace('\n', " "),
+            message: one_line(&e.to_string()),
         })?;
         scenario.validate(path)?;
         Ok(scenario)
     }
 
-    /// Read and parse a scenario file.
+    /// Read and parse a scenario file. A relative trace path is taken relative to the
+    /// scenario file's folder, so a scenario and its trace can move together.
     pub fn load(path: &Path) -> Result<Self, ScenarioError> {
         let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
             path: path.to_path_buf(),
             source,
         })?;
-        Self::parse(&text, path)
+        let mut scenario = Self::parse(&text, path)?;
+        if let WorkloadSpec::Trace(t) = &mut scenario.workload {
+            if t.path.is_relative() {
+                if let Some(dir) = path.parent() {
+                    t.path = dir.join(&t.path);
+                }
+            }
+        }
+        Ok(scenario)
     }
 
     fn validate(&self, path: &Path) -> Result<(), ScenarioError> {
@@ -321,6 +330,20 @@ impl Scenario {
                 })
             })
             .collect()
+    }
+}
+
+/// The parser's message on one line: "TOML parse error at line L, column C: what" (its
+/// middle lines only quote the input).
+fn one_line(message: &str) -> String {
+    let lines: Vec<&str> = message
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    match (lines.first(), lines.last()) {
+        (Some(first), Some(last)) if lines.len() > 1 => format!("{first}: {last}"),
+        _ => message.trim().to_string(),
     }
 }
 

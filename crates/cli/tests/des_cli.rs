@@ -1,0 +1,192 @@
+//! `bufcache des` and `bufcache experiment`: the shipped scenarios run, machine output has
+//! the documented fields, files are written, and bad scenarios fail with the file and key.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bufcache(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_bufcache"))
+        .args(args)
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .expect("the binary runs")
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = bufcache(args);
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn json_lines(s: &str) -> Vec<serde_json::Value> {
+    s.lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect()
+}
+
+fn scenario(name: &str) -> String {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+    root.join(name).to_string_lossy().into_owned()
+}
+
+#[test]
+fn shipped_scenarios_run() {
+    let out = ok(&["des", &scenario("disk-schedulers.toml")]);
+    let rows: Vec<&str> = out.lines().skip(1).collect();
+    assert_eq!(rows.len(), 4, "{out}");
+    assert!(
+        rows[0].starts_with("fifo") && rows[3].starts_with("clook"),
+        "{out}"
+    );
+    let points = json_lines(&ok(&["des", &scenario("kotz-gw.toml"), "--json"]));
+    assert_eq!(points.len(), 4);
+    for p in &points {
+        assert_eq!(p["report"]["disk_writes"], 4000);
+        assert!(p["system"]["cache"]["buffers"].is_u64());
+    }
+}
+
+#[test]
+fn bad_scenarios_name_the_file_and_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| -> String {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_string_lossy().into_owned()
+    };
+    let base = std::fs::read_to_string(scenario("kotz-gw.toml")).unwrap();
+    let cases = [
+        (
+            "typo.toml",
+            base.replace("buffers = 80", "bufers = 80"),
+            vec!["typo.toml", "bufers"],
+        ),
+        (
+            "policy.toml",
+            base.replace("\"toss\"", "\"nosuch\""),
+            vec!["policy.toml", "system.cache.policy", "nosuch"],
+        ),
+        (
+            "disks.toml",
+            base.replace("count = 20", "count = 0"),
+            vec!["disks.toml", "system.disks.count"],
+        ),
+        (
+            "sched.toml",
+            base.replace("\"fifo\"", "\"elevator\""),
+            vec!["sched.toml", "elevator", "clook"],
+        ),
+    ];
+    for (name, text, needles) in cases {
+        let path = write(name, &text);
+        let out = bufcache(&["des", &path]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success());
+        assert!(!err.contains("panicked"), "{err}");
+        for n in needles {
+            assert!(err.contains(n), "{n:?} not in {err:?}");
+        }
+    }
+    let out = bufcache(&["des", "/no/such/scenario.toml"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/no/such/scenario.toml"));
+}
+
+fn files_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn kotz_ellis_writes_csv_svg_and_json_points() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let points = json_lines(&ok(&[
+        "experiment",
+        "kotz-ellis",
+        "--quick",
+        "--json",
+        "--out",
+        out,
+    ]));
+    assert!(points.len() > 50);
+    for p in &points {
+        for field in [
+            "figure",
+            "pattern",
+            "compute",
+            "write_policy",
+            "cache_buffers",
+            "record_blocks",
+            "time_s",
+            "ideal_s",
+            "disk_writes",
+            "rewrite_mistakes",
+        ] {
+            assert!(p.get(field).is_some(), "{field} missing in {p}");
+        }
+    }
+    assert!(points.iter().any(|p| p["write_policy"] == "none"));
+    let files = files_in(dir.path());
+    assert!(files.contains(&"kotz-ellis.csv".to_string()), "{files:?}");
+    assert_eq!(
+        files.iter().filter(|f| f.ends_with(".svg")).count(),
+        8,
+        "{files:?}"
+    );
+    let csv = std::fs::read_to_string(dir.path().join("kotz-ellis.csv")).unwrap();
+    assert_eq!(csv.lines().count(), points.len() + 1);
+    // The summary form prints the paper's caching table beside ours.
+    let summary = ok(&["experiment", "kotz-ellis", "--quick", "--out", out]);
+    assert!(
+        summary.contains("127.3") && summary.contains("no cache (ours)"),
+        "{summary}"
+    );
+}
+
+#[test]
+fn xmf_cleaning_reports_both_cleaners() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let points = json_lines(&ok(&[
+        "experiment",
+        "xmf-cleaning",
+        "--quick",
+        "--json",
+        "--out",
+        out,
+    ]));
+    assert_eq!(points.len(), 8);
+    for p in &points {
+        for field in ["cleaner", "cache_buffers", "disk_reads", "disk_writes"] {
+            assert!(p.get(field).is_some(), "{field} missing in {p}");
+        }
+    }
+    assert_eq!(
+        points
+            .iter()
+            .filter(|p| p["cleaner"] == "getnewbuf")
+            .count(),
+        4
+    );
+    assert_eq!(points.iter().filter(|p| p["cleaner"] == "clock").count(), 4);
+    assert!(files_in(dir.path()).contains(&"fig21-writes.svg".to_string()));
+    assert!(ok(&["experiment", "list"]).contains("xmf-cleaning"));
+}
+
+#[test]
+fn bench_des_quick_reports_events_per_second() {
+    let lines = json_lines(&ok(&["bench", "des", "--quick", "--json"]));
+    assert_eq!(lines.len(), 4);
+    for l in &lines[..3] {
+        assert!(l["events"].as_u64().unwrap() > 10_000);
+        assert!(l["events_per_s"].as_f64().unwrap() > 0.0);
+    }
+}
