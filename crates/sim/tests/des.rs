@@ -245,3 +245,49 @@ fn a_scenario_gives_the_same_bytes_every_time() {
         serde_json::to_string(&other.run(path).unwrap()).unwrap()
     );
 }
+
+#[test]
+fn a_trace_drives_processes_closed_loop_or_by_timestamps() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.oracleGeneral.bin");
+    // Keys 7 9 7 9 at times 0, 1, 2, 3 seconds.
+    let reqs = [7u64, 9, 7, 9].iter().enumerate().map(|(i, &key)| {
+        Ok(trace::Request {
+            time: i as u64,
+            key,
+            size: 4096,
+            next_access: trace::NEVER,
+            ..Default::default()
+        })
+    });
+    trace::write_trace(&path, trace::Format::OracleGeneral, reqs).unwrap();
+    let scenario = |timing: &str| {
+        format!(
+            r#"
+            [system.cache]
+            buffers = 8
+            [system.disks]
+            service = {{ kind = "constant", ms = 10 }}
+            [workload]
+            kind = "trace"
+            path = "{}"
+            timing = "{timing}"
+            "#,
+            path.display()
+        )
+    };
+    let run = |timing: &str| {
+        let p = std::path::Path::new("trace.toml");
+        let s = Scenario::parse(&scenario(timing), p).unwrap();
+        s.run(p).unwrap().remove(0).report
+    };
+    let closed = run("closed");
+    // The two keys are blocks of a file on disk: two misses read them, then two hits.
+    assert_eq!((closed.misses, closed.hits, closed.disk_reads), (2, 2, 2));
+    assert_eq!(closed.time_s, 0.020);
+    let timed = run("timestamps");
+    assert_eq!((timed.misses, timed.hits), (2, 2));
+    // Each request waits out its timestamp gap after the previous one was served: 3 s of
+    // gaps plus the two 10 ms misses.
+    assert_eq!(timed.time_s, 3.020);
+}
