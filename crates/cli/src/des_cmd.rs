@@ -35,6 +35,8 @@ fn metric(p: &Point, name: &str) -> String {
         "flusher_writes" => r.flusher_writes.to_string(),
         "cleaner_writes" => r.cleaner_writes.to_string(),
         "dirty_discarded" => r.dirty_discarded.to_string(),
+        "duplicates" => r.duplicates.to_string(),
+        "violations" => r.violations.to_string(),
         other => unreachable!("metric {other} was validated when the scenario loaded"),
     }
 }
@@ -49,7 +51,13 @@ pub fn run(a: DesArgs) -> Result<()> {
             out.push_str(&serde_json::to_string(p)?);
             out.push('\n');
         }
-        return util::emit(&out);
+        util::emit(&out)?;
+        let broken: u64 = points.iter().map(|p| p.report.violations).sum();
+        anyhow::ensure!(
+            broken == 0,
+            "the ordering checker found {broken} violations"
+        );
+        return Ok(());
     }
     let metrics: Vec<&str> = if scenario.measure.metrics.is_empty() {
         METRICS.to_vec()
@@ -89,5 +97,13 @@ pub fn run(a: DesArgs) -> Result<()> {
             busiest * 100.0
         ));
     }
-    util::emit(&out)
+    util::emit(&out)?;
+    let broken: u64 = points.iter().map(|p| p.report.violations).sum();
+    if let Some(first) = points
+        .iter()
+        .find_map(|p| p.report.first_violation.as_deref())
+    {
+        anyhow::bail!("the ordering checker found {broken} violations; the first: {first}");
+    }
+    Ok(())
 }

@@ -184,9 +184,73 @@ fn xmf_cleaning_reports_both_cleaners() {
 #[test]
 fn bench_des_quick_reports_events_per_second() {
     let lines = json_lines(&ok(&["bench", "des", "--quick", "--json"]));
-    assert_eq!(lines.len(), 4);
-    for l in &lines[..3] {
+    assert_eq!(lines.len(), 5);
+    for l in &lines[..4] {
         assert!(l["events"].as_u64().unwrap() > 10_000);
         assert!(l["events_per_s"].as_f64().unwrap() > 0.0);
     }
+}
+
+#[test]
+fn burnett_ordering_quick_reports_every_mechanism_without_violations() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let points = json_lines(&ok(&[
+        "experiment",
+        "burnett-ordering",
+        "--quick",
+        "--json",
+        "--out",
+        out,
+    ]));
+    assert_eq!(points.len(), 10 * 2 * 4);
+    for p in &points {
+        for field in [
+            "figure",
+            "mechanism",
+            "scheduler",
+            "param",
+            "value",
+            "time_s",
+            "disk_reads",
+            "disk_writes",
+            "violations",
+        ] {
+            assert!(p.get(field).is_some(), "{field} missing in {p}");
+        }
+        assert_eq!(p["violations"], 0);
+    }
+    for m in ["none", "fsync", "barrier", "graph"] {
+        assert!(points.iter().any(|p| p["mechanism"] == m));
+    }
+    assert!(files_in(dir.path())
+        .iter()
+        .any(|f| f.starts_with("fig4.12")));
+}
+
+#[test]
+fn a_syscall_trace_replays_and_a_bad_line_is_named() {
+    let out = ok(&["des", &scenario("wal-graph.toml")]);
+    assert!(
+        out.lines().nth(1).unwrap().trim_end().ends_with(" 0"),
+        "{out}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("bad.syscalls"),
+        "file log 100\n0 write log 0 10\n0 gwrite log 0 10 1 after=9\n",
+    )
+    .unwrap();
+    let toml = std::fs::read_to_string(scenario("wal-graph.toml"))
+        .unwrap()
+        .replace("wal.syscalls", "bad.syscalls");
+    let path = dir.path().join("bad.toml");
+    std::fs::write(&path, toml).unwrap();
+    let result = bufcache(&["des", path.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&result.stderr);
+    assert!(!result.status.success());
+    assert!(
+        err.contains("bad.syscalls:3") && err.contains("after=9"),
+        "{err}"
+    );
 }

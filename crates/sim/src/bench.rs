@@ -216,7 +216,8 @@ pub struct DesBenchResult {
     pub events_per_s: f64,
 }
 
-/// The simulator's benchmark cases, scaled by `scale` (1 = default size): Kotz & Ellis
+/// The simulator's benchmark cases, scaled by `scale` (1 = default size): Burnett's
+/// TPC-B-like transactions with asynchronous graphs (the ordering machinery), Kotz & Ellis
 /// `gw` with quarter-block records under WriteFull (many small writes, 20 processes, 20
 /// disks), `lw1` under WriteBack (the scan cleaner at work), and the XMF temporary-file
 /// workload with the clock daemon.
@@ -246,7 +247,24 @@ pub fn des_cases(
         jobs: (20 * scale) as u32,
         ..Default::default()
     };
+    let tpcb = crate::des::tpcb::TpcbWorkload {
+        mechanism: crate::des::tpcb::Mechanism::Graph,
+        transactions: 10_000 * scale as u32,
+        ..Default::default()
+    };
     vec![
+        (
+            format!(
+                "burnett tpc-b graphs c-look, {} transactions",
+                tpcb.transactions
+            ),
+            crate::experiments::burnett_ordering::system(
+                crate::experiments::burnett_ordering::CACHE_PAGES,
+                crate::des::disk::Scheduler::Clook,
+                &tpcb,
+            ),
+            tpcb.build(),
+        ),
         (
             format!("kotz gw writefull 1/4-block records, {blocks} blocks"),
             kotz_ellis::base_system(80, WritePolicy::WriteFull),

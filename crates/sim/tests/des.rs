@@ -33,6 +33,7 @@ fn one(ops: Vec<Op>, blocks: u64, on_disk: u64) -> Workload {
             delays: vec![],
         }],
         counters: 0,
+        deps: Vec::new(),
     }
 }
 
@@ -204,6 +205,7 @@ fn held_dirty_buffers_are_cleaned_when_nothing_else_can_free_one() {
             },
         ],
         counters: 0,
+        deps: Vec::new(),
     };
     // With no I/O in flight to wait for, the held buffer is written and then reused.
     let r = simulate(&s, &w, 1).unwrap();

@@ -120,6 +120,10 @@ pub struct CacheConfig {
     /// CPU time for each cached block a call touches (lookup, copy, bookkeeping), in
     /// microseconds.
     pub block_us: f64,
+    /// Break write ordering on purpose: the flusher, cleaners and syncs write dirty
+    /// buffers whatever they must follow. Only for showing that the ordering checker
+    /// notices (`violations` > 0).
+    pub ignore_ordering: bool,
 }
 
 impl Default for CacheConfig {
@@ -137,6 +141,7 @@ impl Default for CacheConfig {
             read_ahead: 0,
             syscall_us: 0.0,
             block_us: 0.0,
+            ignore_ordering: false,
         }
     }
 }

@@ -123,6 +123,7 @@ impl TraceWorkload {
             }],
             scripts,
             counters: 0,
+            deps: Vec::new(),
         })
     }
 }

@@ -198,6 +198,7 @@ impl KotzWorkload {
             }],
             scripts,
             counters: 1,
+            deps: Vec::new(),
         }
     }
 

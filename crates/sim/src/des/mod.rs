@@ -13,8 +13,11 @@
 //! * [`config`] — the system: cache size, replacement policy (any of the policy crate),
 //!   write policy, cleaner, flusher, read-ahead, CPU costs, disks and layout;
 //! * [`ops`] — what processes do;
+//! * [`ordering`] — write ordering: barrier epochs, asynchronous-graph nodes and the
+//!   checker that verifies every run;
 //! * [`engine`] — the event loop, the buffer cache and the processes;
-//! * [`kotz`], [`xmf`], [`from_trace`] — workload generators;
+//! * [`kotz`], [`xmf`], [`tpcb`], [`from_trace`], [`syscalls`] — workload generators and
+//!   trace readers;
 //! * [`scenario`] — TOML scenario files with sweeps.
 //!
 //! # Example
@@ -44,7 +47,10 @@ pub mod event;
 pub mod from_trace;
 pub mod kotz;
 pub mod ops;
+pub mod ordering;
 pub mod scenario;
+pub mod syscalls;
+pub mod tpcb;
 pub mod xmf;
 
 pub use engine::{simulate, Engine, Report, RunError};

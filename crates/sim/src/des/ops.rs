@@ -49,8 +49,28 @@ pub enum Op {
     /// Compute for the process's next delay from its fixed list (Kotz & Ellis: drawn once
     /// per workload, the same in every run).
     ComputeNext,
-    /// Wait until the file's dirty blocks are on disk (`None`: every file).
+    /// Wait until the file's dirty blocks are on disk (`None`: every file): `fsync` and
+    /// `sync`. Blocks that must follow other writes get those written first.
     Sync(Option<FileId>),
+    /// `barrier()`: every write issued before reaches the disk before any issued after
+    /// (Burnett §4.2).
+    Barrier,
+    /// `graphwrite()` (Burnett §4.3): write `len` bytes at `offset`, naming the write `id`
+    /// and ordering it after the writes named by `Workload::deps[deps_start..][..deps_len]`.
+    GraphWrite {
+        /// The file.
+        file: FileId,
+        /// First byte.
+        offset: u64,
+        /// Bytes to write.
+        len: u64,
+        /// The write's id (unique in the workload).
+        id: u32,
+        /// Start of its dependency ids in [`Workload::deps`].
+        deps_start: u32,
+        /// Number of dependency ids.
+        deps_len: u32,
+    },
     /// Repeatedly take the next record number from shared counter `counter` and transfer
     /// that record of `file`, until `total_bytes` are covered; after each record, compute
     /// for the next delay if `compute`.
@@ -99,4 +119,17 @@ pub struct Workload {
     pub scripts: Vec<Script>,
     /// Number of shared record counters used by [`Op::SharedRecords`].
     pub counters: u16,
+    /// Dependency ids of every [`Op::GraphWrite`], concatenated.
+    pub deps: Vec<u32>,
+}
+
+impl Workload {
+    /// True if any process uses `fsync`/`sync`, barriers or graph writes: the simulator
+    /// then tracks ordering and checks every write that reaches the disk.
+    pub fn uses_ordering(&self) -> bool {
+        self.scripts
+            .iter()
+            .flat_map(|s| s.ops.iter())
+            .any(|op| matches!(op, Op::Sync(_) | Op::Barrier | Op::GraphWrite { .. }))
+    }
 }

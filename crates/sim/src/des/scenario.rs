@@ -35,6 +35,7 @@ use super::engine::{simulate, Report, RunError};
 use super::from_trace::TraceWorkload;
 use super::kotz::KotzWorkload;
 use super::ops::Workload;
+use super::tpcb::TpcbWorkload;
 use super::xmf::XmfWorkload;
 
 /// Which workload generator, with its parameters.
@@ -47,6 +48,25 @@ pub enum WorkloadSpec {
     Xmf(XmfWorkload),
     /// Requests from a trace file.
     Trace(TraceWorkload),
+    /// Burnett's TPC-B-like transactions with an ordering mechanism.
+    Tpcb(TpcbWorkload),
+    /// A system-call trace (see [`super::syscalls`]).
+    Syscalls(SyscallsWorkload),
+}
+
+/// A system-call trace as a workload.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SyscallsWorkload {
+    /// The trace file (relative to the scenario file).
+    pub path: PathBuf,
+    /// Bytes per block (must match the cache's).
+    #[serde(default = "default_block")]
+    pub block_bytes: u64,
+}
+
+fn default_block() -> u64 {
+    4096
 }
 
 impl WorkloadSpec {
@@ -56,6 +76,8 @@ impl WorkloadSpec {
             WorkloadSpec::Kotz(k) => k.block_bytes,
             WorkloadSpec::Xmf(x) => x.block_bytes,
             WorkloadSpec::Trace(t) => t.block_bytes,
+            WorkloadSpec::Tpcb(t) => t.block_bytes,
+            WorkloadSpec::Syscalls(t) => t.block_bytes,
         }
     }
 
@@ -68,15 +90,19 @@ impl WorkloadSpec {
                 "a trace workload needs the trace file's path".into(),
             )),
             WorkloadSpec::Trace(_) => Ok(()),
+            WorkloadSpec::Tpcb(t) => t.validate(),
+            WorkloadSpec::Syscalls(_) => Ok(()),
         }
     }
 
-    /// Generate (or read) the scripts.
-    pub fn build(&self) -> Result<Workload, trace::TraceError> {
+    /// Generate (or read) the scripts; errors are messages that name the trace file.
+    pub fn build(&self) -> Result<Workload, String> {
         match self {
             WorkloadSpec::Kotz(k) => Ok(k.build()),
             WorkloadSpec::Xmf(x) => Ok(x.build()),
-            WorkloadSpec::Trace(t) => t.build(),
+            WorkloadSpec::Trace(t) => t.build().map_err(|e| e.to_string()),
+            WorkloadSpec::Tpcb(t) => Ok(t.build()),
+            WorkloadSpec::Syscalls(s) => super::syscalls::load(&s.path).map_err(|e| e.to_string()),
         }
     }
 }
@@ -161,12 +187,12 @@ pub enum ScenarioError {
         message: String,
     },
     /// The trace of a trace workload could not be read.
-    #[error("{}: workload trace: {source}", path.display())]
+    #[error("{}: workload trace: {message}", path.display())]
     Trace {
         /// The scenario file.
         path: PathBuf,
-        /// The trace error (it names the trace file and record).
-        source: trace::TraceError,
+        /// The trace error (it names the trace file and the record or line).
+        message: String,
     },
 }
 
@@ -184,6 +210,8 @@ pub const METRICS: &[&str] = &[
     "flusher_writes",
     "cleaner_writes",
     "dirty_discarded",
+    "duplicates",
+    "violations",
 ];
 
 /// One run of a scenario: the swept value (if any) and the report.
@@ -216,10 +244,15 @@ impl Scenario {
             source,
         })?;
         let mut scenario = Self::parse(&text, path)?;
-        if let WorkloadSpec::Trace(t) = &mut scenario.workload {
-            if t.path.is_relative() {
+        let trace_path = match &mut scenario.workload {
+            WorkloadSpec::Trace(t) => Some(&mut t.path),
+            WorkloadSpec::Syscalls(s) => Some(&mut s.path),
+            _ => None,
+        };
+        if let Some(p) = trace_path {
+            if p.is_relative() {
                 if let Some(dir) = path.parent() {
-                    t.path = dir.join(&t.path);
+                    *p = dir.join(&*p);
                 }
             }
         }
@@ -294,9 +327,9 @@ impl Scenario {
         let workload = self
             .workload
             .build()
-            .map_err(|source| ScenarioError::Trace {
+            .map_err(|message| ScenarioError::Trace {
                 path: path.to_path_buf(),
-                source,
+                message,
             })?;
         let systems = self.systems(path)?;
         let values: Vec<Option<String>> = match &self.measure.sweep {

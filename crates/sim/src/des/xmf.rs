@@ -185,6 +185,7 @@ impl XmfWorkload {
             files,
             scripts,
             counters: 0,
+            deps: Vec::new(),
         }
     }
 }

@@ -4,6 +4,7 @@
 //! Every point is independent, so points run in parallel (rayon) and come back in a fixed
 //! order: the output does not depend on the number of threads.
 
+pub mod burnett_ordering;
 pub mod kotz_ellis;
 pub mod xmf_cleaning;
 
@@ -21,6 +22,10 @@ pub const EXPERIMENTS: &[ExperimentInfo] = &[
     ExperimentInfo {
         name: "kotz-ellis",
         summary: "Kotz & Ellis 1992: caching and write policies on 20 parallel disks (table, Figures 1-5)",
+    },
+    ExperimentInfo {
+        name: "burnett-ordering",
+        summary: "Burnett 2006 ch.4: fsync, file-system barriers and asynchronous graphs on TPC-B (Figures 4.12-4.19)",
     },
     ExperimentInfo {
         name: "xmf-cleaning",

@@ -32,6 +32,9 @@ use super::config::{s_to_ns, us_to_ns, Cleaner, Layout, SystemConfig, WritePolic
 use super::disk::Disk;
 use super::event::{Event, EventQueue, Nanos, NS_PER_S};
 use super::ops::{FileId, Op, Workload};
+use super::ordering::{Checker, Epochs, Graph};
+
+mod ordered;
 
 const NONE: u32 = u32::MAX;
 const NO_KEY: u64 = u64::MAX;
@@ -78,6 +81,14 @@ struct Buffer {
     to_pool: bool,
     wait_head: u32,
     wait_tail: u32,
+    /// Write ordering: the barrier epoch the dirty data belongs to, and its graph node.
+    epoch: u64,
+    node: u32,
+    /// An old version kept for ordering (not in the cache's map or capacity): written
+    /// once, then released.
+    dup: bool,
+    /// Order in which writes were started (to wait on the latest).
+    write_seq: u64,
 }
 
 impl Buffer {
@@ -95,6 +106,10 @@ impl Buffer {
         to_pool: false,
         wait_head: NONE,
         wait_tail: NONE,
+        epoch: 0,
+        node: NONE,
+        dup: false,
+        write_seq: 0,
     };
 }
 
@@ -107,6 +122,10 @@ struct Transfer {
     blocks: u64,
     /// Compute for the next delay once done (shared-record loops).
     then_compute: bool,
+    /// The checker's number for this logical write.
+    logical: u32,
+    /// Graph node of a `graphwrite` (NONE for a plain write).
+    node: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -123,6 +142,8 @@ struct Proc {
     direct_phase: u8,
     /// The block this process would read next if it reads sequentially.
     sequential_next: u64,
+    /// Logical writes recorded before the current `fsync` began.
+    sync_mark: Option<u32>,
     done: bool,
 }
 
@@ -172,6 +193,12 @@ pub struct Report {
     pub cleaner_writes: u64,
     /// Dirty blocks dropped because their file was deleted or truncated.
     pub dirty_discarded: u64,
+    /// Buffers copied to keep an old version in its place in the write order.
+    pub duplicates: u64,
+    /// Ordering constraints broken by what reached the disk (must be 0).
+    pub violations: u64,
+    /// The first broken constraint, described.
+    pub first_violation: Option<String>,
     /// Per-disk counts and utilization.
     pub disks: Vec<DiskReport>,
 }
@@ -236,6 +263,27 @@ pub struct Engine<'w> {
     /// left to do does not lengthen the run).
     end_ns: Nanos,
     stats: Report,
+    /// Cache buffers handed out so far (indices `0..issued`; duplicates live above
+    /// `buffers`).
+    issued: u32,
+    // Write ordering (see `ordered.rs`); idle unless the workload syncs, uses barriers or
+    // graph writes.
+    ordering: bool,
+    epochs: Epochs,
+    graph: Graph,
+    checker: Checker,
+    /// Logical writes carried by each buffer's dirty data, and by its write in flight.
+    carried: Vec<Vec<u32>>,
+    in_flight: Vec<Vec<u32>>,
+    /// Buffers holding each file's blocks (may hold stale entries; checked on use).
+    file_frames: Vec<Vec<u32>>,
+    /// Released duplicate buffers, for reuse.
+    dup_free: Vec<u32>,
+    /// Duplicates waiting for their dependencies before they can be written.
+    deferred: Vec<u32>,
+    write_seq: u64,
+    /// Final sync in progress: each time the disks go idle, write what ordering allows.
+    final_flush: bool,
 }
 
 impl<'w> Engine<'w> {
@@ -301,6 +349,7 @@ impl<'w> Engine<'w> {
                 counted: false,
                 direct_phase: 0,
                 sequential_next: NO_KEY,
+                sync_mark: None,
                 done: false,
             })
             .collect();
@@ -351,8 +400,23 @@ impl<'w> Engine<'w> {
                 flusher_writes: 0,
                 cleaner_writes: 0,
                 dirty_discarded: 0,
+                duplicates: 0,
+                violations: 0,
+                first_violation: None,
                 disks: Vec::new(),
             },
+            issued: 0,
+            ordering: workload.uses_ordering(),
+            epochs: Epochs::default(),
+            graph: Graph::default(),
+            checker: Checker::new(workload.files.len()),
+            carried: Vec::new(),
+            in_flight: Vec::new(),
+            file_frames: vec![Vec::new(); workload.files.len()],
+            dup_free: Vec::new(),
+            deferred: Vec::new(),
+            write_seq: 0,
+            final_flush: false,
         })
     }
 
@@ -397,6 +461,8 @@ impl<'w> Engine<'w> {
         let end = self.end_ns.max(self.processes_done);
         self.stats.time_s = end as f64 / NS_PER_S;
         self.stats.processes_done_s = self.processes_done as f64 / NS_PER_S;
+        self.stats.violations = self.checker.violations();
+        self.stats.first_violation = self.checker.first_violation().map(str::to_string);
         self.stats.disks = self
             .disks
             .iter()
@@ -454,8 +520,23 @@ impl<'w> Engine<'w> {
                 }
                 Op::Write { file, offset, len } => {
                     self.begin(p, file, offset, offset + len, true, false);
+                    self.begin_write(p, None);
                     continue;
                 }
+                Op::GraphWrite {
+                    file,
+                    offset,
+                    len,
+                    id,
+                    deps_start,
+                    deps_len,
+                } => {
+                    self.begin(p, file, offset, offset + len, true, false);
+                    let deps = &self.workload.deps[deps_start as usize..][..deps_len as usize];
+                    self.begin_write(p, Some((id, deps)));
+                    continue;
+                }
+                Op::Barrier => self.epochs.barrier(),
                 Op::Delete(file) => self.drop_blocks(file, 0),
                 Op::Truncate { file, len } => self.drop_blocks(file, len),
                 Op::Compute(ns) => delay = ns,
@@ -480,6 +561,9 @@ impl<'w> Engine<'w> {
                         let end = (start + record_bytes).min(total_bytes);
                         // The loop op stays current until the counter runs out.
                         self.begin(p, file, start, end, write, compute);
+                        if write {
+                            self.begin_write(p, None);
+                        }
                         self.procs[p].pc -= 1;
                         continue;
                     }
@@ -513,6 +597,8 @@ impl<'w> Engine<'w> {
             write,
             blocks: 0,
             then_compute,
+            logical: NONE,
+            node: NONE,
         });
     }
 
@@ -536,11 +622,7 @@ impl<'w> Engine<'w> {
     fn all_processes_done(&mut self) {
         self.processes_done = self.now;
         if self.cfg.final_sync && self.policy.is_some() {
-            for f in 0..self.bufs.len() as u32 {
-                if self.bufs[f as usize].dirty && self.bufs[f as usize].io == Io::Idle {
-                    self.start_write(f);
-                }
-            }
+            self.flush_everything();
         }
     }
 
@@ -692,10 +774,17 @@ impl<'w> Engine<'w> {
         b.doomed = false;
         b.in_policy = true;
         self.policy_mut().on_insert(FrameId(f), access);
+        if self.ordering {
+            self.file_frames[key_file(key) as usize].push(f);
+        }
     }
 
     /// Copy into or out of a valid, non-busy buffer and apply the write policy.
     fn apply(&mut self, p: usize, f: u32, n: u64, write: bool) {
+        if write && self.ordering {
+            let t = self.procs[p].transfer.expect("a write is a transfer");
+            self.order_write(f, t.logical, t.node);
+        }
         if write {
             let now = self.now;
             let b = &mut self.bufs[f as usize];
@@ -705,10 +794,13 @@ impl<'w> Engine<'w> {
             }
             b.filled += n;
             let full = b.filled >= self.block_bytes;
-            match self.cfg.cache.write_policy {
-                WritePolicy::WriteThru => self.start_write(f),
-                WritePolicy::WriteFull if full => self.start_write(f),
-                _ => {}
+            let write_now = match self.cfg.cache.write_policy {
+                WritePolicy::WriteThru => true,
+                WritePolicy::WriteFull => full,
+                _ => false,
+            };
+            if write_now && self.may_write(f) {
+                self.start_write(f);
             }
         }
         self.hold(p, f);
@@ -736,6 +828,7 @@ impl<'w> Engine<'w> {
             && b.dirty
             && b.io == Io::Idle
             && self.cfg.cache.write_policy == WritePolicy::WriteFree
+            && self.may_write(old)
         {
             self.start_write(old);
         }
@@ -778,14 +871,27 @@ impl<'w> Engine<'w> {
         if let Some(f) = self.free.pop() {
             return Some(f);
         }
-        if self.bufs.len() < self.cfg.cache.buffers as usize {
-            self.bufs.push(Buffer::EMPTY);
-            return Some(self.bufs.len() as u32 - 1);
+        if self.issued < self.cfg.cache.buffers {
+            let f = self.issued;
+            self.issued += 1;
+            if self.bufs.len() <= f as usize {
+                self.bufs.push(Buffer::EMPTY);
+            }
+            return Some(f);
         }
         let got = match self.cfg.cache.cleaner {
             Cleaner::Daemon => self.allocate_from_pool(),
             Cleaner::Scan => self.allocate_scanning(incoming, usize::MAX),
             Cleaner::Sync => self.allocate_scanning(incoming, 1),
+        };
+        let got = match got {
+            None if self.ordering && self.buffers_busy == 0 => {
+                // Every victim is dirty behind an ordering constraint: write what may be
+                // written (the safe epoch, or a graph leaf) and wait for it.
+                self.force_progress();
+                None
+            }
+            other => other,
         };
         match got {
             Some(f) => {
@@ -831,7 +937,12 @@ impl<'w> Engine<'w> {
             victims.clear();
             {
                 let bufs = &self.bufs;
-                let ok = |f: FrameId| candidate(&bufs[f.index()], allow_held);
+                let (epochs, graph) = (&self.epochs, &self.graph);
+                let strict = self.ordering && !self.cfg.cache.ignore_ordering;
+                let ok = |f: FrameId| {
+                    let b = &bufs[f.index()];
+                    candidate(b, allow_held) && (!strict || ordered::writable(b, epochs, graph))
+                };
                 self.policy
                     .as_ref()
                     .expect("cache enabled")
@@ -979,6 +1090,9 @@ impl<'w> Engine<'w> {
             self.map.remove(&b.key);
             if b.dirty {
                 self.stats.dirty_discarded += 1;
+                if self.ordering {
+                    self.forget_dirty(f);
+                }
             }
             if b.in_policy {
                 self.policy_mut().remove(FrameId(f));
@@ -1034,12 +1148,18 @@ impl<'w> Engine<'w> {
 
     fn start_write(&mut self, f: u32) {
         let b = &mut self.bufs[f as usize];
-        debug_assert!(b.dirty && b.io == Io::Idle);
+        assert!(
+            b.dirty && b.io == Io::Idle,
+            "only an idle dirty buffer is written"
+        );
         b.io = Io::Writing;
         self.buffers_busy += 1;
         b.dirty = false;
         b.filled = 0;
         let key = b.key;
+        if self.ordering {
+            self.on_write_start(f);
+        }
         self.submit(key_file(key), key_block(key), true, f);
     }
 
@@ -1057,8 +1177,24 @@ impl<'w> Engine<'w> {
         }
         let f = req.token;
         self.buffers_busy -= 1;
+        self.bufs[f as usize].io = Io::Idle;
+        if req.write && self.ordering {
+            self.on_write_done(f);
+        }
+        if self.bufs[f as usize].dup {
+            // A duplicate's one write is done: release it.
+            let b = &mut self.bufs[f as usize];
+            *b = Buffer {
+                wait_head: b.wait_head,
+                wait_tail: b.wait_tail,
+                ..Buffer::EMPTY
+            };
+            self.dup_free.push(f);
+            self.wake_buffer_waiters_of(f);
+            self.wake_buffer_waiters();
+            return;
+        }
         let b = &mut self.bufs[f as usize];
-        b.io = Io::Idle;
         let doomed = b.doomed;
         let to_pool = b.to_pool;
         b.to_pool = false;
@@ -1083,39 +1219,17 @@ impl<'w> Engine<'w> {
         }
         for f in 0..self.bufs.len() as u32 {
             let b = &self.bufs[f as usize];
-            if b.dirty && b.io == Io::Idle && self.now - b.dirty_since >= self.flush_age_ns {
+            if b.dirty
+                && b.io == Io::Idle
+                && self.now - b.dirty_since >= self.flush_age_ns
+                && self.may_write(f)
+            {
                 self.start_write(f);
                 self.stats.flusher_writes += 1;
             }
         }
         self.queue
             .push(self.now + self.flush_interval_ns, Event::Flusher);
-    }
-
-    /// `fsync(file)` / `sync()`: start writes of the dirty blocks; true once none is dirty
-    /// or being written.
-    fn sync(&mut self, pid: u32, file: Option<FileId>) -> bool {
-        if self.policy.is_none() {
-            return true;
-        }
-        let mut wait = NONE;
-        for f in 0..self.bufs.len() as u32 {
-            let b = self.bufs[f as usize];
-            if b.key == NO_KEY || file.is_some_and(|file| key_file(b.key) != file) {
-                continue;
-            }
-            if b.dirty && b.io == Io::Idle {
-                self.start_write(f);
-            }
-            if self.bufs[f as usize].io == Io::Writing && wait == NONE {
-                wait = f;
-            }
-        }
-        if wait == NONE {
-            return true;
-        }
-        self.wait_on_buffer(pid, wait);
-        false
     }
 
     // ----- waiting ---------------------------------------------------------------------
@@ -1206,7 +1320,22 @@ fn check_workload(w: &Workload) -> Result<(), RunError> {
                     }
                     Some(file)
                 }
-                Op::Compute(_) | Op::ComputeNext | Op::Sync(None) => None,
+                Op::GraphWrite {
+                    file,
+                    deps_start,
+                    deps_len,
+                    ..
+                } => {
+                    let end = deps_start as usize + deps_len as usize;
+                    if end > w.deps.len() {
+                        return Err(RunError::Workload(format!(
+                            "process {p}, op {i}: dependencies {deps_start}..{end} but the workload lists {}",
+                            w.deps.len()
+                        )));
+                    }
+                    Some(file)
+                }
+                Op::Compute(_) | Op::ComputeNext | Op::Sync(None) | Op::Barrier => None,
             };
             if let Some(f) = file {
                 if f as usize >= files {
