@@ -7,6 +7,7 @@
 //! non-zero exit status, never a panic.
 
 mod bench_cmd;
+mod dust_cmd;
 mod input;
 mod mrc_cmd;
 mod replay_cmd;
@@ -40,6 +41,8 @@ enum Command {
     /// Throughput benchmarks.
     #[command(subcommand)]
     Bench(bench_cmd::BenchCommand),
+    /// Measure a cache's size and fingerprint its replacement policy (Burnett's Dust).
+    Dust(dust_cmd::DustArgs),
 }
 
 fn policies() -> Result<()> {
@@ -88,6 +91,7 @@ fn main() -> ExitCode {
         Command::Trace(c) => trace_cmd::run(c),
         Command::Policies => policies(),
         Command::Bench(c) => bench_cmd::run(c),
+        Command::Dust(a) => dust_cmd::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
