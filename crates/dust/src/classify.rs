@@ -434,3 +434,115 @@ pub fn evident(f: &Features) -> Vec<Attribute> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(initial: f64, recency: f64, frequency: f64, survival: f64, mixed: f64) -> StepFeatures {
+        StepFeatures {
+            probes: 600,
+            survival,
+            initial,
+            recency,
+            frequency,
+            mixedness: mixed,
+            profile: vec![survival; STRIPES as usize],
+        }
+    }
+
+    fn features(st: StepFeatures, ub: StepFeatures, shift: f64, hot: f64, cold: f64) -> Features {
+        Features {
+            short_term: st,
+            use_bits: ub,
+            use_bit_shift: shift,
+            hot_survival: hot,
+            cold_survival: cold,
+            history_probes: 600,
+        }
+    }
+
+    #[test]
+    fn order_score_by_hand() {
+        // Survivors 3 and 4, victims 1 and 2: perfectly separated.
+        let mut v = vec![(1.0, false), (3.0, true), (2.0, false), (4.0, true)];
+        assert_eq!(order_score(&mut v), 1.0);
+        // Reversed: 0.
+        let mut v = vec![(1.0, true), (2.0, false)];
+        assert_eq!(order_score(&mut v), 0.0);
+        // All tied: one half.
+        let mut v = vec![(5.0, true), (5.0, false), (5.0, true)];
+        assert_eq!(order_score(&mut v), 0.5);
+        // Survivor 2 beats victim 1, ties victim 2 (half), loses to victim 3: 1.5/3.
+        let mut v = vec![(2.0, true), (1.0, false), (2.0, false), (3.0, false)];
+        assert_eq!(order_score(&mut v), 0.5);
+        // Survivor 3 beats 1 and 2: with survivor 0 beating none: (2 + 0) / 4.
+        let mut v = vec![(3.0, true), (0.0, true), (1.0, false), (2.0, false)];
+        assert_eq!(order_score(&mut v), 0.5);
+        // Nobody evicted: no information.
+        let mut v = vec![(1.0, true), (2.0, true)];
+        assert_eq!(order_score(&mut v), 0.5);
+    }
+
+    #[test]
+    fn thesis_fingerprints_by_hand() {
+        // Scores as Dust measures them at the true size (see docs/dust.md).
+        let fifo = step(1.0, 0.70, 0.89, 0.43, 0.02);
+        let lru = step(0.78, 1.0, 0.53, 0.43, 0.02);
+        let lfu = step(0.90, 0.50, 1.0, 0.44, 0.02);
+        let sfifo = step(0.10, 0.51, 0.10, 0.44, 0.02);
+        let coin = step(0.50, 0.52, 0.49, 0.5, 0.95);
+        let v = |f: Features| classify(&f).verdict;
+        assert_eq!(
+            v(features(fifo.clone(), fifo.clone(), 0.0, 0.0, 0.9)),
+            "fifo"
+        );
+        assert_eq!(v(features(lru.clone(), lru.clone(), 0.0, 0.0, 0.9)), "lru");
+        assert_eq!(v(features(lfu.clone(), lfu.clone(), 0.0, 0.0, 0.9)), "lfu");
+        assert_eq!(
+            v(features(sfifo.clone(), sfifo.clone(), 0.0, 0.0, 0.9)),
+            "sfifo"
+        );
+        assert_eq!(
+            v(features(coin.clone(), coin.clone(), 0.1, 0.5, 0.5)),
+            "random"
+        );
+        // Clock: FIFO with uniform bits, order broken with half of them set.
+        let broken = step(0.48, 0.67, 0.27, 0.43, 0.08);
+        let clock = classify(&features(fifo.clone(), broken, 0.55, 0.0, 0.9));
+        assert_eq!(clock.verdict, "clock");
+        assert_eq!(
+            clock.attributes,
+            vec![Attribute::Recency, Attribute::UseBits]
+        );
+        assert_eq!(clock.confidence, 1.0);
+        // LFU at a low estimate looks like FIFO in the short-term step; the warm-up's
+        // frequency-2 pages then decide.
+        let warm = step(0.56, 0.11, 1.0, 0.10, 0.0);
+        assert_eq!(v(features(fifo.clone(), warm, 0.62, 0.4, 1.0)), "lfu");
+        // History with FIFO order is 2Q, with LRU order LRU-2.
+        assert_eq!(
+            v(features(fifo.clone(), fifo.clone(), 0.0, 1.0, 0.0)),
+            "twoq"
+        );
+        assert_eq!(v(features(lru.clone(), lru.clone(), 0.0, 1.0, 0.0)), "lruk");
+        // History with neither order: unknown, with the evidence.
+        let odd = step(0.6, 0.6, 0.6, 0.5, 0.05);
+        let u = classify(&features(odd.clone(), odd, 0.0, 1.0, 0.2));
+        assert_eq!(u.verdict, "unknown");
+        assert_eq!(u.attributes, vec![Attribute::History]);
+    }
+
+    #[test]
+    fn confidence_grows_with_the_margin() {
+        let sharp = step(1.0, 0.7, 0.89, 0.43, 0.02);
+        let blunt = step(0.96, 0.7, 0.89, 0.43, 0.02);
+        let a = classify(&features(sharp.clone(), sharp, 0.0, 0.0, 0.9));
+        let b = classify(&features(blunt.clone(), blunt, 0.0, 0.0, 0.9));
+        assert_eq!((a.verdict, b.verdict), ("fifo", "fifo"));
+        assert_eq!(a.confidence, 1.0);
+        // (0.96 - 0.95) / (1 - 0.95) = 0.2 of the way: 0.5 + 0.1.
+        assert_eq!(b.confidence, 0.6);
+        assert_eq!(margin(0.95, 0.95, 1.0), 0.5);
+    }
+}

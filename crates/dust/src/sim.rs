@@ -322,3 +322,81 @@ impl Target for SimTarget {
         true
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn target_strings() {
+        let t = SimTarget::parse("sim:lruk:k=2:pages=20000", 1).unwrap();
+        assert_eq!(t.pages(), 20_000);
+        assert_eq!(t.blocks(), 160_000);
+        assert_eq!(t.describe(), "sim:lruk:k=2:pages=20000");
+        assert!(!t.has_timing());
+        let t = SimTarget::parse("sim:s3fifo:small=0.2:pages=50:timing=on:file=400", 1).unwrap();
+        assert_eq!((t.pages(), t.blocks()), (50, 400));
+        assert!(t.has_timing());
+        for (bad, needle) in [
+            ("lru:pages=5", "starts with `sim:`"),
+            ("sim:lru", "add `:pages=N`"),
+            ("sim:lru:pages=0", "positive number"),
+            ("sim:lru:pages=x", "positive number"),
+            ("sim::pages=10", "expected sim:POLICY"),
+            ("sim:lru:pages=10:timing=maybe", "on or off"),
+            ("sim:lru:pages=10:file=5", "between 2*pages"),
+            ("sim:lru:pages=10:bogus", "name=value"),
+        ] {
+            let e = SimTarget::parse(bad, 1).unwrap_err().to_string();
+            assert!(e.contains(needle), "{bad}: {e}");
+        }
+        let e = SimTarget::parse("sim:nosuch:pages=10", 1)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown policy `nosuch`"), "{e}");
+        let e = SimTarget::parse("sim:lru:k=2:pages=10", 1)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no parameter `k`"), "{e}");
+    }
+
+    #[test]
+    fn oracle_latency_and_reset() {
+        let mut t = SimTarget::parse("sim:lru:pages=2:timing=on", 9).unwrap();
+        let m = LatencyModel::default();
+        let first = t.read(0).unwrap();
+        assert_eq!(first.resident, Some(false));
+        let miss = first.latency_ns.unwrap();
+        assert!((m.miss_min_ns..=m.miss_max_ns).contains(&miss));
+        let second = t.read(0).unwrap();
+        assert_eq!(second.resident, Some(true));
+        assert!(second.latency_ns.unwrap() >= m.hit_ns);
+        assert_eq!(t.clock_ns(), miss + second.latency_ns.unwrap());
+        t.reset().unwrap();
+        assert_eq!(t.read(0).unwrap().resident, Some(false));
+        assert!(t.read(16).is_err());
+        // Same seed, same latencies.
+        let mut a = SimTarget::parse("sim:fifo:pages=8:timing=on", 3).unwrap();
+        let mut b = SimTarget::parse("sim:fifo:pages=8:timing=on", 3).unwrap();
+        for k in [1, 2, 1, 9, 1] {
+            assert_eq!(a.read(k).unwrap(), b.read(k).unwrap());
+        }
+    }
+
+    #[test]
+    fn random_evicts_differently_after_each_reset() {
+        let mut t = SimTarget::parse("sim:random:pages=50", 2).unwrap();
+        let mut survivors = Vec::new();
+        for _ in 0..3 {
+            t.reset().unwrap();
+            t.touch_range(0..100, 1).unwrap();
+            survivors.push(
+                (0..100)
+                    .filter(|&k| t.cache().contains(k))
+                    .collect::<Vec<_>>(),
+            );
+        }
+        assert_ne!(survivors[0], survivors[1]);
+        assert_ne!(survivors[1], survivors[2]);
+    }
+}
