@@ -102,19 +102,6 @@ impl LinuxTarget {
         Ok(self.residency[0] & 1 == 1)
     }
 
-    /// Resident pages of the whole file (for reports and the size check).
-    pub fn resident_pages(&self) -> Result<u64, DustError> {
-        let mut v = vec![0u8; self.blocks as usize];
-        self.map
-            .mincore(0, self.blocks * self.page_bytes, &mut v)
-            .map_err(|source| DustError::Io {
-                what: "mincore on",
-                path: self.path.clone(),
-                source,
-            })?;
-        Ok(v.iter().filter(|&&b| b & 1 == 1).count() as u64)
-    }
-
     fn pread(&self, block: u64) -> Result<(), DustError> {
         let mut byte = [0u8; 1];
         self.file

@@ -13,7 +13,8 @@
 //!   under 500 pages).
 //!
 //! A prefix *fits* when its second pass has at most `max(min_slow, slow_fraction · prefix)`
-//! slow reads. A prefix that fits is read back with no misses at all, while one block too
+//! slow reads, plus, when hits are judged by timing, the misjudged hits expected from the
+//! calibration's error rate and four standard deviations of them. A prefix that fits is read back with no misses at all, while one block too
 //! many already costs at least one miss under every demand-paging policy (and a whole pass
 //! under LRU, FIFO and Clock); the allowance only absorbs misjudged reads (a hit delayed by
 //! the scheduler, the 0.1% hiccups of the simulated latency model). The estimate may
@@ -37,6 +38,11 @@ pub struct SizeOptions {
     pub slow_fraction: f64,
     /// Slow reads always allowed (absorbs noise on small prefixes).
     pub min_slow: u64,
+    /// Probability that a hit is misjudged a miss, as measured by a timing calibration
+    /// (0 for an oracle). A prefix of `n` pages is then allowed `n·p + 4·sqrt(n·p)` more
+    /// slow reads: the expected number of misjudged hits plus four standard deviations,
+    /// so that one of the ~20 trials fails by noise alone with odds of about 1 in 1,000.
+    pub noise_rate: f64,
 }
 
 impl Default for SizeOptions {
@@ -46,6 +52,7 @@ impl Default for SizeOptions {
             tolerance: 0.002,
             slow_fraction: 0.01,
             min_slow: 2,
+            noise_rate: 0.0,
         }
     }
 }
@@ -98,9 +105,11 @@ fn trial(
             slow += 1;
         }
     }
-    let allowed = opts
-        .min_slow
-        .max((opts.slow_fraction * n as f64).floor() as u64);
+    let expected_noise = opts.noise_rate * n as f64;
+    let allowed = opts.min_slow.max(
+        (opts.slow_fraction * n as f64 + expected_noise + 4.0 * expected_noise.sqrt()).floor()
+            as u64,
+    );
     Ok(SizeTrial {
         prefix_pages: n,
         slow,
@@ -115,9 +124,14 @@ pub fn estimate_size(
     judge: &Judge,
     opts: &SizeOptions,
 ) -> Result<SizeEstimate, DustError> {
-    if !(0.0..0.5).contains(&opts.slow_fraction) || !(0.0..1.0).contains(&opts.tolerance) {
+    if !(0.0..0.5).contains(&opts.slow_fraction)
+        || !(0.0..1.0).contains(&opts.tolerance)
+        || !(0.0..0.2).contains(&opts.noise_rate)
+    {
         return Err(DustError::Config(
-            "size options: slow_fraction must be in [0, 0.5) and tolerance in [0, 1)".into(),
+            "size options: slow_fraction must be in [0, 0.5), tolerance in [0, 1) and \
+             noise_rate in [0, 0.2)"
+                .into(),
         ));
     }
     let blocks = target.blocks();

@@ -83,3 +83,66 @@ fn calibration_refuses_latencies_that_do_not_separate() {
     let err = fingerprint(&mut t, &DustConfig::default()).unwrap_err();
     assert!(err.to_string().contains("not separated"), "{err}");
 }
+
+#[test]
+fn a_noisy_machine_widens_the_size_allowance() {
+    // 3% of hits delayed past the threshold (a loaded machine preempting reads): more
+    // than the 1% allowance, so the calibration's measured hot error rate must widen it.
+    use rand::{Rng, SeedableRng};
+    struct Preempted(SimTarget, rand_xoshiro::Xoshiro256PlusPlus);
+    impl Target for Preempted {
+        fn describe(&self) -> String {
+            "preempted".into()
+        }
+        fn blocks(&self) -> u64 {
+            self.0.blocks()
+        }
+        fn read(&mut self, b: u64) -> Result<dust::Read, dust::DustError> {
+            let r = self.0.read(b)?;
+            let hit = r.resident == Some(true);
+            let t = if !hit || self.1.gen_bool(0.03) {
+                2_000_000
+            } else {
+                2_000
+            };
+            Ok(dust::Read {
+                latency_ns: Some(t + self.1.gen_range(0..500)),
+                resident: r.resident,
+            })
+        }
+        fn reset(&mut self) -> Result<(), dust::DustError> {
+            self.0.reset()
+        }
+        fn touch_range(
+            &mut self,
+            blocks: std::ops::Range<u64>,
+            repeat: u32,
+        ) -> Result<(), dust::DustError> {
+            self.0.touch_range(blocks, repeat)
+        }
+        fn has_timing(&self) -> bool {
+            true
+        }
+        fn has_oracle(&self) -> bool {
+            true
+        }
+    }
+    let mut t = Preempted(
+        SimTarget::parse("sim:lru:pages=3000", 2).unwrap(),
+        rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(5),
+    );
+    let r = fingerprint(
+        &mut t,
+        &DustConfig {
+            iterations: 40,
+            calibration_samples: 1000,
+            ..DustConfig::default()
+        },
+    )
+    .unwrap();
+    let cal = r.calibration.unwrap();
+    assert!(cal.hot_misjudged > 10, "{cal:?}");
+    let err = (r.size.pages as f64 - 3000.0).abs() / 3000.0;
+    assert!(err <= 0.05, "size {}", r.size.pages);
+    assert_eq!(r.verdict.verdict, "lru", "{:?}", r.verdict.reasons);
+}
