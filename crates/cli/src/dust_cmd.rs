@@ -1,11 +1,13 @@
 //! `bufcache dust`: measure a cache's size and fingerprint its replacement policy.
 
 use std::fmt::Write as _;
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use dust::{DustConfig, JudgeChoice, Probe, Report, Step};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use plotters::prelude::*;
 
 use crate::util;
@@ -63,8 +65,12 @@ pub fn run(args: DustArgs) -> Result<()> {
         ..DustConfig::default()
     };
     let started = std::time::Instant::now();
-    let report = dust::fingerprint(target.as_mut(), &config)
-        .with_context(|| format!("fingerprinting {}", args.target))?;
+    let bar = iteration_bar(u64::from(args.iterations));
+    let report = dust::fingerprint_with_progress(target.as_mut(), &config, &mut |i| {
+        bar.set_position(u64::from(i))
+    })
+    .with_context(|| format!("fingerprinting {}", args.target))?;
+    bar.finish_and_clear();
     let seconds = started.elapsed().as_secs_f64();
     if let Some(dir) = &args.out {
         write_outputs(dir, &report)?;
@@ -80,6 +86,20 @@ pub fn run(args: DustArgs) -> Result<()> {
         out.push('\n');
     }
     util::emit(&out)
+}
+
+/// A progress bar over iterations on stderr, drawn only when stderr is a terminal (the
+/// size estimate before the first iteration shows as an empty bar).
+fn iteration_bar(total: u64) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    let style = ProgressStyle::with_template("dust [{bar:40}] {pos}/{len} iterations (eta {eta})")
+        .map(|s| s.progress_chars("=> "))
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+    bar.set_style(style);
+    bar
 }
 
 /// The one-line JSON result.

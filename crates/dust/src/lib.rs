@@ -45,7 +45,9 @@ pub use classify::{classify, Attribute, Features, Verdict};
 pub use judge::{calibrate, Calibration, Judge};
 #[cfg(target_os = "linux")]
 pub use linux::LinuxTarget;
-pub use report::{fingerprint, DustConfig, FitCheck, JudgeChoice, Report};
+pub use report::{
+    fingerprint, fingerprint_with_progress, DustConfig, FitCheck, JudgeChoice, Report,
+};
 pub use sim::{LatencyModel, SimTarget};
 pub use size::{estimate_size, SizeEstimate, SizeOptions};
 pub use steps::{Layout, Probe, Step};

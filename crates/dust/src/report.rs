@@ -108,6 +108,16 @@ pub struct Report {
 
 /// Run Dust against `target`.
 pub fn fingerprint(target: &mut dyn Target, config: &DustConfig) -> Result<Report, DustError> {
+    fingerprint_with_progress(target, config, &mut |_| {})
+}
+
+/// [`fingerprint`], calling `progress(i)` after each of the `config.iterations`
+/// iterations (a real target can take minutes per iteration).
+pub fn fingerprint_with_progress(
+    target: &mut dyn Target,
+    config: &DustConfig,
+    progress: &mut dyn FnMut(u32),
+) -> Result<Report, DustError> {
     if config.iterations == 0 {
         return Err(DustError::Config("iterations must be at least 1".into()));
     }
@@ -175,6 +185,7 @@ pub fn fingerprint(target: &mut dyn Target, config: &DustConfig) -> Result<Repor
         for step in [Step::ShortTerm, Step::UseBits, Step::History] {
             run_step(target, &judge, &layout, step, i, &mut rng, &mut probes)?;
         }
+        progress(i + 1);
     }
     target.reset()?;
     let judged: Vec<&Probe> = probes
