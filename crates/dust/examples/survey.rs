@@ -1,7 +1,7 @@
 //! Print Dust's features and verdict for many simulated policies, sizes and size hints:
 //! the table the classifier's thresholds in `docs/dust.md` were read from.
 //!
-//! `cargo run --release -p bufcache-dust --example survey -- [ITERATIONS] [POLICY,...] [PAGES,...] [HINTS,...]`
+//! `cargo run --release -p bufcache-dust --example survey -- [ITERATIONS] [POLICY,...] [PAGES,...] [HINTS,...] [SEED]`
 
 use dust::{fingerprint, DustConfig, SimTarget};
 use rayon::prelude::*;
@@ -26,6 +26,7 @@ fn main() {
         .get(4)
         .map(|s| s.split(',').filter_map(|x| x.parse().ok()).collect())
         .unwrap_or_else(|| vec![0.8, 0.9, 1.0, 1.1, 1.2]);
+    let seed: u64 = args.get(5).and_then(|s| s.parse().ok()).unwrap_or(5);
     let mut jobs = Vec::new();
     for p in &policies {
         for &s in &sizes {
@@ -37,10 +38,10 @@ fn main() {
     let rows: Vec<String> = jobs
         .par_iter()
         .map(|(p, s, h)| {
-            let mut t = SimTarget::parse(&format!("sim:{p}:pages={s}"), 1).unwrap();
+            let mut t = SimTarget::parse(&format!("sim:{p}:pages={s}"), seed ^ 1).unwrap();
             let cfg = DustConfig {
                 iterations,
-                seed: 5,
+                seed,
                 size_hint: Some((*s as f64 * h).round() as u64),
                 ..DustConfig::default()
             };
