@@ -6,7 +6,8 @@
 //! rayon, and the number of iterations shrinks with the size — 100 at 1,000 pages, 30 at
 //! 20,000, 12 at 80,000 (240 probes per step; Random's coin-flip survival and every
 //! deterministic boundary are still sampled in all 40 quarter-stripe bins). The whole file
-//! takes about 20 s in --release on two cores.
+//! takes about 20 s in --release on two idle cores (40 s measured with the machine's load
+//! average at 5); the whole dust suite under a minute.
 
 use dust::{fingerprint, DustConfig, SimTarget};
 use rayon::prelude::*;
