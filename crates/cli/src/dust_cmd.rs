@@ -265,6 +265,9 @@ fn write_outputs(dir: &Path, r: &Report) -> Result<()> {
         &dir.join("report.json"),
         serde_json::to_string_pretty(&value)?.as_bytes(),
     )?;
+    if !r.size.trials.is_empty() {
+        util::write_atomic(&dir.join("size.svg"), size_figure(r)?.as_bytes())?;
+    }
     for step in [Step::ShortTerm, Step::UseBits, Step::History] {
         let probes: Vec<&Probe> = r.probes.iter().filter(|p| p.step == step).collect();
         let svg = figure(r, step, &probes)?;
@@ -345,6 +348,57 @@ fn figure(r: &Report, step: Step, probes: &[&Probe]) -> Result<String> {
             }))
             .map_err(draw)?;
         }
+        root.present().map_err(draw)?;
+    }
+    Ok(svg)
+}
+
+/// The size estimate as the thesis's figure 2.1 measures it: for every prefix tried, the
+/// fraction of its second pass that was slow, with the estimate marked.
+fn size_figure(r: &Report) -> Result<String> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (760, 420)).into_drawing_area();
+        let draw = |e: DrawingAreaErrorKind<_>| anyhow::anyhow!("drawing the figure: {e:?}");
+        root.fill(&WHITE).map_err(draw)?;
+        let x_max = r
+            .size
+            .trials
+            .iter()
+            .map(|t| t.prefix_pages)
+            .max()
+            .unwrap_or(1)
+            .max(1);
+        let mut builder = ChartBuilder::on(&root);
+        let mut c = builder
+            .caption(
+                format!("{}: size estimate {} pages", r.target, r.size.pages),
+                ("sans-serif", 16),
+            )
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0u64..x_max + x_max / 20, 0f64..1.05f64)
+            .map_err(draw)?;
+        c.configure_mesh()
+            .x_desc("prefix read twice (pages)")
+            .y_desc("slow reads in the second pass")
+            .draw()
+            .map_err(draw)?;
+        c.draw_series(r.size.trials.iter().map(|t| {
+            let color = if t.fits { BLUE } else { RED };
+            Circle::new(
+                (t.prefix_pages, t.slow as f64 / t.prefix_pages.max(1) as f64),
+                4,
+                color.filled(),
+            )
+        }))
+        .map_err(draw)?;
+        c.draw_series(std::iter::once(PathElement::new(
+            [(r.size.pages, 0.0), (r.size.pages, 1.05)],
+            BLACK.stroke_width(1),
+        )))
+        .map_err(draw)?;
         root.present().map_err(draw)?;
     }
     Ok(svg)

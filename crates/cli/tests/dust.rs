@@ -79,6 +79,8 @@ fn out_dir_and_human_summary() {
         Some("step,iteration,offset,stripe,hit,latency_ns,resident")
     );
     assert_eq!(lines.count(), 20 * 60);
+    // A size hint: no size trials, so no size figure.
+    assert!(!dir.path().join("size.svg").exists());
     for f in ["short_term.svg", "use_bits.svg", "history.svg"] {
         let svg = std::fs::read_to_string(dir.path().join(f)).unwrap();
         assert!(svg.starts_with("<svg") && svg.contains("<circle"), "{f}");
@@ -88,6 +90,41 @@ fn out_dir_and_human_summary() {
             .unwrap();
     assert_eq!(report["verdict"]["verdict"], "fifo");
     assert!(report.get("probes").is_none());
+}
+
+#[test]
+fn size_figure_when_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = bufcache(&[
+        "dust",
+        "--target",
+        "sim:lru:pages=300",
+        "--iterations",
+        "5",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let svg = std::fs::read_to_string(dir.path().join("size.svg")).unwrap();
+    assert!(svg.contains("size estimate 300 pages"));
+    let trials = std::fs::read_to_string(dir.path().join("size.csv")).unwrap();
+    // 64, 128, 256 fit; 512 does not; bisection down to 300.
+    assert!(
+        trials.starts_with(
+            "prefix_pages,slow,fits
+64,0,true
+128,0,true
+256,0,true
+512,512,false
+"
+        ),
+        "{trials}"
+    );
+    assert_eq!(svg.matches("<circle").count(), trials.lines().count() - 1);
 }
 
 #[test]
