@@ -16,7 +16,8 @@
 //! `4p(1 − p)` (0 when a bin always or never survives, 1 for a coin flip). Deterministic
 //! policies score near 0 (only the bins across a boundary are mixed); Random scores near 1.
 //!
-//! The history step gives the survival rates of the hot and the cold half.
+//! The history step gives the survival rates of the hot and the cold half, and their
+//! relative difference, the [`history_preference`].
 //!
 //! The survival profile (rate per stripe) of the all-use-bits and half-use-bits steps are
 //! compared: a policy with use bits changes its fingerprint when only half the bits are set
@@ -245,8 +246,22 @@ pub const STRONG: f64 = 0.95;
 pub const INVERTED: f64 = 0.35;
 /// Normalised mixedness at or above which survival is a coin flip (Random).
 pub const MIXED: f64 = 0.6;
-/// Hot minus cold survival at or above which history is used.
+/// History preference (see [`history_preference`]) at or above which history is used.
 pub const HISTORY: f64 = 0.3;
+
+/// How much the history step's survivors prefer hot over cold: `(hot − cold) /
+/// max(hot, cold)`, from −1 (only cold survives) to +1 (only hot). Relative rather than a
+/// plain difference because the step's evictions grow with the estimate: at an estimate
+/// 10% high LRU-2 keeps 37% of hot and none of cold, a difference of only 0.37 but a
+/// preference of 1. 0 when under 10% of either region survives (no information).
+pub fn history_preference(f: &Features) -> f64 {
+    let top = f.hot_survival.max(f.cold_survival);
+    if top < 0.1 {
+        0.0
+    } else {
+        (f.hot_survival - f.cold_survival) / top
+    }
+}
 /// Profile shift at or above which the use-bit step changed the fingerprint.
 pub const SHIFT: f64 = 0.2;
 /// Frequency score of the use-bit step at or above which a changed fingerprint is LFU's
@@ -290,7 +305,7 @@ pub fn classify(f: &Features) -> Verdict {
     let mix_st = normalised_mixedness(st);
     let mix_ub = normalised_mixedness(ub);
     let best_st = st.initial.max(st.recency).max(st.frequency);
-    let history = f.hot_survival - f.cold_survival;
+    let history = history_preference(f);
     let fifo_like = st.initial >= STRONG;
     let lru_like = st.recency >= STRONG;
     let lfu_like = st.frequency >= STRONG && !fifo_like;
@@ -315,7 +330,7 @@ pub fn classify(f: &Features) -> Verdict {
     }
     if history >= HISTORY {
         reasons.push(format!(
-            "history: hot pages survive {:.2}, cold {:.2} (difference >= {HISTORY})",
+            "history: hot pages survive {:.2}, cold {:.2} (preference {history:.2} >= {HISTORY})",
             f.hot_survival, f.cold_survival
         ));
         let ch = margin(history, HISTORY, 1.0);
@@ -426,7 +441,7 @@ pub fn evident(f: &Features) -> Vec<Attribute> {
     if (st.frequency >= STRONG && st.initial < STRONG) || ub.frequency >= STRONG {
         out.push(Attribute::Frequency);
     }
-    if f.hot_survival - f.cold_survival >= HISTORY {
+    if history_preference(f) >= HISTORY {
         out.push(Attribute::History);
     }
     if f.use_bit_shift >= SHIFT {
@@ -531,6 +546,24 @@ mod tests {
         let u = classify(&features(odd.clone(), odd, 0.0, 1.0, 0.2));
         assert_eq!(u.verdict, "unknown");
         assert_eq!(u.attributes, vec![Attribute::History]);
+    }
+
+    #[test]
+    fn history_preference_by_hand() {
+        let st = step(1.0, 0.7, 0.89, 0.43, 0.02);
+        let h = |hot, cold| history_preference(&features(st.clone(), st.clone(), 0.0, hot, cold));
+        assert_eq!(h(0.37, 0.0), 1.0);
+        assert_eq!(h(0.0, 0.34), -1.0);
+        assert_eq!(h(1.0, 0.5), 0.5);
+        assert_eq!(h(0.5, 1.0), -0.5);
+        assert_eq!(h(0.05, 0.09), 0.0); // too few survivors to tell
+        assert!((h(0.43, 0.44) + 0.01 / 0.44).abs() < 1e-12);
+        // LRU-2 at an estimate 10% high: little of hot survives, none of cold.
+        let lru = step(0.8, 1.0, 0.55, 0.34, 0.02);
+        assert_eq!(
+            classify(&features(lru.clone(), lru, 0.0, 0.37, 0.0)).verdict,
+            "lruk"
+        );
     }
 
     #[test]
