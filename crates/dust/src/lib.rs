@@ -5,15 +5,16 @@
 //! patterns, forces evictions, and probes which blocks survived:
 //!
 //! 1. [`size`] — the cache's size, by reading ever larger prefixes twice until the second
-//!    pass stops hitting (thesis fig. 2.1), refined by bisection;
-//! 2. [`steps::short_term`] — a test region of 90% of the size in 10 stripes whose initial
+//!    pass stops hitting (thesis fig. 2.1), refined by bisection; then a check that the
+//!    test region fits, shrinking the estimate if it does not ([`report::FitCheck`]);
+//! 2. [`steps`], short-term step — a test region of 90% of the size in 10 stripes whose initial
 //!    access order, recency and frequency all disagree (fig. 2.2), an eviction scan that
 //!    removes about half of it (fig. 2.3), and 20 probes per iteration from a random start;
 //!    run twice: once after setting every use bit and once after setting half of them
 //!    (section 2.3.3), which tells Clock from FIFO;
-//! 3. [`steps::history`] — hot, cold, evict1 and evict2 regions (fig. 2.7) that reveal
+//! 3. [`steps`], history step — hot, cold, evict1 and evict2 regions (fig. 2.7) that reveal
 //!    whether pages evicted earlier are remembered (2Q, LRU-K);
-//! 4. [`classify`] — a verdict (`fifo`, `lru`, `lfu`, `random`, `sfifo`, `clock`, `twoq`,
+//! 4. [`classify`](mod@classify) — a verdict (`fifo`, `lru`, `lfu`, `random`, `sfifo`, `clock`, `twoq`,
 //!    `lruk`, or `unknown`), the attributes the policy evidently uses, and a confidence.
 //!
 //! Targets implement the small [`Target`] trait: [`SimTarget`] drives any policy of the

@@ -18,7 +18,7 @@
 //! (its page cache is charged to the cgroup), or with a file larger than free memory.
 //! `docs/dust.md` says how to arrange either safely.
 //!
-//! All `unsafe` of the crate is in this module's [`sys`] functions.
+//! All `unsafe` of the crate is in this module's private `sys` functions.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
