@@ -8,6 +8,7 @@
 
 mod bench_cmd;
 mod des_cmd;
+mod dust_cmd;
 mod experiment_cmd;
 mod input;
 mod mrc_cmd;
@@ -48,6 +49,8 @@ enum Command {
     /// Reproduce a paper's experiment: CSV data and SVG figures.
     #[command(subcommand)]
     Experiment(experiment_cmd::ExperimentCommand),
+    /// Measure a cache's size and fingerprint its replacement policy (Burnett's Dust).
+    Dust(dust_cmd::DustArgs),
 }
 
 fn policies() -> Result<()> {
@@ -98,6 +101,7 @@ fn main() -> ExitCode {
         Command::Bench(c) => bench_cmd::run(c),
         Command::Des(a) => des_cmd::run(a),
         Command::Experiment(c) => experiment_cmd::run(c),
+        Command::Dust(a) => dust_cmd::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,319 @@
+//! The Linux page cache, probed through one file.
+//!
+//! * `read` times a one-byte `pread` at the start of the block (wall clock,
+//!   `std::time::Instant`), and asks `mincore` beforehand whether the page was resident:
+//!   the ground truth, read from a `PROT_READ` mapping of the file that is never touched (so
+//!   it maps nothing and cannot keep pages alive).
+//! * `reset` is `posix_fadvise(POSIX_FADV_DONTNEED)` over the whole file: clean, unmapped
+//!   pages are dropped at once.
+//! * The file is opened with `POSIX_FADV_RANDOM`, which turns read-ahead off for it:
+//!   otherwise one miss would bring in its neighbours and Dust's sequential set-up reads
+//!   would be mostly read-ahead hits.
+//!
+//! Blocks are pages (`sysconf(_SC_PAGESIZE)`, 4 KiB on x86-64).
+//!
+//! The page cache is not a fixed-size cache: it grows into all free memory and shrinks
+//! under pressure from anything else. Dust therefore only sees replacement when the file's
+//! pages compete for a bounded amount of memory: run it in a memory cgroup with a limit
+//! (its page cache is charged to the cgroup), or with a file larger than free memory.
+//! `docs/dust.md` says how to arrange either safely.
+//!
+//! All `unsafe` of the crate is in this module's private `sys` functions.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::time::Instant;
+
+use crate::target::{Read, Target};
+use crate::DustError;
+
+/// The page cache behind one file.
+#[derive(Debug)]
+pub struct LinuxTarget {
+    path: String,
+    file: File,
+    map: sys::Mapping,
+    page_bytes: u64,
+    blocks: u64,
+    residency: Vec<u8>,
+}
+
+impl LinuxTarget {
+    /// Parse `linux:PATH` and open the file.
+    pub fn parse(text: &str) -> Result<Self, DustError> {
+        let path = text
+            .strip_prefix("linux:")
+            .filter(|p| !p.is_empty())
+            .ok_or_else(|| DustError::BadTarget {
+                target: text.to_string(),
+                why: "expected linux:PATH, the path of a file to read through the page cache"
+                    .into(),
+            })?;
+        Self::open(path)
+    }
+
+    /// Open `path` for probing.
+    pub fn open(path: &str) -> Result<Self, DustError> {
+        let io = |what: &'static str| {
+            move |source| DustError::Io {
+                what,
+                path: path.to_string(),
+                source,
+            }
+        };
+        let file = File::open(path).map_err(io("opening"))?;
+        let len = file
+            .metadata()
+            .map_err(io("reading the metadata of"))?
+            .len();
+        let page_bytes = sys::page_size();
+        let blocks = len / page_bytes;
+        if blocks < 64 {
+            return Err(DustError::BadTarget {
+                target: format!("linux:{path}"),
+                why: format!("the file has {blocks} pages; Dust needs a file several times larger than the cache"),
+            });
+        }
+        sys::fadvise(&file, sys::Advice::Random).map_err(io("advising random access on"))?;
+        let map = sys::Mapping::new(&file, blocks * page_bytes).map_err(io("mapping"))?;
+        Ok(LinuxTarget {
+            path: path.to_string(),
+            file,
+            map,
+            page_bytes,
+            blocks,
+            residency: vec![0u8; 1],
+        })
+    }
+
+    /// Whether a page of the file is resident, without touching it.
+    pub fn resident(&mut self, block: u64) -> Result<bool, DustError> {
+        self.map
+            .mincore(
+                block * self.page_bytes,
+                self.page_bytes,
+                &mut self.residency,
+            )
+            .map_err(|source| DustError::Io {
+                what: "mincore on",
+                path: self.path.clone(),
+                source,
+            })?;
+        Ok(self.residency[0] & 1 == 1)
+    }
+
+    fn pread(&self, block: u64) -> Result<(), DustError> {
+        let mut byte = [0u8; 1];
+        self.file
+            .read_exact_at(&mut byte, block * self.page_bytes)
+            .map_err(|source| DustError::Io {
+                what: "reading",
+                path: self.path.clone(),
+                source,
+            })
+    }
+}
+
+impl Target for LinuxTarget {
+    fn describe(&self) -> String {
+        format!(
+            "linux:{} ({} pages of {} bytes)",
+            self.path, self.blocks, self.page_bytes
+        )
+    }
+
+    fn blocks(&self) -> u64 {
+        self.blocks
+    }
+
+    fn read(&mut self, block: u64) -> Result<Read, DustError> {
+        if block >= self.blocks {
+            return Err(DustError::OutOfRange {
+                block,
+                blocks: self.blocks,
+            });
+        }
+        let resident = self.resident(block)?;
+        let start = Instant::now();
+        self.pread(block)?;
+        let latency_ns = start.elapsed().as_nanos() as u64;
+        Ok(Read {
+            latency_ns: Some(latency_ns),
+            resident: Some(resident),
+        })
+    }
+
+    fn reset(&mut self) -> Result<(), DustError> {
+        sys::fadvise(&self.file, sys::Advice::DontNeed).map_err(|source| DustError::Io {
+            what: "dropping the cached pages of",
+            path: self.path.clone(),
+            source,
+        })
+    }
+
+    fn touch_range(&mut self, blocks: std::ops::Range<u64>, repeat: u32) -> Result<(), DustError> {
+        if blocks.end > self.blocks {
+            return Err(DustError::OutOfRange {
+                block: blocks.end - 1,
+                blocks: self.blocks,
+            });
+        }
+        for b in blocks {
+            for _ in 0..repeat {
+                self.pread(b)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn has_timing(&self) -> bool {
+        true
+    }
+
+    fn has_oracle(&self) -> bool {
+        true
+    }
+}
+
+/// The system calls, each wrapped once.
+#[allow(unsafe_code)]
+mod sys {
+    use std::fs::File;
+    use std::io;
+    use std::os::unix::io::AsRawFd;
+
+    /// The page size.
+    pub fn page_size() -> u64 {
+        // SAFETY: sysconf reads a constant of the running system; no memory is involved.
+        let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        if n > 0 {
+            n as u64
+        } else {
+            4096
+        }
+    }
+
+    /// `posix_fadvise` advice used here.
+    pub enum Advice {
+        Random,
+        DontNeed,
+    }
+
+    /// Advise the kernel about the whole file.
+    pub fn fadvise(file: &File, advice: Advice) -> io::Result<()> {
+        let a = match advice {
+            Advice::Random => libc::POSIX_FADV_RANDOM,
+            Advice::DontNeed => libc::POSIX_FADV_DONTNEED,
+        };
+        // SAFETY: the descriptor is open for the lifetime of `file`; posix_fadvise only
+        // reads its arguments.
+        let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, a) };
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::from_raw_os_error(rc))
+        }
+    }
+
+    /// A read-only shared mapping of a file, used only for `mincore`.
+    #[derive(Debug)]
+    pub struct Mapping {
+        addr: *mut libc::c_void,
+        len: usize,
+    }
+
+    impl Mapping {
+        /// Map `len` bytes of `file` (len > 0).
+        pub fn new(file: &File, len: u64) -> io::Result<Self> {
+            let len = usize::try_from(len)
+                .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "file too large"))?;
+            // SAFETY: a fresh PROT_READ, MAP_SHARED mapping chosen by the kernel (addr
+            // null); it aliases no Rust object, and is never read through, only passed
+            // to mincore.
+            let addr = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    len,
+                    libc::PROT_READ,
+                    libc::MAP_SHARED,
+                    file.as_raw_fd(),
+                    0,
+                )
+            };
+            if addr == libc::MAP_FAILED {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(Mapping { addr, len })
+        }
+
+        /// Residency of the pages of `[offset, offset + len)` into `out` (one byte per
+        /// page; bit 0 set when resident).
+        pub fn mincore(&self, offset: u64, len: u64, out: &mut [u8]) -> io::Result<()> {
+            let page = page_size();
+            let pages = len.div_ceil(page) as usize;
+            if !offset.is_multiple_of(page) || offset + len > self.len as u64 || out.len() < pages {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "mincore range outside the mapping",
+                ));
+            }
+            // SAFETY: the range lies inside our mapping (checked above), the offset is
+            // page-aligned, and `out` has room for one byte per page of the range.
+            let rc = unsafe {
+                libc::mincore(
+                    (self.addr as *mut u8).add(offset as usize) as *mut libc::c_void,
+                    len as usize,
+                    out.as_mut_ptr(),
+                )
+            };
+            if rc == 0 {
+                Ok(())
+            } else {
+                Err(io::Error::last_os_error())
+            }
+        }
+    }
+
+    impl Drop for Mapping {
+        fn drop(&mut self) {
+            // SAFETY: addr/len are exactly what mmap returned; nothing refers to the
+            // mapping after drop.
+            unsafe {
+                libc::munmap(self.addr, self.len);
+            }
+        }
+    }
+
+    // SAFETY: the mapping is only passed to mincore and munmap, which are thread-safe.
+    unsafe impl Send for Mapping {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn reads_are_timed_and_judged_against_mincore() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("probe.dat");
+        let mut f = File::create(&path).unwrap();
+        let page = vec![0x5au8; 4096];
+        for _ in 0..256 {
+            f.write_all(&page).unwrap();
+        }
+        f.sync_all().unwrap();
+        drop(f);
+        let mut t = LinuxTarget::parse(&format!("linux:{}", path.display())).unwrap();
+        assert!(t.blocks() >= 256 * 4096 / sys::page_size());
+        t.reset().unwrap();
+        let first = t.read(3).unwrap();
+        assert!(first.latency_ns.is_some());
+        // After a read the page is resident, whatever it was before.
+        assert!(t.resident(3).unwrap());
+        assert_eq!(t.read(3).unwrap().resident, Some(true));
+        assert!(t.read(t.blocks()).is_err());
+        assert!(LinuxTarget::parse("linux:").is_err());
+        assert!(LinuxTarget::parse("linux:/nonexistent/file").is_err());
+    }
+}
