@@ -5,6 +5,8 @@
 //! head rests where the last request ended, and the linear model charges for the distance
 //! from there. The scheduler only chooses among queued requests; it never preempts.
 
+use std::collections::{BTreeMap, VecDeque};
+
 use serde::{Deserialize, Serialize};
 
 use super::event::Nanos;
@@ -126,12 +128,21 @@ pub struct DiskRequest {
     seq: u64,
 }
 
+/// Waiting requests: in arrival order for FIFO, sorted by (position, arrival) for the
+/// positional schedulers, so that every pick is O(log n) however deep the queue gets (a
+/// flusher can queue thousands of writes at once).
+#[derive(Clone, Debug)]
+enum Queue {
+    Fifo(VecDeque<DiskRequest>),
+    Sorted(BTreeMap<(u64, u64), DiskRequest>),
+}
+
 /// A disk with its queue and statistics.
 #[derive(Clone, Debug)]
 pub struct Disk {
     scheduler: Scheduler,
     service: ServiceTime,
-    queue: Vec<DiskRequest>,
+    queue: Queue,
     current: Option<DiskRequest>,
     head: u64,
     moving_up: bool,
@@ -146,10 +157,14 @@ pub struct Disk {
 impl Disk {
     /// An idle disk with its head at block 0.
     pub fn new(scheduler: Scheduler, service: ServiceTime) -> Self {
+        let queue = match scheduler {
+            Scheduler::Fifo => Queue::Fifo(VecDeque::new()),
+            _ => Queue::Sorted(BTreeMap::new()),
+        };
         Disk {
             scheduler,
             service,
-            queue: Vec::new(),
+            queue,
             current: None,
             head: 0,
             moving_up: true,
@@ -171,13 +186,19 @@ impl Disk {
         block: u64,
     ) -> Option<Nanos> {
         self.seq += 1;
-        self.queue.push(DiskRequest {
+        let req = DiskRequest {
             pos,
             write,
             token,
             block,
             seq: self.seq,
-        });
+        };
+        match &mut self.queue {
+            Queue::Fifo(q) => q.push_back(req),
+            Queue::Sorted(q) => {
+                q.insert((pos, req.seq), req);
+            }
+        }
         if self.current.is_none() {
             self.start_next(now)
         } else {
@@ -198,7 +219,10 @@ impl Disk {
 
     /// Requests waiting (not counting the one in service).
     pub fn queued(&self) -> usize {
-        self.queue.len()
+        match &self.queue {
+            Queue::Fifo(q) => q.len(),
+            Queue::Sorted(q) => q.len(),
+        }
     }
 
     /// True when a request is in service.
@@ -211,14 +235,8 @@ impl Disk {
         self.busy_ns
     }
 
-    /// The queued requests, in no particular order (for checks that look inside).
-    pub fn pending(&self) -> impl Iterator<Item = &DiskRequest> {
-        self.queue.iter().chain(self.current.iter())
-    }
-
     fn start_next(&mut self, now: Nanos) -> Option<Nanos> {
-        let i = self.pick()?;
-        let req = self.queue.swap_remove(i);
+        let req = self.take_next()?;
         let distance = req.pos.abs_diff(self.head);
         if req.pos != self.head {
             self.moving_up = req.pos > self.head;
@@ -235,34 +253,48 @@ impl Disk {
         Some(now + t)
     }
 
-    /// Index of the request to serve next. Every rule breaks ties by arrival order, so the
-    /// choice never depends on the queue's internal order.
-    fn pick(&self) -> Option<usize> {
+    /// Remove and return the request to serve next. Every rule breaks ties by arrival
+    /// order, so the choice never depends on how the queue is stored.
+    fn take_next(&mut self) -> Option<DiskRequest> {
         let head = self.head;
-        let best = |key: &dyn Fn(&DiskRequest) -> Option<u64>| -> Option<usize> {
-            self.queue
-                .iter()
-                .enumerate()
-                .filter_map(|(i, r)| key(r).map(|k| (k, r.seq, i)))
-                .min()
-                .map(|(_, _, i)| i)
+        let q = match &mut self.queue {
+            Queue::Fifo(q) => return q.pop_front(),
+            Queue::Sorted(q) => q,
         };
-        match self.scheduler {
-            Scheduler::Fifo => best(&|_| Some(0)),
-            Scheduler::Sstf => best(&|r| Some(r.pos.abs_diff(head))),
+        // The oldest request at the nearest position at or above the head, and below it.
+        let up = q.range((head, 0)..).next().map(|(&k, _)| k);
+        let down = q
+            .range(..(head, 0))
+            .next_back()
+            .map(|(&(pos, _), _)| pos)
+            .map(|pos| {
+                let (&k, _) = q.range((pos, 0)..).next().expect("position present");
+                k
+            });
+        let key = match self.scheduler {
+            Scheduler::Fifo => unreachable!("FIFO keeps an arrival-order queue"),
+            Scheduler::Sstf => match (up, down) {
+                (Some(u), Some(d)) => {
+                    let (du, dd) = (u.0 - head, head - d.0);
+                    if du < dd || (du == dd && u.1 < d.1) {
+                        Some(u)
+                    } else {
+                        Some(d)
+                    }
+                }
+                (u, d) => u.or(d),
+            },
             Scheduler::Look => {
-                let up = best(&|r| (r.pos >= head).then(|| r.pos - head));
-                let down = best(&|r| (r.pos <= head).then(|| head - r.pos));
                 if self.moving_up {
                     up.or(down)
                 } else {
-                    down.or(up)
+                    let at_head = up.filter(|&(pos, _)| pos == head);
+                    at_head.or(down).or(up)
                 }
             }
-            Scheduler::Clook => {
-                best(&|r| (r.pos >= head).then(|| r.pos - head)).or_else(|| best(&|r| Some(r.pos)))
-            }
-        }
+            Scheduler::Clook => up.or_else(|| q.keys().next().copied()),
+        }?;
+        q.remove(&key)
     }
 }
 
@@ -331,6 +363,83 @@ mod tests {
     #[test]
     fn ties_go_to_the_oldest_request() {
         assert_eq!(order(Scheduler::Sstf, 50, &[60, 40, 60]), [60, 60, 40]);
+    }
+
+    /// The rule written the slow, obvious way: the smallest (key, arrival) over the queue.
+    fn reference_pick(
+        scheduler: Scheduler,
+        head: u64,
+        moving_up: bool,
+        queue: &[(u64, u64)],
+    ) -> usize {
+        let best = |key: &dyn Fn(u64) -> Option<u64>| {
+            queue
+                .iter()
+                .enumerate()
+                .filter_map(|(i, &(pos, seq))| key(pos).map(|k| (k, seq, i)))
+                .min()
+                .map(|(_, _, i)| i)
+        };
+        let up = best(&|p| (p >= head).then(|| p - head));
+        let down = best(&|p| (p <= head).then(|| head - p));
+        match scheduler {
+            Scheduler::Fifo => best(&|_| Some(0)),
+            Scheduler::Sstf => best(&|p| Some(p.abs_diff(head))),
+            Scheduler::Look if moving_up => up.or(down),
+            Scheduler::Look => down.or(up),
+            Scheduler::Clook => up.or_else(|| best(&|p| Some(p))),
+        }
+        .unwrap()
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn every_scheduler_agrees_with_the_obvious_rule(
+            start in 0u64..50,
+            batches in proptest::collection::vec(proptest::collection::vec(0u64..50, 0..6), 1..12),
+            which in 0usize..4,
+        ) {
+            let scheduler = Scheduler::ALL[which];
+            let mut disk = Disk::new(scheduler, ONE_MS);
+            disk.head = start;
+            // The model: queued (pos, seq), head and direction, advanced the same way.
+            let mut model: Vec<(u64, u64)> = Vec::new();
+            let (mut head, mut up, mut seq) = (start, true, 0u64);
+            let mut now = 0;
+            let mut busy = false;
+            for batch in batches {
+                for pos in batch {
+                    seq += 1;
+                    let started = disk.submit(now, pos, false, 0, pos);
+                    if busy {
+                        proptest::prop_assert!(started.is_none());
+                        model.push((pos, seq));
+                    } else {
+                        // An idle disk starts the request at once.
+                        proptest::prop_assert!(started.is_some());
+                        if pos != head { up = pos > head; }
+                        head = pos;
+                        busy = true;
+                        now = started.unwrap();
+                    }
+                }
+                // Serve one request per batch.
+                if busy {
+                    let (_, next) = disk.complete(now);
+                    match next {
+                        Some(t) => {
+                            let i = reference_pick(scheduler, head, up, &model);
+                            let (pos, _) = model.remove(i);
+                            if pos != head { up = pos > head; }
+                            head = pos;
+                            proptest::prop_assert_eq!(disk.current.unwrap().pos, pos);
+                            now = t;
+                        }
+                        None => busy = false,
+                    }
+                }
+            }
+        }
     }
 
     #[test]
