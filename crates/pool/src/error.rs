@@ -85,9 +85,6 @@ pub enum PoolError {
         /// Frames in the pool.
         frames: usize,
     },
-    /// Too many shared pins on one page (2^31 - 1).
-    #[error("too many pins on one page")]
-    TooManyPins,
     /// The storage failed.
     #[error("{op} {path}: {source}")]
     Io {

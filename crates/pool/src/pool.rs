@@ -659,7 +659,7 @@ impl Inner {
                 let latch = if excl {
                     Latch::Excl(self.frames.exclusive(fid))
                 } else {
-                    Latch::Shared(self.frames.share(fid).ok_or(PoolError::TooManyPins)?)
+                    Latch::Shared(self.frames.share(fid))
                 };
                 let h = self.frames.header(fid);
                 if h.owner.load(Ordering::Relaxed) == fh.owner()
@@ -1118,10 +1118,7 @@ impl Inner {
     /// instead of skipping a latched frame). `Ok(true)` if this call wrote it.
     fn clean_frame(&self, id: u32, wait: bool, by: Counter) -> Result<bool, PoolError> {
         let g = if wait {
-            match self.frames.share(id) {
-                Some(g) => g,
-                None => return Ok(false),
-            }
+            self.frames.share(id)
         } else {
             match self.frames.try_share(id) {
                 Some(g) => g,
