@@ -645,6 +645,7 @@ impl Inner {
         excl: bool,
         fill: Fill,
         read_ahead: bool,
+        user: bool,
     ) -> Result<Latch<'_>, PoolError> {
         if !self.table.page_in_range(page) {
             return Err(PoolError::OutOfRange {
@@ -659,7 +660,7 @@ impl Inner {
                 let latch = if excl {
                     Latch::Excl(self.frames.exclusive(fid))
                 } else {
-                    Latch::Shared(self.frames.share(fid))
+                    Latch::Shared(self.frames.share_as(fid, user))
                 };
                 let h = self.frames.header(fid);
                 if h.owner.load(Ordering::Relaxed) == fh.owner()
@@ -684,7 +685,13 @@ impl Inner {
                 continue;
             }
             if let Some(latch) = self.load(fh, slot, page, excl, fill, read_ahead)? {
-                return Ok(latch);
+                return Ok(match latch {
+                    Latch::Shared(mut s) if user => {
+                        s.mark_user();
+                        Latch::Shared(s)
+                    }
+                    other => other,
+                });
             }
         }
     }
@@ -1344,7 +1351,7 @@ impl BufferPool {
             let page = pos >> inner.page_shift;
             let in_page = (pos as usize) & (ps - 1);
             let take = (ps - in_page).min(n - done);
-            let latch = inner.acquire(f, page, false, Fill::Read, true)?;
+            let latch = inner.acquire(f, page, false, Fill::Read, true, false)?;
             let shared = latch.into_shared();
             buf[done..done + take].copy_from_slice(&shared.bytes()[in_page..in_page + take]);
             done += take;
@@ -1376,7 +1383,7 @@ impl BufferPool {
             let in_page = (pos as usize) & (ps - 1);
             let take = (ps - in_page).min(buf.len() - done);
             let fill = if take == ps { Fill::Zero } else { Fill::Read };
-            let latch = inner.acquire(f, page, true, fill, false)?;
+            let latch = inner.acquire(f, page, true, fill, false, false)?;
             let mut g = latch
                 .into_excl()
                 .expect("acquire(excl = true) returns an exclusive latch");
@@ -1418,21 +1425,28 @@ impl BufferPool {
                     tail = Some((id, page));
                 }
             }
-            // Latch everything first so that a pinned page aborts before anything changes.
-            let mut latched = Vec::with_capacity(drop_list.len());
-            for &(id, page) in &drop_list {
-                match inner.frames.try_exclusive(id) {
-                    Some(g) => latched.push(g),
-                    None => return Err(PoolError::PagePinned { page }),
+            // Refuse if the application pins one of the pages, before anything changes;
+            // the pool's own transient latches (flusher, eviction) are waited for.
+            for &(id, page) in drop_list.iter().chain(tail.iter()) {
+                if inner.frames.user_pinned(id) {
+                    return Err(PoolError::PagePinned { page });
                 }
             }
-            let tail_latch = match tail {
-                Some((id, page)) => match inner.frames.try_exclusive(id) {
-                    Some(g) => Some(g),
-                    None => return Err(PoolError::PagePinned { page }),
-                },
-                None => None,
-            };
+            let mut latched = Vec::with_capacity(drop_list.len());
+            for &(id, page) in &drop_list {
+                let g = inner.frames.exclusive(id);
+                if g.header().owner.load(Ordering::Relaxed) == f.owner()
+                    && g.header().page.load(Ordering::Relaxed) == page
+                {
+                    latched.push(g);
+                }
+            }
+            let tail_latch = tail.and_then(|(id, page)| {
+                let g = inner.frames.exclusive(id);
+                (g.header().owner.load(Ordering::Relaxed) == f.owner()
+                    && g.header().page.load(Ordering::Relaxed) == page)
+                    .then_some(g)
+            });
             let (file, path) = inner.file_of(f)?;
             file.set_len(len).map_err(|source| PoolError::Io {
                 path,
@@ -1501,9 +1515,10 @@ impl BufferPool {
         inner.slot(f)?;
         inner.flush_file(f)?;
         inner.trim(f)?;
-        // Refuse while pinned (a racing pin after this check is waited for below).
+        // Refuse while the application pins a page (a racing pin after this check, and
+        // the pool's own transient latches, are waited for below).
         for id in inner.frames_of(f) {
-            if !inner.frames.is_idle(id) {
+            if inner.frames.user_pinned(id) {
                 let page = inner.frames.header(id).page.load(Ordering::Relaxed);
                 return Err(PoolError::PagePinned { page });
             }
@@ -1567,7 +1582,7 @@ impl BufferPool {
         if page >= pages {
             return Err(PoolError::PastEnd { page, pages });
         }
-        let latch = inner.acquire(f, page, false, Fill::Read, false)?;
+        let latch = inner.acquire(f, page, false, Fill::Read, false, true)?;
         Ok(PageRef {
             guard: latch.into_shared(),
             page,
@@ -1584,10 +1599,11 @@ impl BufferPool {
         if page >= pages {
             return Err(PoolError::PastEnd { page, pages });
         }
-        let latch = inner.acquire(f, page, true, Fill::Read, false)?;
-        let guard = latch
+        let latch = inner.acquire(f, page, true, Fill::Read, false, true)?;
+        let mut guard = latch
             .into_excl()
             .expect("acquire(excl = true) returns an exclusive latch");
+        guard.mark_user();
         inner.mark_dirty(guard.header());
         Ok(PageMut {
             guard,
