@@ -52,7 +52,10 @@ pub(crate) const NO_OWNER: u64 = u64::MAX;
 /// Per-frame metadata. The latch word is private; the other fields are plain atomics whose
 /// meaning the pool defines (they are only *changed* under the exclusive latch, except the
 /// reference counter and the read-ahead mark, which are hints).
+/// One cache line per header, so that two threads pinning neighbouring frames do not
+/// bounce a shared line between cores.
 #[derive(Debug)]
+#[repr(align(64))]
 pub(crate) struct Header {
     state: AtomicU64,
     /// `(generation << 32) | file slot` of the page held, or [`NO_OWNER`].
@@ -354,6 +357,9 @@ impl Drop for Exclusive<'_> {
             .store(0, Ordering::Release);
     }
 }
+
+// The layout assumption above: a header fits in one 64-byte line.
+const _: () = assert!(std::mem::size_of::<Header>() == 64);
 
 #[cfg(test)]
 mod tests {

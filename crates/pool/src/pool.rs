@@ -577,8 +577,10 @@ impl Inner {
         self.slot(fh).is_ok()
     }
 
+    #[inline]
     fn pages_of(&self, len: u64) -> u64 {
-        len.div_ceil(self.page_size as u64)
+        // a shift, not a division: this is on the pin path
+        (len >> self.page_shift) + u64::from(len & (self.page_size as u64 - 1) != 0)
     }
 
     fn file_of(&self, fh: FileHandle) -> Result<(Arc<dyn StorageFile>, PathBuf), PoolError> {
