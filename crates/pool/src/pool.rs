@@ -898,6 +898,9 @@ impl Inner {
         fill: Fill,
         read_ahead: bool,
     ) -> Result<Option<Latch<'_>>, PoolError> {
+        // A load must not race a truncation: it could bring back a page past the new end,
+        // with its old bytes (invariant 4). Recursive: `write` already holds it shared.
+        let _resize = slot.resize.read_recursive();
         let Some(mut g) = self.claim(fh, page)? else {
             return Ok(None);
         };
@@ -1041,6 +1044,10 @@ impl Inner {
 
     /// Read-ahead triggered by a hit on a marked page: load `start..start+depth`.
     fn read_ahead_run(&self, fh: FileHandle, slot: &FileSlot, start: u64) {
+        // Never wait here: the caller holds a latch that a running `set_len` may wait for.
+        let Some(_resize) = slot.resize.try_read_recursive() else {
+            return;
+        };
         let len = slot.len.load(Ordering::Acquire);
         let end = (start + self.read_ahead).min(self.pages_of(len));
         if start >= end {
