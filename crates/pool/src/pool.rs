@@ -424,6 +424,9 @@ impl BufferPoolBuilder {
             low_water: batch,
             counters: Counters::new(),
             dirty_pages: AtomicU64::new(0),
+            touched: (0..frames.div_ceil(64))
+                .map(|_| AtomicU64::new(0))
+                .collect(),
             started: Instant::now(),
             flusher: (Mutex::new(false), Condvar::new()),
         });
@@ -513,6 +516,8 @@ struct Inner {
     low_water: usize,
     counters: Counters,
     dirty_pages: AtomicU64,
+    /// One bit per frame whose hit counter was bumped since the eviction path last looked.
+    touched: Box<[AtomicU64]>,
     started: Instant,
     /// Flusher stop flag and wake-up.
     flusher: (Mutex<bool>, Condvar),
@@ -610,13 +615,18 @@ impl Inner {
         )
     }
 
-    /// Record a hit for the policy (a hint: a lost increment under a race is harmless).
+    /// Record a hit for the policy: bump the frame's counter (unless saturated, the common
+    /// case for hot pages: then this is one load) and mark the frame in the touched bitmap
+    /// so the eviction path finds it without scanning every header. The bit is set after
+    /// every increment, so a counter bumped while the feeder resets it is marked again
+    /// and fed next time; a lost increment under a race only loses a hint.
     #[inline]
-    fn touch(&self, h: &Header) {
+    fn touch(&self, id: u32, h: &Header) {
         if self.hit_cap > 0 {
             let r = h.refs.load(Ordering::Relaxed);
             if r < self.hit_cap {
                 h.refs.store(r + 1, Ordering::Relaxed);
+                self.touched[(id / 64) as usize].fetch_or(1 << (id % 64), Ordering::AcqRel);
             }
         }
     }
@@ -668,7 +678,7 @@ impl Inner {
                 if h.owner.load(Ordering::Relaxed) == fh.owner()
                     && h.page.load(Ordering::Relaxed) == page
                 {
-                    self.touch(h);
+                    self.touch(fid, h);
                     self.counters.bump(Counter::Hits);
                     if read_ahead
                         && h.ra_mark.load(Ordering::Relaxed)
@@ -737,16 +747,21 @@ impl Inner {
         if self.hit_cap == 0 {
             return;
         }
-        for id in 0..self.frames.len() as u32 {
-            let h = self.frames.header(id);
-            if h.refs.load(Ordering::Relaxed) == 0 {
+        for (w, word) in self.touched.iter().enumerate() {
+            if word.load(Ordering::Relaxed) == 0 {
                 continue;
             }
-            let r = h.refs.swap(0, Ordering::Relaxed);
-            if state.resident[id as usize] {
-                let a = Self::access_of(h);
-                for _ in 0..r.min(self.hit_cap) {
-                    state.policy.on_hit(FrameId(id), &a);
+            let mut bits = word.swap(0, Ordering::AcqRel);
+            while bits != 0 {
+                let id = (w * 64) as u32 + bits.trailing_zeros();
+                bits &= bits - 1;
+                let h = self.frames.header(id);
+                let r = h.refs.swap(0, Ordering::AcqRel);
+                if state.resident[id as usize] {
+                    let a = Self::access_of(h);
+                    for _ in 0..r.min(self.hit_cap) {
+                        state.policy.on_hit(FrameId(id), &a);
+                    }
                 }
             }
         }
