@@ -560,7 +560,10 @@ enum Evicted {
     Frame(u32),
     /// Only dirty frames were evictable; some were written, try again.
     Cleaned,
-    /// Nothing evictable at all.
+    /// Nothing evictable now, but some frames are only latched by the pool itself (loads,
+    /// hits, writes in flight): wait a moment and try again.
+    Busy,
+    /// Every frame is pinned by the application.
     Nothing,
 }
 
@@ -727,6 +730,10 @@ impl Inner {
                 None => match self.evict_batch(incoming)? {
                     Evicted::Frame(id) => id,
                     Evicted::Cleaned => continue,
+                    Evicted::Busy => {
+                        std::thread::yield_now();
+                        continue;
+                    }
                     Evicted::Nothing => {
                         return Err(PoolError::AllPinned {
                             frames: self.frames.len(),
@@ -817,7 +824,12 @@ impl Inner {
             .victims(self.batch, &|f: FrameId| frames.is_idle(f.0), &mut dirty);
         drop(state);
         if dirty.is_empty() {
-            return Ok(Evicted::Nothing);
+            let all_user_pinned = (0..frames.len() as u32).all(|id| frames.user_pinned(id));
+            return Ok(if all_user_pinned {
+                Evicted::Nothing
+            } else {
+                Evicted::Busy
+            });
         }
         let mut cleaned = 0;
         let mut first_err = None;
@@ -832,6 +844,7 @@ impl Inner {
         }
         match first_err {
             Some(e) if cleaned == 0 => Err(e),
+            _ if cleaned == 0 => Ok(Evicted::Busy),
             _ => Ok(Evicted::Cleaned),
         }
     }
