@@ -36,7 +36,7 @@
 
 use std::alloc::Layout;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 
 const EXCLUSIVE: u64 = 1 << 63;
 const USER_EXCL: u64 = 1 << 62;
@@ -70,6 +70,9 @@ pub(crate) struct Header {
     pub refs: AtomicU8,
     /// Set on the first page of a read-ahead window: hitting it starts the next window.
     pub ra_mark: AtomicBool,
+    /// Bumped each time the frame is loaded with a page, so a queued hit can tell whether
+    /// the frame still holds the page it was recorded for.
+    pub incarnation: AtomicU32,
 }
 
 /// The frame arena: `count` frames of `page_size` bytes in one page-aligned block.
@@ -108,6 +111,7 @@ impl Frames {
                 dirty_since_ns: AtomicU64::new(0),
                 refs: AtomicU8::new(0),
                 ra_mark: AtomicBool::new(false),
+                incarnation: AtomicU32::new(0),
             })
             .collect();
         Some(Frames {

@@ -27,7 +27,7 @@ use policy::{Access, AnyPolicy, BuildContext, FrameId, Policy, PolicySpec};
 use crate::error::PoolError;
 use crate::frames::{Exclusive, Frames, Header, Shared, NO_OWNER};
 use crate::lookup::{Hashed, Mapped, PageKey, Table};
-use crate::stats::{Counter, Counters};
+use crate::stats::{stripe, Counter, Counters, STRIPE_COUNT};
 use crate::storage::{read_full_at, FileStorage, OpenMode, Storage, StorageFile};
 
 /// A file opened in a pool. Copyable; stale after `close` (operations then return
@@ -119,8 +119,9 @@ impl Default for WritePolicy {
     }
 }
 
-/// The policies the pool accepts, with the saturation cap of the per-frame hit counter fed
-/// to each (0: the policy ignores hits). See the crate docs for why only these.
+/// Policies whose hits are a saturating bit or counter, with the cap of the per-frame hit
+/// counter fed to each (0: the policy ignores hits). Hits cost a load (and a store until
+/// the counter saturates). See `docs/pool.md`.
 pub const CONCURRENT_POLICIES: &[(&str, u8)] = &[
     ("fifo", 0),
     ("random", 0),
@@ -132,6 +133,39 @@ pub const CONCURRENT_POLICIES: &[(&str, u8)] = &[
     ("s3fifo", 3),
     ("gclock", 3),
 ];
+
+/// Order-sensitive policies (a hit moves the page in a list), run BP-Wrapper style (Ding
+/// et al., ICDE 2009): each thread queues its hits and they are applied, in each thread's
+/// order, under the policy lock when a queue fills or eviction runs. Hits cost a queue
+/// push under a per-thread-stripe lock.
+pub const QUEUED_POLICIES: &[&str] = &[
+    "lru", "mru", "lfu", "sfifo", "twoq", "lruk", "arc", "lirs", "wtinylfu", "linux", "toss",
+];
+
+/// How hits reach the policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum HitMode {
+    /// Per-frame saturating counter, capped at the value (0: hits are ignored).
+    Counter(u8),
+    /// Per-thread queues (BP-Wrapper).
+    Queue,
+}
+
+/// Hits a thread queues before it tries to apply them (BP-Wrapper's batch size).
+const QUEUE_COMMIT: usize = 64;
+/// Hits a queue holds at most; when the policy lock stays busy past this, further hits
+/// are dropped (a lost hint) rather than making a reader wait.
+const QUEUE_MAX: usize = 1024;
+
+#[repr(align(128))]
+struct HitQueue(Mutex<Vec<(u32, u32)>>);
+
+fn hit_mode(spec: &PolicySpec) -> Option<HitMode> {
+    if QUEUED_POLICIES.contains(&spec.name.as_str()) {
+        return Some(HitMode::Queue);
+    }
+    hit_cap(spec).map(HitMode::Counter)
+}
 
 fn hit_cap(spec: &PolicySpec) -> Option<u8> {
     let (_, cap) = CONCURRENT_POLICIES.iter().find(|(n, _)| *n == spec.name)?;
@@ -376,12 +410,13 @@ impl BufferPoolBuilder {
         let spec = PolicySpec::parse(&self.policy)?;
         let ctx = BuildContext::new(frames as u64, self.seed);
         let policy = spec.build(&ctx)?;
-        let Some(cap) = hit_cap(&spec) else {
+        let Some(mode) = hit_mode(&spec) else {
             return Err(PoolError::PolicyNotConcurrent {
                 name: spec.name,
                 allowed: CONCURRENT_POLICIES
                     .iter()
                     .map(|(n, _)| *n)
+                    .chain(QUEUED_POLICIES.iter().copied())
                     .collect::<Vec<_>>()
                     .join(", "),
             });
@@ -408,10 +443,18 @@ impl BufferPoolBuilder {
             files: (0..self.max_open_files).map(|_| FileSlot::new()).collect(),
             open_lock: Mutex::new(()),
             policy: Mutex::new(PolicyState {
+                time: 0,
                 policy,
                 resident: vec![false; frames],
             }),
-            hit_cap: cap,
+            hit_mode: mode,
+            hit_cap: match mode {
+                HitMode::Counter(c) => c,
+                HitMode::Queue => 0,
+            },
+            hit_queues: (0..STRIPE_COUNT)
+                .map(|_| HitQueue(Mutex::new(Vec::new())))
+                .collect(),
             // Pop from the end: hand out low frame ids first (nicer for debugging).
             free: Mutex::new((0..frames as u32).rev().collect()),
             storage: Arc::new(storage),
@@ -458,6 +501,9 @@ pub struct BufferPool {
 }
 
 struct PolicyState {
+    /// Logical time: one tick per event the policy sees, in the order it sees them (LRU-K
+    /// and ARC read `Access::time`).
+    time: u64,
     policy: AnyPolicy,
     /// Mirrors which frames the policy holds (invariant 3), so that stale hit counters
     /// are never fed for a frame the policy does not know.
@@ -504,7 +550,11 @@ struct Inner {
     files: Box<[FileSlot]>,
     open_lock: Mutex<()>,
     policy: Mutex<PolicyState>,
+    hit_mode: HitMode,
+    /// The counter cap in `HitMode::Counter`, 0 otherwise (the hit path reads only this).
     hit_cap: u8,
+    /// Per-thread-stripe hit queues in `HitMode::Queue`.
+    hit_queues: Box<[HitQueue]>,
     free: Mutex<Vec<u32>>,
     storage: Arc<dyn Storage>,
     page_size: usize,
@@ -521,6 +571,15 @@ struct Inner {
     started: Instant,
     /// Flusher stop flag and wake-up.
     flusher: (Mutex<bool>, Condvar),
+}
+
+impl PolicyState {
+    /// `a` with the next logical time.
+    fn stamp(&mut self, mut a: Access) -> Access {
+        self.time += 1;
+        a.time = self.time;
+        a
+    }
 }
 
 /// A latch held by an operation: shared for reads, exclusive for writes and loads.
@@ -630,6 +689,35 @@ impl Inner {
             if r < self.hit_cap {
                 h.refs.store(r + 1, Ordering::Relaxed);
                 self.touched[(id / 64) as usize].fetch_or(1 << (id % 64), Ordering::AcqRel);
+            }
+        } else if self.hit_mode == HitMode::Queue {
+            self.queue_hit(id, h);
+        }
+    }
+
+    /// BP-Wrapper: queue the hit in this thread's stripe; once the queue holds a batch,
+    /// apply it if the policy lock is free right now (never wait on the hit path).
+    fn queue_hit(&self, id: u32, h: &Header) {
+        let incarnation = h.incarnation.load(Ordering::Relaxed);
+        let mut q = self.hit_queues[stripe()].0.lock();
+        if q.len() < QUEUE_MAX {
+            q.push((id, incarnation));
+        }
+        if q.len() >= QUEUE_COMMIT {
+            if let Some(mut state) = self.policy.try_lock() {
+                self.apply_queued(&mut state, &mut q);
+            }
+        }
+    }
+
+    /// Apply queued hits in queue order, skipping frames that were evicted or reloaded
+    /// since the hit was recorded.
+    fn apply_queued(&self, state: &mut PolicyState, q: &mut Vec<(u32, u32)>) {
+        for (id, incarnation) in q.drain(..) {
+            let h = self.frames.header(id);
+            if state.resident[id as usize] && h.incarnation.load(Ordering::Relaxed) == incarnation {
+                let a = state.stamp(Self::access_of(h));
+                state.policy.on_hit(FrameId(id), &a);
             }
         }
     }
@@ -749,8 +837,15 @@ impl Inner {
         })
     }
 
-    /// Feed the per-frame hit counters to the policy (under its lock).
+    /// Feed the hits recorded since the last call to the policy (under its lock).
     fn feed_refs(&self, state: &mut PolicyState) {
+        if self.hit_mode == HitMode::Queue {
+            for q in self.hit_queues.iter() {
+                let mut q = q.0.lock();
+                self.apply_queued(state, &mut q);
+            }
+            return;
+        }
         if self.hit_cap == 0 {
             return;
         }
@@ -765,8 +860,8 @@ impl Inner {
                 let h = self.frames.header(id);
                 let r = h.refs.swap(0, Ordering::AcqRel);
                 if state.resident[id as usize] {
-                    let a = Self::access_of(h);
                     for _ in 0..r.min(self.hit_cap) {
+                        let a = state.stamp(Self::access_of(h));
                         state.policy.on_hit(FrameId(id), &a);
                     }
                 }
@@ -782,13 +877,15 @@ impl Inner {
             return Some(id);
         }
         self.feed_refs(state);
+        // One logical time for the whole batch: it is one miss (ARC adapts once per miss).
+        let incoming = state.stamp(*incoming);
         let frames = &self.frames;
         let clean_idle =
             |f: FrameId| frames.is_idle(f.0) && !frames.header(f.0).dirty.load(Ordering::Relaxed);
         let mut freed: Vec<u32> = Vec::with_capacity(self.batch);
         let mut refused = 0;
         while freed.len() < self.batch && refused < self.batch {
-            let Some(f) = state.policy.evict(incoming, &clean_idle) else {
+            let Some(f) = state.policy.evict(&incoming, &clean_idle) else {
                 break;
             };
             state.resident[f.index()] = false;
@@ -797,7 +894,7 @@ impl Inner {
             } else {
                 // Pinned or dirtied since the predicate looked: keep it resident.
                 refused += 1;
-                let a = Self::access_of(frames.header(f.0));
+                let a = state.stamp(Self::access_of(frames.header(f.0)));
                 state.policy.on_insert(f, &a);
                 state.resident[f.index()] = true;
             }
@@ -887,6 +984,7 @@ impl Inner {
     fn claim(&self, fh: FileHandle, page: u64) -> Result<Option<Exclusive<'_>>, PoolError> {
         let g = self.alloc_frame(&Self::access(fh, page))?;
         let h = g.header();
+        h.incarnation.fetch_add(1, Ordering::Relaxed);
         h.owner.store(fh.owner(), Ordering::Relaxed);
         h.page.store(page, Ordering::Relaxed);
         h.refs.store(0, Ordering::Relaxed);
@@ -910,7 +1008,7 @@ impl Inner {
     fn insert_loaded(&self, frames: &[u32]) {
         let mut state = self.policy.lock();
         for &id in frames {
-            let a = Self::access_of(self.frames.header(id));
+            let a = state.stamp(Self::access_of(self.frames.header(id)));
             state.policy.on_insert(FrameId(id), &a);
             state.resident[id as usize] = true;
         }
@@ -1051,6 +1149,7 @@ impl Inner {
             };
             let g = self.frames.exclusive(id);
             let h = g.header();
+            h.incarnation.fetch_add(1, Ordering::Relaxed);
             h.owner.store(fh.owner(), Ordering::Relaxed);
             h.page.store(p, Ordering::Relaxed);
             h.refs.store(0, Ordering::Relaxed);
