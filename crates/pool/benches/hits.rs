@@ -12,10 +12,11 @@ use rand::{Rng, SeedableRng};
 const PAGES: u64 = 4096;
 const PS: u64 = 4096;
 
-fn setup(lookup: Lookup) -> (BufferPool, FileHandle, Vec<u64>) {
+fn setup(lookup: Lookup, policy: &str) -> (BufferPool, FileHandle, Vec<u64>) {
     let pool = BufferPool::builder()
         .capacity_frames(PAGES as usize + 64)
         .lookup(lookup)
+        .policy(policy)
         .read_ahead(0)
         .build_with_storage(MemStorage::new())
         .unwrap();
@@ -30,8 +31,13 @@ fn setup(lookup: Lookup) -> (BufferPool, FileHandle, Vec<u64>) {
 fn pin_hit(c: &mut Criterion) {
     let mut g = c.benchmark_group("pin_hit");
     g.throughput(Throughput::Elements(1));
-    for (name, lookup) in [("mapped", Lookup::Mapped), ("hashed", Lookup::Hashed)] {
-        let (pool, f, pages) = setup(lookup);
+    // clock: hits bump a saturating counter; lru: hits are queued (BP-Wrapper)
+    for (name, lookup, policy) in [
+        ("mapped", Lookup::Mapped, "clock"),
+        ("hashed", Lookup::Hashed, "clock"),
+        ("mapped_lru", Lookup::Mapped, "lru"),
+    ] {
+        let (pool, f, pages) = setup(lookup, policy);
         let mut i = 0usize;
         g.bench_function(name, |b| {
             b.iter(|| {
@@ -51,7 +57,7 @@ fn read_hit(c: &mut Criterion) {
         let mut g = c.benchmark_group(format!("read_hit_{size}B"));
         g.throughput(Throughput::Bytes(size as u64));
         for (name, lookup) in [("mapped", Lookup::Mapped), ("hashed", Lookup::Hashed)] {
-            let (pool, f, pages) = setup(lookup);
+            let (pool, f, pages) = setup(lookup, "clock");
             let mut buf = vec![0u8; size];
             let mut i = 0usize;
             g.bench_function(name, |b| {
