@@ -464,7 +464,10 @@ impl BufferPoolBuilder {
             write_policy: self.write_policy,
             direct: self.io_mode == IoMode::Direct,
             batch,
-            low_water: batch,
+            // The flusher keeps 1/64 of the pool free (XMF's clean free pool); below 64
+            // frames there is no reserve: a frame kept free would be 2% or more of the
+            // cache, and small pools (tests) stay deterministic.
+            low_water: (frames / 64).min(256),
             counters: Counters::new(),
             dirty_pages: AtomicU64::new(0),
             touched: (0..frames.div_ceil(64))
@@ -1649,16 +1652,18 @@ impl BufferPool {
         let slot = inner.slot(f)?;
         let _g = inner.open_lock.lock();
         inner.slot(f)?;
-        inner.flush_file(f)?;
-        inner.trim(f)?;
-        // Refuse while the application pins a page (a racing pin after this check, and
-        // the pool's own transient latches, are waited for below).
+        // Refuse while the application pins a page, before writing anything (a thread
+        // closing a file it still holds a `PageMut` of would otherwise wait for itself).
+        // A racing pin after this check, and the pool's own transient latches, are
+        // waited for below.
         for id in inner.frames_of(f) {
             if inner.frames.user_pinned(id) {
                 let page = inner.frames.header(id).page.load(Ordering::Relaxed);
                 return Err(PoolError::PagePinned { page });
             }
         }
+        inner.flush_file(f)?;
+        inner.trim(f)?;
         // New operations on the handle now fail; in-flight ones finish or back off.
         slot.state.store(u64::from(f.gen) << 1, Ordering::Release);
         let (file, path) = {

@@ -403,3 +403,25 @@ fn lru_hits_are_queued_and_applied_in_order() {
         vec![0, 2, 3, 4]
     );
 }
+
+#[test]
+fn flusher_keeps_a_reserve_of_clean_free_frames() {
+    // 128 frames: the reserve is 128 / 64 = 2 frames, refilled in the background once
+    // misses have used the free list up
+    let (p, _) = pool(Lookup::Mapped, 128, 0);
+    let f = p.create("/f").unwrap();
+    p.write(f, 0, &vec![1u8; 300 * PS]).unwrap();
+    p.fsync(f).unwrap();
+    let mut b = [0u8];
+    for page in 0..300u64 {
+        p.read(f, page * PS as u64, &mut b).unwrap();
+    }
+    let start = std::time::Instant::now();
+    while p.stats().free_frames < 2 {
+        assert!(start.elapsed() < Duration::from_secs(10), "{:?}", p.stats());
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let s = p.stats();
+    assert!(s.flusher_runs >= 1, "{s:?}");
+    assert_eq!(s.capacity_frames, 128);
+}

@@ -165,3 +165,18 @@ fn api_rejects_bad_handles_ranges_and_pins() {
         p.close(a).unwrap();
     }
 }
+
+#[test]
+fn close_with_a_live_page_mut_refuses_instead_of_waiting_for_itself() {
+    let p = build(BufferPool::builder().capacity_frames(16)).unwrap();
+    let f = p.create("/f").unwrap();
+    p.write(f, 0, b"abc").unwrap();
+    let mut g = p.pin_mut(f, 0).unwrap();
+    g[0] = b'X';
+    assert!(matches!(p.close(f), Err(PoolError::PagePinned { page: 0 })));
+    drop(g);
+    let mut buf = [0u8; 3];
+    p.read(f, 0, &mut buf).unwrap();
+    assert_eq!(&buf, b"Xbc");
+    p.close(f).unwrap();
+}
