@@ -1500,7 +1500,9 @@ impl BufferPool {
 
     /// Write `buf` at `offset`, extending the file if needed. With write-back the bytes
     /// reach storage later; with write-through before this returns (an error then leaves
-    /// the page dirty in the pool and is returned here).
+    /// the page dirty in the pool and is returned here). A write spanning pages is not
+    /// atomic: other threads may see some pages of it before others, and on error a
+    /// prefix of `buf` may already be in the pool (like a short `pwrite`).
     pub fn write(&self, f: FileHandle, offset: u64, buf: &[u8]) -> Result<(), PoolError> {
         let inner = &*self.inner;
         let slot = inner.slot(f)?;
