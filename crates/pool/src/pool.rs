@@ -1595,7 +1595,7 @@ impl BufferPool {
                 let page = inner.frames.header(id).page.load(Ordering::Relaxed);
                 if page >= keep_pages {
                     drop_list.push((id, page));
-                } else if page == keep_pages - 1 && len & (ps - 1) != 0 {
+                } else if len & (ps - 1) != 0 && page + 1 == keep_pages {
                     tail = Some((id, page));
                 }
             }
