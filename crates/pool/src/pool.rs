@@ -1504,7 +1504,26 @@ impl BufferPool {
 
     /// Read at `offset` into `buf`, like `pread`: returns the bytes read, fewer than
     /// `buf.len()` only at end of file (0 at or past it). Reads see every completed write.
+    #[inline]
     pub fn read(&self, f: FileHandle, offset: u64, buf: &mut [u8]) -> Result<usize, PoolError> {
+        let inner = &*self.inner;
+        // Fast path: the whole request lies in one resident page (XMF's small reads).
+        if let Some(slot) = inner.files.get(f.slot as usize) {
+            let len = slot.len.load(Ordering::Acquire);
+            let in_page = (offset as usize) & (inner.page_size - 1);
+            if offset < len && in_page + buf.len() <= inner.page_size {
+                let n = (len - offset).min(buf.len() as u64) as usize;
+                if let Some(g) = inner.hit_shared(slot, f, offset >> inner.page_shift, false) {
+                    buf[..n].copy_from_slice(&g.bytes()[in_page..in_page + n]);
+                    return Ok(n);
+                }
+            }
+        }
+        self.read_slow(f, offset, buf)
+    }
+
+    #[cold]
+    fn read_slow(&self, f: FileHandle, offset: u64, buf: &mut [u8]) -> Result<usize, PoolError> {
         let inner = &*self.inner;
         let slot = inner.slot(f)?;
         let len = slot.len.load(Ordering::Acquire);
