@@ -475,6 +475,7 @@ impl BufferPoolBuilder {
                 .collect(),
             started: Instant::now(),
             flusher: (Mutex::new(false), Condvar::new()),
+            flusher_wake: std::sync::atomic::AtomicBool::new(false),
         });
         let interval = match self.write_policy {
             WritePolicy::WriteBack { interval, .. } => interval,
@@ -574,6 +575,8 @@ struct Inner {
     started: Instant,
     /// Flusher stop flag and wake-up.
     flusher: (Mutex<bool>, Condvar),
+    /// A refill request for the flusher is pending.
+    flusher_wake: std::sync::atomic::AtomicBool,
 }
 
 impl PolicyState {
@@ -837,14 +840,14 @@ impl Inner {
         // Each round either gets a frame, or wrote some dirty pages, or gives up; bound the
         // rounds in case other threads keep re-dirtying what this one cleans.
         for _ in 0..1000 {
-            let popped = {
+            let (popped, low) = {
                 let mut free = self.free.lock();
                 let id = free.pop();
-                if free.len() < self.low_water {
-                    self.flusher.1.notify_one();
-                }
-                id
+                (id, free.len() < self.low_water)
             };
+            if low {
+                self.wake_flusher();
+            }
             let id = match popped {
                 Some(id) => id,
                 None => match self.evict_batch(incoming)? {
@@ -1391,18 +1394,29 @@ impl Inner {
     }
 
     /// The flusher thread: delayed writes and the free-frame reserve.
+    /// Ask the flusher to refill the free list now. The flag makes the request stick even
+    /// if the flusher is busy (not waiting) when it is made: a bare `notify` would be lost.
+    fn wake_flusher(&self) {
+        if !self.flusher_wake.swap(true, Ordering::AcqRel) {
+            // Taking the mutex orders this with the flusher's check of the flag: either it
+            // has not checked yet (and will see it) or it is waiting (and is notified).
+            let _g = self.flusher.0.lock();
+            self.flusher.1.notify_one();
+        }
+    }
+
     fn flusher_loop(&self, interval: Duration) {
         loop {
             {
                 let mut stop = self.flusher.0.lock();
-                if *stop {
-                    return;
+                if !*stop && !self.flusher_wake.load(Ordering::Acquire) {
+                    self.flusher.1.wait_for(&mut stop, interval);
                 }
-                self.flusher.1.wait_for(&mut stop, interval);
                 if *stop {
                     return;
                 }
             }
+            self.flusher_wake.store(false, Ordering::Release);
             self.counters.bump(Counter::FlusherRuns);
             if let WritePolicy::WriteBack { age, .. } = self.write_policy {
                 let now = self.now_ns();
