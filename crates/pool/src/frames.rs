@@ -102,24 +102,28 @@ impl Frames {
         // SAFETY: `layout` has a non-zero size (count and page_size are both non-zero).
         let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
         let base = NonNull::new(ptr)?;
-        let headers = (0..count)
-            .map(|_| Header {
-                state: AtomicU64::new(0),
-                owner: AtomicU64::new(NO_OWNER),
-                page: AtomicU64::new(0),
-                dirty: AtomicBool::new(false),
-                dirty_since_ns: AtomicU64::new(0),
-                refs: AtomicU8::new(0),
-                ra_mark: AtomicBool::new(false),
-                incarnation: AtomicU32::new(0),
-            })
-            .collect();
-        Some(Frames {
+        // Own the block at once, so that `Drop` frees it if the headers cannot be had.
+        let mut frames = Frames {
             base,
             layout,
             page_size,
-            headers,
-        })
+            headers: Box::new([]),
+        };
+        // Fallibly: an absurd capacity must be an error, not an abort in the allocator.
+        let mut headers = Vec::new();
+        headers.try_reserve_exact(count).ok()?;
+        headers.extend((0..count).map(|_| Header {
+            state: AtomicU64::new(0),
+            owner: AtomicU64::new(NO_OWNER),
+            page: AtomicU64::new(0),
+            dirty: AtomicBool::new(false),
+            dirty_since_ns: AtomicU64::new(0),
+            refs: AtomicU8::new(0),
+            ra_mark: AtomicBool::new(false),
+            incarnation: AtomicU32::new(0),
+        }));
+        frames.headers = headers.into_boxed_slice();
+        Some(frames)
     }
 
     /// Number of frames.

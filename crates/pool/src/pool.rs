@@ -1909,6 +1909,7 @@ impl Drop for BufferPool {
 }
 
 /// A pinned page, read-only and zero-copy; unpinned on drop. Never evicted while alive.
+#[must_use = "the page is unpinned as soon as the guard is dropped"]
 pub struct PageRef<'a> {
     guard: Shared<'a>,
     page: u64,
@@ -1931,6 +1932,7 @@ impl std::ops::Deref for PageRef<'_> {
 /// A page pinned for writing, exclusive and zero-copy; marked dirty. On drop, bytes past
 /// the file's end are re-zeroed and, in write-through mode, the page is written (an error
 /// leaves it dirty for the next `fsync` to report).
+#[must_use = "the page is released as soon as the guard is dropped"]
 pub struct PageMut<'a> {
     guard: Exclusive<'a>,
     inner: &'a Inner,

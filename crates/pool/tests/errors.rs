@@ -57,6 +57,12 @@ fn builder_rejects_bad_configurations() {
         build(BufferPool::builder().capacity_frames(u32::MAX as usize)),
         Err(PoolError::OutOfMemory { .. })
     ));
+    // 2^31 frames of 64 KiB = 128 TiB: more than the address space, refused by the
+    // allocator and reported, not aborted
+    assert!(matches!(
+        build(BufferPool::builder().page_size(65536).capacity_frames(1 << 31)),
+        Err(PoolError::OutOfMemory { bytes }) if bytes == 1u128 << 47
+    ));
     assert!(matches!(
         build(BufferPool::builder().policy("nosuch")),
         Err(PoolError::Policy(_))
