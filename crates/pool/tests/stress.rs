@@ -249,3 +249,105 @@ fn truncation_racing_readers_never_resurrects_old_bytes() {
         assert!(disk[cut as usize..].iter().all(|&b| b == 0));
     }
 }
+
+/// A storage whose reads are slow and counted, to widen the window in which several
+/// threads miss on the same page.
+struct SlowCountingStorage {
+    inner: MemStorage,
+    reads: Arc<std::sync::atomic::AtomicU64>,
+}
+
+struct SlowFile {
+    inner: Arc<dyn pool::StorageFile>,
+    reads: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl pool::Storage for SlowCountingStorage {
+    fn open(
+        &self,
+        path: &std::path::Path,
+        mode: pool::OpenMode,
+    ) -> std::io::Result<Arc<dyn pool::StorageFile>> {
+        Ok(Arc::new(SlowFile {
+            inner: self.inner.open(path, mode)?,
+            reads: Arc::clone(&self.reads),
+        }))
+    }
+}
+
+impl pool::StorageFile for SlowFile {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+        self.reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(30));
+        self.inner.read_at(buf, offset)
+    }
+    fn write_at(&self, buf: &[u8], offset: u64) -> std::io::Result<usize> {
+        self.inner.write_at(buf, offset)
+    }
+    fn sync(&self) -> std::io::Result<()> {
+        self.inner.sync()
+    }
+    fn len(&self) -> std::io::Result<u64> {
+        self.inner.len()
+    }
+    fn set_len(&self, len: u64) -> std::io::Result<()> {
+        self.inner.set_len(len)
+    }
+}
+
+#[test]
+fn concurrent_misses_on_one_page_load_it_once() {
+    for lk in [Lookup::Mapped, Lookup::Hashed] {
+        let mem = MemStorage::new();
+        {
+            use pool::Storage;
+            let f = mem
+                .open(
+                    "/f".as_ref(),
+                    pool::OpenMode {
+                        create: true,
+                        direct: false,
+                    },
+                )
+                .unwrap();
+            f.write_at(&vec![5u8; 4 * PS], 0).unwrap();
+        }
+        let reads = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let p = Arc::new(
+            BufferPool::builder()
+                .capacity_frames(16)
+                .read_ahead(0)
+                .lookup(lk)
+                .build_with_storage(SlowCountingStorage {
+                    inner: mem,
+                    reads: Arc::clone(&reads),
+                })
+                .unwrap(),
+        );
+        let f = p.open("/f").unwrap();
+        let barrier = Arc::new(std::sync::Barrier::new(THREADS));
+        let threads: Vec<_> = (0..THREADS)
+            .map(|t| {
+                let (p, barrier) = (Arc::clone(&p), Arc::clone(&barrier));
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    if t % 2 == 0 {
+                        let mut buf = [0u8; 100];
+                        assert_eq!(p.read(f, 2 * PS as u64 + 7, &mut buf).unwrap(), 100);
+                        assert_eq!(buf, [5u8; 100]);
+                    } else {
+                        let g = p.pin(f, 2).unwrap();
+                        assert!(g.iter().all(|&b| b == 5));
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(reads.load(std::sync::atomic::Ordering::SeqCst), 1, "{lk:?}");
+        let s = p.stats();
+        assert_eq!((s.misses, s.hits), (1, THREADS as u64 - 1), "{s:?}");
+        assert_eq!(p.resident(f).unwrap().iter().collect::<Vec<_>>(), vec![2]);
+    }
+}
