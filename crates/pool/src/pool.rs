@@ -223,17 +223,19 @@ pub struct ResidentMap {
 }
 
 impl ResidentMap {
-    fn new(pages: u64) -> Self {
-        ResidentMap {
+    /// A map of a file of `pages` pages in which `resident` are cached. The bitmap only
+    /// extends to the highest resident page, so a huge sparse file costs nothing.
+    fn new(pages: u64, resident: &[u64]) -> Self {
+        let resident: Vec<u64> = resident.iter().copied().filter(|&p| p < pages).collect();
+        let words = resident.iter().max().map_or(0, |&m| m / 64 + 1) as usize;
+        let mut map = ResidentMap {
             pages,
-            words: vec![0; pages.div_ceil(64) as usize],
+            words: vec![0; words],
+        };
+        for p in resident {
+            map.words[(p / 64) as usize] |= 1 << (p % 64);
         }
-    }
-
-    fn set(&mut self, page: u64) {
-        if page < self.pages {
-            self.words[(page / 64) as usize] |= 1 << (page % 64);
-        }
+        map
     }
 
     /// Pages covered (the file's length in pages when the map was taken).
@@ -243,7 +245,9 @@ impl ResidentMap {
 
     /// Whether `page` is resident.
     pub fn get(&self, page: u64) -> bool {
-        page < self.pages && self.words[(page / 64) as usize] & (1 << (page % 64)) != 0
+        self.words
+            .get((page / 64) as usize)
+            .is_some_and(|w| w & (1 << (page % 64)) != 0)
     }
 
     /// Number of resident pages.
@@ -253,10 +257,15 @@ impl ResidentMap {
 
     /// The resident page numbers in increasing order.
     pub fn iter(&self) -> impl Iterator<Item = u64> + '_ {
-        (0..self.pages).filter(|&p| self.get(p))
+        self.words.iter().enumerate().flat_map(|(i, &w)| {
+            (0..64u64)
+                .filter(move |b| w & (1 << b) != 0)
+                .map(move |b| i as u64 * 64 + b)
+        })
     }
 
-    /// The bitmap words (bit `p % 64` of word `p / 64` is page `p`).
+    /// The bitmap words: bit `p % 64` of word `p / 64` is page `p`. There are only as
+    /// many words as the highest resident page needs; pages beyond them are not resident.
     pub fn words(&self) -> &[u64] {
         &self.words
     }
@@ -1865,11 +1874,15 @@ impl BufferPool {
     pub fn resident(&self, f: FileHandle) -> Result<ResidentMap, PoolError> {
         let inner = &*self.inner;
         let slot = inner.slot(f)?;
-        let mut map = ResidentMap::new(inner.pages_of(slot.len.load(Ordering::Acquire)));
-        for id in inner.frames_of(f) {
-            map.set(inner.frames.header(id).page.load(Ordering::Relaxed));
-        }
-        Ok(map)
+        let pages: Vec<u64> = inner
+            .frames_of(f)
+            .into_iter()
+            .map(|id| inner.frames.header(id).page.load(Ordering::Relaxed))
+            .collect();
+        Ok(ResidentMap::new(
+            inner.pages_of(slot.len.load(Ordering::Acquire)),
+            &pages,
+        ))
     }
 
     /// Counters and gauges.

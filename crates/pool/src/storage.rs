@@ -214,15 +214,30 @@ impl StorageFile for MemFile {
 
     fn set_len(&self, len: u64) -> io::Result<()> {
         let len = usize::try_from(len).map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
-        self.data.lock().resize(len, 0);
+        let mut data = self.data.lock();
+        grow(&mut data, len)?;
+        data.resize(len, 0);
         Ok(())
     }
 }
 
+/// Make room for `len` bytes, failing with `OutOfMemory` instead of aborting: an
+/// in-memory file is as large as its length, and a length is user input.
+fn grow(data: &mut Vec<u8>, len: usize) -> io::Result<()> {
+    if len > data.len() {
+        data.try_reserve_exact(len - data.len())
+            .map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
+    }
+    Ok(())
+}
+
 fn mem_write(data: &mut Vec<u8>, buf: &[u8], offset: u64) -> io::Result<()> {
     let start = usize::try_from(offset).map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
-    let end = start + buf.len();
+    let end = start
+        .checked_add(buf.len())
+        .ok_or_else(|| io::Error::from(io::ErrorKind::OutOfMemory))?;
     if data.len() < end {
+        grow(data, end)?;
         data.resize(end, 0);
     }
     data[start..end].copy_from_slice(buf);

@@ -186,3 +186,45 @@ fn close_with_a_live_page_mut_refuses_instead_of_waiting_for_itself() {
     assert_eq!(&buf, b"Xbc");
     p.close(f).unwrap();
 }
+
+#[test]
+fn huge_sparse_files_cost_nothing_to_describe() {
+    let dir = tempfile::tempdir().unwrap();
+    for lk in [Lookup::Mapped, Lookup::Hashed] {
+        // a real, sparse 8 TiB file: 2^31 pages, past the mapped table's 2^28
+        let p = BufferPool::builder()
+            .capacity_frames(16)
+            .lookup(lk)
+            .build()
+            .unwrap();
+        let f = p.create(dir.path().join("sparse")).unwrap();
+        p.set_len(f, 1 << 43).unwrap();
+        p.write(f, 3 * 4096, b"x").unwrap();
+        let r = p.resident(f).unwrap();
+        assert_eq!(r.pages(), 1 << 31);
+        assert_eq!(r.iter().collect::<Vec<_>>(), vec![3]);
+        assert_eq!(r.words().len(), 1);
+        assert!(!r.get(1 << 30));
+        // reads far out are zeros, or OutOfRange where the mapped table ends
+        let mut buf = [9u8; 4];
+        match p.read(f, 1 << 42, &mut buf) {
+            Ok(n) => assert_eq!((n, buf), (4, [0; 4])),
+            Err(PoolError::OutOfRange { .. }) => assert_eq!(lk, Lookup::Mapped),
+            Err(e) => panic!("{e}"),
+        }
+        p.close(f).unwrap();
+    }
+}
+
+#[test]
+fn an_in_memory_file_too_large_for_memory_is_an_io_error() {
+    let p = build(BufferPool::builder().capacity_frames(16)).unwrap();
+    let f = p.create("/f").unwrap();
+    let e = p.set_len(f, 1 << 60).unwrap_err();
+    assert_eq!(
+        e.io_error().map(|io| io.kind()),
+        Some(std::io::ErrorKind::OutOfMemory),
+        "{e}"
+    );
+    assert_eq!(p.len(f).unwrap(), 0);
+}
