@@ -50,7 +50,8 @@ pub enum PoolError {
     /// The handle was closed, or never came from this pool.
     #[error("file handle {0:?} is closed or unknown")]
     Closed(FileHandle),
-    /// Every file slot is in use.
+    /// Every file slot is in use (or the builder asked for 0 or more than
+    /// [`crate::MAX_OPEN_FILES`] slots).
     #[error("too many open files (at most {max})")]
     TooManyOpenFiles {
         /// The pool's limit.

@@ -61,7 +61,7 @@ pub mod storage;
 pub use error::PoolError;
 pub use pool::{
     BufferPool, BufferPoolBuilder, FileHandle, IoMode, Lookup, PageMut, PageRef, PoolStats,
-    ResidentMap, WritePolicy, CONCURRENT_POLICIES, QUEUED_POLICIES,
+    ResidentMap, WritePolicy, CONCURRENT_POLICIES, MAX_OPEN_FILES, QUEUED_POLICIES,
 };
 pub use storage::{
     FaultKind, FaultOp, FileStorage, MemStorage, OpenMode, RecordingStorage, Storage, StorageEvent,

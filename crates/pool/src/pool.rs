@@ -182,6 +182,9 @@ fn hit_cap(spec: &PolicySpec) -> Option<u8> {
     Some(*cap)
 }
 
+/// Upper bound of [`BufferPoolBuilder::max_open_files`].
+pub const MAX_OPEN_FILES: usize = 4096;
+
 /// Counters and gauges of a pool (see [`BufferPool::stats`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PoolStats {
@@ -359,7 +362,8 @@ impl BufferPoolBuilder {
         self
     }
 
-    /// Files open at once (default 64). Each slot of the mapped lookup costs 16 KiB.
+    /// Files open at once (default 64, at most 4096). Each slot of the mapped lookup costs
+    /// 16 KiB up front, so the limit bounds that memory at 64 MiB.
     pub fn max_open_files(mut self, n: usize) -> Self {
         self.max_open_files = n;
         self
@@ -430,7 +434,7 @@ impl BufferPoolBuilder {
                     .join(", "),
             });
         };
-        if self.max_open_files == 0 || self.max_open_files > u32::MAX as usize {
+        if self.max_open_files == 0 || self.max_open_files > MAX_OPEN_FILES {
             return Err(PoolError::TooManyOpenFiles {
                 max: self.max_open_files,
             });
@@ -1429,7 +1433,7 @@ impl Inner {
             self.counters.bump(Counter::FlusherRuns);
             if let WritePolicy::WriteBack { age, .. } = self.write_policy {
                 let now = self.now_ns();
-                let age_ns = age.as_nanos() as u64;
+                let age_ns = u64::try_from(age.as_nanos()).unwrap_or(u64::MAX);
                 for id in 0..self.frames.len() as u32 {
                     let h = self.frames.header(id);
                     if h.dirty.load(Ordering::Relaxed)

@@ -104,6 +104,19 @@ fn builder_rejects_bad_configurations() {
         build(BufferPool::builder().max_open_files(0)),
         Err(PoolError::TooManyOpenFiles { max: 0 })
     ));
+    assert!(matches!(
+        build(BufferPool::builder().max_open_files(usize::MAX)),
+        Err(PoolError::TooManyOpenFiles { .. })
+    ));
+    assert!(build(BufferPool::builder().max_open_files(pool::MAX_OPEN_FILES)).is_ok());
+    // durations too long to count in nanoseconds are fine (the flusher just never ages)
+    assert!(
+        build(BufferPool::builder().write_policy(WritePolicy::WriteBack {
+            interval: Duration::MAX,
+            age: Duration::MAX,
+        }))
+        .is_ok()
+    );
 }
 
 #[test]
