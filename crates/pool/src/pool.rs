@@ -1854,6 +1854,8 @@ impl BufferPool {
     /// and dirty pages are skipped, as eviction would skip them.
     pub fn victims(&self, n: usize) -> Vec<(FileHandle, u64)> {
         let inner = &*self.inner;
+        // No more victims than frames, whatever is asked (and no huge allocation).
+        let n = n.min(inner.frames.len());
         let mut state = inner.policy.lock();
         inner.feed_refs(&mut state);
         let frames = &inner.frames;

@@ -250,6 +250,8 @@ fn victims_and_resident_follow_the_clock() {
     assert_eq!(p.victims(2), vec![(f, 3), (f, 4)]);
     let _pin = p.pin(f, 3).unwrap();
     assert_eq!(p.victims(2), vec![(f, 4), (f, 5)]);
+    // asking for more than there are lists every evictable page once
+    assert_eq!(p.victims(usize::MAX), vec![(f, 4), (f, 5), (f, 2)]);
 }
 
 #[test]
