@@ -1,0 +1,110 @@
+//! The pool's typed errors.
+
+use std::path::PathBuf;
+
+use crate::FileHandle;
+
+/// Everything a pool operation can report. No operation panics on user input.
+#[derive(Debug, thiserror::Error)]
+pub enum PoolError {
+    /// The page size is not a power of two in 4 KiB..=64 KiB.
+    #[error("page size {page_size} is not a power of two between 4096 and 65536 bytes")]
+    BadPageSize {
+        /// The size asked for.
+        page_size: usize,
+    },
+    /// The pool could not hold the pages that may be pinned plus room to load and read
+    /// ahead (`pin_limit + read_ahead + 1` frames).
+    #[error(
+        "capacity of {capacity_frames} frames is below the pin limit: {pin_limit} pinned pages \
+         + {read_ahead} read-ahead pages + 1 frame to load into"
+    )]
+    CapacityBelowPinLimit {
+        /// Frames the pool would have.
+        capacity_frames: usize,
+        /// Pages the application may keep pinned at once.
+        pin_limit: usize,
+        /// Read-ahead depth in pages.
+        read_ahead: usize,
+    },
+    /// The frame memory could not be allocated.
+    #[error("cannot allocate {bytes} bytes of frames")]
+    OutOfMemory {
+        /// Bytes asked for.
+        bytes: u128,
+    },
+    /// The policy spec did not parse or name a policy.
+    #[error("policy: {0}")]
+    Policy(#[from] policy::ConfigError),
+    /// The policy exists but cannot run in a concurrent pool (its hits are order-sensitive).
+    #[error("policy '{name}' cannot run concurrently in the pool (usable: {allowed})")]
+    PolicyNotConcurrent {
+        /// The policy asked for.
+        name: String,
+        /// The policies that can.
+        allowed: String,
+    },
+    /// A write-back flusher interval of zero.
+    #[error("write-back interval must be positive")]
+    BadWritePolicy,
+    /// The handle was closed, or never came from this pool.
+    #[error("file handle {0:?} is closed or unknown")]
+    Closed(FileHandle),
+    /// Every file slot is in use (or the builder asked for 0 or more than
+    /// [`crate::MAX_OPEN_FILES`] slots).
+    #[error("too many open files (at most {max})")]
+    TooManyOpenFiles {
+        /// The pool's limit.
+        max: usize,
+    },
+    /// A pin of a page at or beyond the end of the file.
+    #[error("page {page} is past the end of the file ({pages} pages)")]
+    PastEnd {
+        /// The page asked for.
+        page: u64,
+        /// Pages in the file.
+        pages: u64,
+    },
+    /// An offset and length whose end does not fit in 64 bits, or a page number the mapped
+    /// lookup cannot address (2^28 pages per file).
+    #[error("byte range at offset {offset} of {len} bytes is out of range")]
+    OutOfRange {
+        /// Start offset.
+        offset: u64,
+        /// Length.
+        len: u64,
+    },
+    /// `set_len` or `close` met a page that is pinned.
+    #[error("page {page} is pinned")]
+    PagePinned {
+        /// The page.
+        page: u64,
+    },
+    /// No frame could be freed: every resident page is pinned (or pinned and dirty).
+    #[error("all {frames} frames are pinned")]
+    AllPinned {
+        /// Frames in the pool.
+        frames: usize,
+    },
+    /// The storage failed.
+    #[error("{op} {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What was being done (`open`, `read`, `write`, `sync`, `set_len`).
+        op: &'static str,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl PoolError {
+    /// The underlying I/O error, if this is one.
+    pub fn io_error(&self) -> Option<&std::io::Error> {
+        match self {
+            PoolError::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}

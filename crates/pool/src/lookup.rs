@@ -1,0 +1,278 @@
+//! Translating (file, page) to a frame: a sharded hash table or a per-file page table.
+//!
+//! Both schemes implement the same four operations ([`Table`]); the pool picks one at
+//! build time and dispatches with a `match` (no virtual call on the hit path).
+//!
+//! * [`Hashed`]: 64 shards, each a `hashbrown` map behind a `parking_lot::RwLock`. A hit
+//!   hashes the key, takes one shard's read lock and probes. This is the classic buffer
+//!   cache ("hashed software lookup" in XMF's words).
+//! * [`Mapped`]: each open file slot owns a three-level page table of `AtomicU32` frame ids
+//!   (1024 top entries x 1024 x 256 pages = 2^28 pages per file). A hit indexes the levels
+//!   by bit fields of the page number: no hash, no probe chain, no lock, just three
+//!   dependent loads. This is XMF's address arithmetic and vmcache's page table done in
+//!   user space. Levels are created on first insert (`OnceLock`) and never freed while the
+//!   pool lives, so readers need no lock against a concurrent grow; a closed file's
+//!   entries are reset to empty and the slot's table is reused by the next file opened in
+//!   it.
+//!
+//! Keys carry the file's *generation* (how many times its slot has been reused), so a
+//! thread that raced with `close` can never find, or leave behind, a page of a previous
+//! file in the same slot: the pool checks the frame's owner after pinning it anyway.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::OnceLock;
+
+use parking_lot::RwLock;
+
+/// An empty page-table entry.
+const EMPTY: u32 = u32::MAX;
+
+/// Key of one page: which file slot, which generation of it, which page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct PageKey {
+    pub slot: u32,
+    pub gen: u32,
+    pub page: u64,
+}
+
+/// The lookup scheme in use.
+pub(crate) enum Table {
+    Hashed(Hashed),
+    Mapped(Mapped),
+}
+
+impl Table {
+    /// The frame holding `key`, if mapped.
+    #[inline]
+    pub(crate) fn get(&self, key: PageKey) -> Option<u32> {
+        match self {
+            Table::Hashed(h) => h.get(key),
+            Table::Mapped(m) => m.get(key),
+        }
+    }
+
+    /// Map `key` to `frame` unless it is already mapped; `Err(existing)` otherwise.
+    #[inline]
+    pub(crate) fn insert(&self, key: PageKey, frame: u32) -> Result<(), u32> {
+        match self {
+            Table::Hashed(h) => h.insert(key, frame),
+            Table::Mapped(m) => m.insert(key, frame),
+        }
+    }
+
+    /// Unmap `key` if it maps to `frame`.
+    #[inline]
+    pub(crate) fn remove(&self, key: PageKey, frame: u32) {
+        match self {
+            Table::Hashed(h) => h.remove(key, frame),
+            Table::Mapped(m) => m.remove(key, frame),
+        }
+    }
+
+    /// Whether `page` is a page number the scheme can map.
+    #[inline]
+    pub(crate) fn page_in_range(&self, page: u64) -> bool {
+        match self {
+            Table::Hashed(_) => true,
+            Table::Mapped(_) => page < MAPPED_PAGES,
+        }
+    }
+}
+
+const SHARDS: usize = 64;
+
+/// Sharded concurrent hash table from page key to frame.
+pub(crate) struct Hashed {
+    shards: Box<[RwLock<hashbrown::HashMap<PageKey, u32>>]>,
+}
+
+impl Hashed {
+    pub(crate) fn new(frames: usize) -> Self {
+        let per_shard = frames / SHARDS + 1;
+        Hashed {
+            shards: (0..SHARDS)
+                .map(|_| RwLock::new(hashbrown::HashMap::with_capacity(per_shard)))
+                .collect(),
+        }
+    }
+
+    #[inline]
+    fn shard(&self, key: PageKey) -> &RwLock<hashbrown::HashMap<PageKey, u32>> {
+        // A cheap multiplicative mix picks the shard; the map then hashes the key fully.
+        let x = (key.page ^ (u64::from(key.slot) << 40) ^ (u64::from(key.gen) << 20))
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        &self.shards[(x >> 58) as usize % SHARDS]
+    }
+
+    #[inline]
+    fn get(&self, key: PageKey) -> Option<u32> {
+        self.shard(key).read().get(&key).copied()
+    }
+
+    fn insert(&self, key: PageKey, frame: u32) -> Result<(), u32> {
+        let mut map = self.shard(key).write();
+        match map.entry(key) {
+            hashbrown::hash_map::Entry::Occupied(e) => Err(*e.get()),
+            hashbrown::hash_map::Entry::Vacant(v) => {
+                v.insert(frame);
+                Ok(())
+            }
+        }
+    }
+
+    fn remove(&self, key: PageKey, frame: u32) {
+        let mut map = self.shard(key).write();
+        if map.get(&key) == Some(&frame) {
+            map.remove(&key);
+        }
+    }
+}
+
+const LEAF_BITS: u32 = 8;
+const MID_BITS: u32 = 10;
+const TOP_BITS: u32 = 10;
+/// Pages per file the mapped scheme can address: 2^28 (1 TiB of 4 KiB pages).
+pub(crate) const MAPPED_PAGES: u64 = 1 << (LEAF_BITS + MID_BITS + TOP_BITS);
+
+type Leaf = Box<[AtomicU32]>;
+type Mid = Box<[OnceLock<Leaf>]>;
+
+/// One file slot's page table.
+struct PageTable {
+    /// Generation of the file the entries belong to.
+    gen: AtomicU32,
+    top: Box<[OnceLock<Mid>]>,
+}
+
+/// Per-file-slot page tables indexed directly by page number.
+pub(crate) struct Mapped {
+    files: Box<[PageTable]>,
+}
+
+impl Mapped {
+    pub(crate) fn new(slots: usize) -> Self {
+        Mapped {
+            files: (0..slots)
+                .map(|_| PageTable {
+                    gen: AtomicU32::new(0),
+                    top: (0..1usize << TOP_BITS).map(|_| OnceLock::new()).collect(),
+                })
+                .collect(),
+        }
+    }
+
+    #[inline]
+    fn split(page: u64) -> (usize, usize, usize) {
+        let leaf = (page & ((1 << LEAF_BITS) - 1)) as usize;
+        let mid = ((page >> LEAF_BITS) & ((1 << MID_BITS) - 1)) as usize;
+        let top = (page >> (LEAF_BITS + MID_BITS)) as usize;
+        (top, mid, leaf)
+    }
+
+    /// The entry for `key`, if its levels exist.
+    #[inline]
+    fn entry(&self, key: PageKey) -> Option<&AtomicU32> {
+        let table = self.files.get(key.slot as usize)?;
+        let (t, m, l) = Self::split(key.page);
+        let mid = table.top.get(t)?.get()?;
+        let leaf = mid[m].get()?;
+        Some(&leaf[l])
+    }
+
+    #[inline]
+    fn get(&self, key: PageKey) -> Option<u32> {
+        let table = self.files.get(key.slot as usize)?;
+        if table.gen.load(Ordering::Acquire) != key.gen {
+            return None;
+        }
+        let f = self.entry(key)?.load(Ordering::Acquire);
+        (f != EMPTY).then_some(f)
+    }
+
+    fn insert(&self, key: PageKey, frame: u32) -> Result<(), u32> {
+        let Some(table) = self.files.get(key.slot as usize) else {
+            return Err(EMPTY);
+        };
+        if table.gen.load(Ordering::Acquire) != key.gen {
+            // The slot belongs to another generation: refuse (the caller sees the file
+            // closed when it re-checks the handle).
+            return Err(EMPTY);
+        }
+        let (t, m, l) = Self::split(key.page);
+        let Some(top) = table.top.get(t) else {
+            return Err(EMPTY);
+        };
+        let mid = top.get_or_init(|| (0..1usize << MID_BITS).map(|_| OnceLock::new()).collect());
+        let leaf = mid[m].get_or_init(|| {
+            (0..1usize << LEAF_BITS)
+                .map(|_| AtomicU32::new(EMPTY))
+                .collect()
+        });
+        leaf[l]
+            .compare_exchange(EMPTY, frame, Ordering::AcqRel, Ordering::Acquire)
+            .map(|_| ())
+    }
+
+    fn remove(&self, key: PageKey, frame: u32) {
+        if let Some(e) = self.entry(key) {
+            let _ = e.compare_exchange(frame, EMPTY, Ordering::AcqRel, Ordering::Relaxed);
+        }
+    }
+
+    /// Give the slot's table to generation `gen` (called when a file is opened in it; the
+    /// previous file's entries were all removed when it was closed).
+    pub(crate) fn open(&self, slot: u32, gen: u32) {
+        if let Some(t) = self.files.get(slot as usize) {
+            t.gen.store(gen, Ordering::Release);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(slot: u32, gen: u32, page: u64) -> PageKey {
+        PageKey { slot, gen, page }
+    }
+
+    fn exercise(t: &Table) {
+        assert_eq!(t.get(key(0, 1, 5)), None);
+        t.insert(key(0, 1, 5), 7).unwrap();
+        assert_eq!(t.insert(key(0, 1, 5), 8), Err(7));
+        assert_eq!(t.get(key(0, 1, 5)), Some(7));
+        assert_eq!(t.get(key(0, 1, 6)), None);
+        assert_eq!(t.get(key(1, 1, 5)), None);
+        t.insert(key(0, 1, (1 << 27) + 3), 9).unwrap();
+        assert_eq!(t.get(key(0, 1, (1 << 27) + 3)), Some(9));
+        // removal only of the frame named
+        t.remove(key(0, 1, 5), 8);
+        assert_eq!(t.get(key(0, 1, 5)), Some(7));
+        t.remove(key(0, 1, 5), 7);
+        assert_eq!(t.get(key(0, 1, 5)), None);
+        t.insert(key(0, 1, 5), 1).unwrap();
+        assert_eq!(t.get(key(0, 1, 5)), Some(1));
+    }
+
+    #[test]
+    fn hashed_maps_and_unmaps() {
+        let t = Table::Hashed(Hashed::new(16));
+        exercise(&t);
+        // another generation of slot 0 is a different key
+        assert_eq!(t.get(key(0, 2, 5)), None);
+    }
+
+    #[test]
+    fn mapped_maps_and_unmaps_and_checks_generation() {
+        let m = Mapped::new(2);
+        m.open(0, 1);
+        m.open(1, 1);
+        let t = Table::Mapped(m);
+        exercise(&t);
+        assert_eq!(t.get(key(0, 2, 5)), None);
+        assert_eq!(t.insert(key(0, 2, 5), 3), Err(EMPTY));
+        assert!(t.page_in_range(MAPPED_PAGES - 1));
+        assert!(!t.page_in_range(MAPPED_PAGES));
+        assert_eq!(t.insert(key(5, 1, 0), 3), Err(EMPTY));
+    }
+}

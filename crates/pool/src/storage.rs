@@ -1,0 +1,577 @@
+//! Where pages come from and go to: real files, memory, or a recording fault injector.
+//!
+//! The pool never calls the file system directly; it goes through [`Storage`] (open a path)
+//! and [`StorageFile`] (positioned reads and writes, sync, length). Tests swap in
+//! [`MemStorage`] (fast, no disk) or [`RecordingStorage`], which logs every write, length
+//! change and sync in order, so that a test can rebuild every state a crash could leave on
+//! disk, and which fails chosen operations with `EIO`, `ENOSPC` or a short write.
+
+use std::collections::HashMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+/// How to open a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OpenMode {
+    /// Create the file if missing and truncate it to zero length (like `File::create`).
+    pub create: bool,
+    /// Bypass the OS page cache (`O_DIRECT`). Buffers, offsets and lengths handed to the
+    /// file are then multiples of the pool's page size, which is at least 4 KiB.
+    pub direct: bool,
+}
+
+/// A place files can be opened.
+pub trait Storage: Send + Sync + 'static {
+    /// Open `path` for reading and writing.
+    fn open(&self, path: &Path, mode: OpenMode) -> io::Result<Arc<dyn StorageFile>>;
+}
+
+/// One open file: positioned I/O, so many threads may use it at once.
+pub trait StorageFile: Send + Sync {
+    /// Read at `offset` into `buf`; returns the bytes read (short at end of file).
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize>;
+
+    /// Read consecutive bytes at `offset` into several buffers in order (read-ahead fills
+    /// several frames at once). Returns the total read. The default reads one by one.
+    fn read_vectored_at(&self, bufs: &mut [&mut [u8]], offset: u64) -> io::Result<usize> {
+        let mut total = 0usize;
+        for buf in bufs.iter_mut() {
+            let want = buf.len();
+            let n = read_full_at(self, buf, offset + total as u64)?;
+            total += n;
+            if n < want {
+                break;
+            }
+        }
+        Ok(total)
+    }
+
+    /// Write `buf` at `offset`; returns the bytes written (may be short).
+    fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize>;
+
+    /// Make everything written so far durable (`fsync`).
+    fn sync(&self) -> io::Result<()>;
+
+    /// Current length in bytes.
+    fn len(&self) -> io::Result<u64>;
+
+    /// True when the file has no bytes.
+    fn is_empty(&self) -> io::Result<bool> {
+        Ok(self.len()? == 0)
+    }
+
+    /// Truncate or extend (with zeros) to `len` bytes.
+    fn set_len(&self, len: u64) -> io::Result<()>;
+}
+
+/// Read into `buf` at `offset`, retrying interrupted calls. A short read means end of
+/// file: storage files are regular files, where the kernel returns less than asked only
+/// at the end. (Looping on a short read would also be wrong for `O_DIRECT`, whose
+/// follow-up read would start at an unaligned offset.)
+pub(crate) fn read_full_at<F: StorageFile + ?Sized>(
+    file: &F,
+    buf: &mut [u8],
+    offset: u64,
+) -> io::Result<usize> {
+    loop {
+        match file.read_at(buf, offset) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            other => return other,
+        }
+    }
+}
+
+/// Real files through `pread`/`pwrite` (`std::os::unix::fs::FileExt`), optionally opened
+/// with `O_DIRECT`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FileStorage;
+
+struct RealFile(std::fs::File);
+
+impl Storage for FileStorage {
+    fn open(&self, path: &Path, mode: OpenMode) -> io::Result<Arc<dyn StorageFile>> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut opts = std::fs::OpenOptions::new();
+        opts.read(true).write(true);
+        if mode.create {
+            opts.create(true).truncate(true);
+        }
+        if mode.direct {
+            let flag = rustix::fs::OFlags::DIRECT.bits();
+            opts.custom_flags(flag as i32);
+        }
+        Ok(Arc::new(RealFile(opts.open(path)?)))
+    }
+}
+
+impl StorageFile for RealFile {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        std::os::unix::fs::FileExt::read_at(&self.0, buf, offset)
+    }
+
+    fn read_vectored_at(&self, bufs: &mut [&mut [u8]], offset: u64) -> io::Result<usize> {
+        let mut slices: Vec<io::IoSliceMut<'_>> =
+            bufs.iter_mut().map(|b| io::IoSliceMut::new(b)).collect();
+        // A short count means end of file (see `read_full_at`).
+        loop {
+            match rustix::io::preadv(&self.0, &mut slices, offset) {
+                Ok(n) => return Ok(n),
+                Err(e) if e == rustix::io::Errno::INTR => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {
+        std::os::unix::fs::FileExt::write_at(&self.0, buf, offset)
+    }
+
+    fn sync(&self) -> io::Result<()> {
+        self.0.sync_all()
+    }
+
+    fn len(&self) -> io::Result<u64> {
+        Ok(self.0.metadata()?.len())
+    }
+
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        self.0.set_len(len)
+    }
+}
+
+/// Files kept in memory, keyed by path. Clones share the same files, so a test can reopen
+/// a file through a new pool and see what the old one wrote.
+#[derive(Clone, Default)]
+pub struct MemStorage {
+    files: Arc<Mutex<HashMap<PathBuf, Arc<MemFile>>>>,
+}
+
+impl MemStorage {
+    /// An empty in-memory file system.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The current contents of `path`, if it exists.
+    pub fn contents(&self, path: &Path) -> Option<Vec<u8>> {
+        self.files.lock().get(path).map(|f| f.data.lock().clone())
+    }
+}
+
+#[derive(Default)]
+struct MemFile {
+    data: Mutex<Vec<u8>>,
+}
+
+impl Storage for MemStorage {
+    fn open(&self, path: &Path, mode: OpenMode) -> io::Result<Arc<dyn StorageFile>> {
+        let mut files = self.files.lock();
+        if mode.create {
+            let f = files.entry(path.to_path_buf()).or_default();
+            f.data.lock().clear();
+            return Ok(Arc::clone(f) as Arc<dyn StorageFile>);
+        }
+        match files.get(path) {
+            Some(f) => Ok(Arc::clone(f) as Arc<dyn StorageFile>),
+            None => Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("no such file: {}", path.display()),
+            )),
+        }
+    }
+}
+
+impl StorageFile for MemFile {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        let data = self.data.lock();
+        let Ok(start) = usize::try_from(offset) else {
+            return Ok(0);
+        };
+        if start >= data.len() {
+            return Ok(0);
+        }
+        let n = buf.len().min(data.len() - start);
+        buf[..n].copy_from_slice(&data[start..start + n]);
+        Ok(n)
+    }
+
+    fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {
+        let mut data = self.data.lock();
+        mem_write(&mut data, buf, offset)?;
+        Ok(buf.len())
+    }
+
+    fn sync(&self) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn len(&self) -> io::Result<u64> {
+        Ok(self.data.lock().len() as u64)
+    }
+
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        let len = usize::try_from(len).map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
+        let mut data = self.data.lock();
+        grow(&mut data, len)?;
+        data.resize(len, 0);
+        Ok(())
+    }
+}
+
+/// Make room for `len` bytes, failing with `OutOfMemory` instead of aborting: an
+/// in-memory file is as large as its length, and a length is user input.
+fn grow(data: &mut Vec<u8>, len: usize) -> io::Result<()> {
+    if len > data.len() {
+        data.try_reserve_exact(len - data.len())
+            .map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
+    }
+    Ok(())
+}
+
+fn mem_write(data: &mut Vec<u8>, buf: &[u8], offset: u64) -> io::Result<()> {
+    let start = usize::try_from(offset).map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
+    let end = start
+        .checked_add(buf.len())
+        .ok_or_else(|| io::Error::from(io::ErrorKind::OutOfMemory))?;
+    if data.len() < end {
+        grow(data, end)?;
+        data.resize(end, 0);
+    }
+    data[start..end].copy_from_slice(buf);
+    Ok(())
+}
+
+/// One operation that reached storage, in the order it happened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StorageEvent {
+    /// Bytes written at an offset (a short write logs only the bytes that were written).
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Byte offset.
+        offset: u64,
+        /// The bytes.
+        data: Vec<u8>,
+    },
+    /// The file's length was set.
+    SetLen {
+        /// The file.
+        path: PathBuf,
+        /// New length.
+        len: u64,
+    },
+    /// The file was synced: everything logged for it before this event is durable.
+    Sync {
+        /// The file.
+        path: PathBuf,
+    },
+}
+
+/// Which operations a fault applies to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultOp {
+    /// `write_at`.
+    Write,
+    /// `sync`.
+    Sync,
+    /// `read_at` / `read_vectored_at`.
+    Read,
+    /// `set_len`.
+    SetLen,
+}
+
+/// What an injected fault does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultKind {
+    /// Fail with `EIO`.
+    Eio,
+    /// Fail with `ENOSPC`.
+    NoSpace,
+    /// For writes: write the first half of the buffer and report that length.
+    /// For other operations it behaves like [`FaultKind::Eio`].
+    ShortWrite,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Fault {
+    op: FaultOp,
+    kind: FaultKind,
+    /// Operations of kind `op` to let through before failing.
+    skip: usize,
+    /// How many failures remain (`usize::MAX` = until cleared).
+    times: usize,
+}
+
+/// An in-memory storage that logs every write, length change and sync, and fails chosen
+/// operations on demand. Clones share the log, the files and the faults.
+#[derive(Clone, Default)]
+pub struct RecordingStorage {
+    mem: MemStorage,
+    shared: Arc<Mutex<Recording>>,
+}
+
+#[derive(Default)]
+struct Recording {
+    log: Vec<StorageEvent>,
+    faults: Vec<Fault>,
+}
+
+impl RecordingStorage {
+    /// Empty files, empty log, no faults.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Everything logged so far, in order.
+    pub fn log(&self) -> Vec<StorageEvent> {
+        self.shared.lock().log.clone()
+    }
+
+    /// Number of events logged so far.
+    pub fn log_len(&self) -> usize {
+        self.shared.lock().log.len()
+    }
+
+    /// The current (not necessarily durable) contents of `path`.
+    pub fn contents(&self, path: &Path) -> Option<Vec<u8>> {
+        self.mem.contents(path)
+    }
+
+    /// Fail the next `times` operations of kind `op` (after letting `skip` through) with
+    /// `kind`. `times == usize::MAX` keeps failing until [`RecordingStorage::clear_faults`].
+    pub fn inject(&self, op: FaultOp, kind: FaultKind, skip: usize, times: usize) {
+        self.shared.lock().faults.push(Fault {
+            op,
+            kind,
+            skip,
+            times,
+        });
+    }
+
+    /// Remove every pending fault.
+    pub fn clear_faults(&self) {
+        self.shared.lock().faults.clear();
+    }
+
+    /// Consume a fault for `op`, if one fires now.
+    fn fire(&self, op: FaultOp) -> Option<FaultKind> {
+        let mut rec = self.shared.lock();
+        let fault = rec.faults.iter_mut().find(|f| f.op == op && f.times > 0)?;
+        if fault.skip > 0 {
+            fault.skip -= 1;
+            return None;
+        }
+        if fault.times != usize::MAX {
+            fault.times -= 1;
+        }
+        Some(fault.kind)
+    }
+}
+
+fn fault_error(kind: FaultKind) -> io::Error {
+    match kind {
+        FaultKind::NoSpace => rustix::io::Errno::NOSPC.into(),
+        FaultKind::Eio | FaultKind::ShortWrite => rustix::io::Errno::IO.into(),
+    }
+}
+
+struct RecordingFile {
+    path: PathBuf,
+    inner: Arc<dyn StorageFile>,
+    storage: RecordingStorage,
+}
+
+impl Storage for RecordingStorage {
+    fn open(&self, path: &Path, mode: OpenMode) -> io::Result<Arc<dyn StorageFile>> {
+        let inner = self.mem.open(path, mode)?;
+        if mode.create {
+            self.shared.lock().log.push(StorageEvent::SetLen {
+                path: path.to_path_buf(),
+                len: 0,
+            });
+        }
+        Ok(Arc::new(RecordingFile {
+            path: path.to_path_buf(),
+            inner,
+            storage: self.clone(),
+        }))
+    }
+}
+
+impl StorageFile for RecordingFile {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        if let Some(kind) = self.storage.fire(FaultOp::Read) {
+            return Err(fault_error(kind));
+        }
+        self.inner.read_at(buf, offset)
+    }
+
+    fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {
+        let n = match self.storage.fire(FaultOp::Write) {
+            None => buf.len(),
+            Some(FaultKind::ShortWrite) => buf.len() / 2,
+            Some(kind) => return Err(fault_error(kind)),
+        };
+        // Log and apply under the log lock so the log order is the order of effects.
+        let mut rec = self.storage.shared.lock();
+        self.inner.write_at(&buf[..n], offset)?;
+        rec.log.push(StorageEvent::Write {
+            path: self.path.clone(),
+            offset,
+            data: buf[..n].to_vec(),
+        });
+        Ok(n)
+    }
+
+    fn sync(&self) -> io::Result<()> {
+        if let Some(kind) = self.storage.fire(FaultOp::Sync) {
+            return Err(fault_error(kind));
+        }
+        self.storage.shared.lock().log.push(StorageEvent::Sync {
+            path: self.path.clone(),
+        });
+        Ok(())
+    }
+
+    fn len(&self) -> io::Result<u64> {
+        self.inner.len()
+    }
+
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        if let Some(kind) = self.storage.fire(FaultOp::SetLen) {
+            return Err(fault_error(kind));
+        }
+        let mut rec = self.storage.shared.lock();
+        self.inner.set_len(len)?;
+        rec.log.push(StorageEvent::SetLen {
+            path: self.path.clone(),
+            len,
+        });
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mem_storage_reads_what_was_written_and_shares_files() {
+        let s = MemStorage::new();
+        let p = Path::new("/a");
+        assert!(s
+            .open(
+                p,
+                OpenMode {
+                    create: false,
+                    direct: false
+                }
+            )
+            .is_err());
+        let f = s
+            .open(
+                p,
+                OpenMode {
+                    create: true,
+                    direct: false,
+                },
+            )
+            .unwrap();
+        assert_eq!(f.write_at(b"hello", 3).unwrap(), 5);
+        let g = s
+            .open(
+                p,
+                OpenMode {
+                    create: false,
+                    direct: false,
+                },
+            )
+            .unwrap();
+        let mut buf = [9u8; 10];
+        assert_eq!(g.read_at(&mut buf, 0).unwrap(), 8);
+        assert_eq!(&buf[..8], b"\0\0\0hello");
+        let mut a = [0u8; 4];
+        let mut b = [0u8; 4];
+        assert_eq!(g.read_vectored_at(&mut [&mut a, &mut b], 2).unwrap(), 6);
+        assert_eq!((&a, &b[..2]), (b"\0hel", &b"lo"[..]));
+        g.set_len(4).unwrap();
+        assert_eq!(s.contents(p).unwrap(), b"\0\0\0h");
+    }
+
+    #[test]
+    fn recording_storage_logs_and_injects() {
+        let s = RecordingStorage::new();
+        let p = Path::new("/r");
+        let f = s
+            .open(
+                p,
+                OpenMode {
+                    create: true,
+                    direct: false,
+                },
+            )
+            .unwrap();
+        s.inject(FaultOp::Write, FaultKind::ShortWrite, 1, 1);
+        assert_eq!(f.write_at(b"abcd", 0).unwrap(), 4);
+        assert_eq!(f.write_at(b"wxyz", 4).unwrap(), 2);
+        s.inject(FaultOp::Sync, FaultKind::NoSpace, 0, 1);
+        let e = f.sync().unwrap_err();
+        assert_eq!(
+            e.raw_os_error(),
+            Some(rustix::io::Errno::NOSPC.raw_os_error())
+        );
+        f.sync().unwrap();
+        assert_eq!(
+            s.log(),
+            vec![
+                StorageEvent::SetLen {
+                    path: p.into(),
+                    len: 0
+                },
+                StorageEvent::Write {
+                    path: p.into(),
+                    offset: 0,
+                    data: b"abcd".to_vec()
+                },
+                StorageEvent::Write {
+                    path: p.into(),
+                    offset: 4,
+                    data: b"wx".to_vec()
+                },
+                StorageEvent::Sync { path: p.into() },
+            ]
+        );
+        assert_eq!(s.contents(p).unwrap(), b"abcdwx");
+    }
+
+    #[test]
+    fn real_files_vectored_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        let f = FileStorage
+            .open(
+                &p,
+                OpenMode {
+                    create: true,
+                    direct: false,
+                },
+            )
+            .unwrap();
+        let data: Vec<u8> = (0..10000u32).map(|i| (i % 251) as u8).collect();
+        assert_eq!(f.write_at(&data, 0).unwrap(), data.len());
+        let mut a = vec![0u8; 4096];
+        let mut b = vec![0u8; 4096];
+        let mut c = vec![0u8; 4096];
+        let n = f
+            .read_vectored_at(&mut [&mut a, &mut b, &mut c], 0)
+            .unwrap();
+        assert_eq!(n, 10000);
+        assert_eq!(&a[..], &data[..4096]);
+        assert_eq!(&b[..], &data[4096..8192]);
+        assert_eq!(&c[..10000 - 8192], &data[8192..]);
+        assert_eq!(f.len().unwrap(), 10000);
+    }
+}

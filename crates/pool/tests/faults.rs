@@ -1,0 +1,217 @@
+//! Fault injection: every storage error reaches the caller of the operation that needed
+//! the write (or read), the page stays dirty, and a retry succeeds once the fault clears.
+
+use std::path::Path;
+use std::time::Duration;
+
+use pool::{
+    BufferPool, FaultKind, FaultOp, Lookup, PoolError, RecordingStorage, StorageEvent, WritePolicy,
+};
+
+const PS: usize = 4096;
+const EIO: i32 = 5;
+const ENOSPC: i32 = 28;
+
+fn quiet_write_back() -> WritePolicy {
+    WritePolicy::WriteBack {
+        interval: Duration::from_secs(3600),
+        age: Duration::from_secs(3600),
+    }
+}
+
+fn pool(st: &RecordingStorage, wp: WritePolicy, lk: Lookup) -> BufferPool {
+    BufferPool::builder()
+        .capacity_frames(16)
+        .read_ahead(0)
+        .lookup(lk)
+        .write_policy(wp)
+        .build_with_storage(st.clone())
+        .unwrap()
+}
+
+fn os_error(e: &PoolError) -> Option<i32> {
+    e.io_error().and_then(|io| io.raw_os_error())
+}
+
+fn file(st: &RecordingStorage) -> Vec<u8> {
+    st.contents(Path::new("/f")).unwrap()
+}
+
+#[test]
+fn fsync_reports_eio_keeps_page_dirty_and_retries() {
+    for lk in [Lookup::Mapped, Lookup::Hashed] {
+        let st = RecordingStorage::new();
+        let p = pool(&st, quiet_write_back(), lk);
+        let f = p.create("/f").unwrap();
+        p.write(f, 0, &vec![1u8; 2 * PS]).unwrap();
+        st.inject(FaultOp::Write, FaultKind::Eio, 0, 1);
+        let e = p.fsync(f).unwrap_err();
+        assert_eq!(os_error(&e), Some(EIO), "{e}");
+        assert!(e.to_string().contains("/f"), "path in error: {e}");
+        // one of the two pages failed, the other was written; nothing synced
+        let s = p.stats();
+        assert_eq!(s.dirty_pages, 1);
+        assert_eq!(s.write_errors, 1);
+        assert!(!st
+            .log()
+            .iter()
+            .any(|e| matches!(e, StorageEvent::Sync { .. })));
+        // the fault is gone: the retry writes the remaining page and syncs
+        p.fsync(f).unwrap();
+        assert_eq!(p.stats().dirty_pages, 0);
+        assert_eq!(file(&st), vec![1u8; 2 * PS]);
+        assert!(matches!(st.log().last(), Some(StorageEvent::Sync { .. })));
+    }
+}
+
+#[test]
+fn short_write_and_enospc_are_errors_not_silent_losses() {
+    let st = RecordingStorage::new();
+    let p = pool(&st, quiet_write_back(), Lookup::Mapped);
+    let f = p.create("/f").unwrap();
+    p.write(f, 0, &vec![2u8; PS]).unwrap();
+    st.inject(FaultOp::Write, FaultKind::ShortWrite, 0, 1);
+    let e = p.fsync(f).unwrap_err();
+    assert_eq!(
+        e.io_error().map(|io| io.kind()),
+        Some(std::io::ErrorKind::WriteZero),
+        "{e}"
+    );
+    assert_eq!(p.stats().dirty_pages, 1);
+    // half the page reached the file, but the page is still dirty and is rewritten whole
+    assert_eq!(file(&st).len(), PS / 2);
+    st.inject(FaultOp::Write, FaultKind::NoSpace, 0, 2);
+    assert_eq!(os_error(&p.fsync(f).unwrap_err()), Some(ENOSPC));
+    assert_eq!(os_error(&p.fsync(f).unwrap_err()), Some(ENOSPC));
+    p.fsync(f).unwrap();
+    assert_eq!(file(&st), vec![2u8; PS]);
+}
+
+#[test]
+fn sync_failure_is_reported_and_retried() {
+    let st = RecordingStorage::new();
+    let p = pool(&st, quiet_write_back(), Lookup::Mapped);
+    let f = p.create("/f").unwrap();
+    p.write(f, 0, b"abc").unwrap();
+    st.inject(FaultOp::Sync, FaultKind::Eio, 0, 1);
+    assert_eq!(os_error(&p.fsync(f).unwrap_err()), Some(EIO));
+    p.fsync(f).unwrap();
+    let syncs = st
+        .log()
+        .iter()
+        .filter(|e| matches!(e, StorageEvent::Sync { .. }))
+        .count();
+    assert_eq!(syncs, 1);
+}
+
+#[test]
+fn write_through_write_returns_the_error_and_keeps_the_page() {
+    let st = RecordingStorage::new();
+    let p = pool(&st, WritePolicy::WriteThrough, Lookup::Hashed);
+    let f = p.create("/f").unwrap();
+    st.inject(FaultOp::Write, FaultKind::NoSpace, 0, 1);
+    let e = p.write(f, 10, b"payload").unwrap_err();
+    assert_eq!(os_error(&e), Some(ENOSPC));
+    // the pool still has the bytes (readers see them) and the page is dirty
+    let mut buf = [0u8; 7];
+    assert_eq!(p.read(f, 10, &mut buf).unwrap(), 7);
+    assert_eq!(&buf, b"payload");
+    assert_eq!(p.stats().dirty_pages, 1);
+    assert_eq!(file(&st).len(), 0);
+    p.fsync(f).unwrap();
+    assert_eq!(&file(&st)[10..], b"payload");
+    // the next write-through write goes straight through
+    p.write(f, 0, b"ok").unwrap();
+    assert_eq!(&file(&st)[..2], b"ok");
+}
+
+#[test]
+fn sync_all_reports_the_first_error_and_flushes_the_rest() {
+    let st = RecordingStorage::new();
+    let p = pool(&st, quiet_write_back(), Lookup::Mapped);
+    let a = p.create("/a").unwrap();
+    let b = p.create("/b").unwrap();
+    p.write(a, 0, b"aaaa").unwrap();
+    p.write(b, 0, b"bbbb").unwrap();
+    st.inject(FaultOp::Write, FaultKind::Eio, 0, 1);
+    assert_eq!(os_error(&p.sync_all().unwrap_err()), Some(EIO));
+    assert_eq!(p.stats().dirty_pages, 1);
+    p.sync_all().unwrap();
+    assert_eq!(st.contents(Path::new("/a")).unwrap(), b"aaaa");
+    assert_eq!(st.contents(Path::new("/b")).unwrap(), b"bbbb");
+}
+
+#[test]
+fn failed_close_returns_the_error_and_keeps_the_file_open() {
+    let st = RecordingStorage::new();
+    let p = pool(&st, quiet_write_back(), Lookup::Mapped);
+    let f = p.create("/f").unwrap();
+    p.write(f, 0, b"precious").unwrap();
+    st.inject(FaultOp::Write, FaultKind::Eio, 0, 1);
+    assert_eq!(os_error(&p.close(f).unwrap_err()), Some(EIO));
+    // still open and still holding the data
+    let mut buf = [0u8; 8];
+    assert_eq!(p.read(f, 0, &mut buf).unwrap(), 8);
+    assert_eq!(&buf, b"precious");
+    p.close(f).unwrap();
+    assert_eq!(file(&st), b"precious");
+    assert!(matches!(p.len(f), Err(PoolError::Closed(_))));
+}
+
+#[test]
+fn eviction_that_must_write_reports_the_error_to_the_reader() {
+    // 16 frames all dirty, storage refusing writes: a miss cannot get a frame and says why
+    let st = RecordingStorage::new();
+    let p = pool(&st, quiet_write_back(), Lookup::Mapped);
+    let f = p.create("/f").unwrap();
+    p.write(f, 0, &vec![3u8; 16 * PS]).unwrap();
+    st.inject(FaultOp::Write, FaultKind::Eio, 0, usize::MAX);
+    let e = p.write(f, 16 * PS as u64, b"more").unwrap_err();
+    assert_eq!(os_error(&e), Some(EIO));
+    assert_eq!(p.stats().dirty_pages, 16);
+    st.clear_faults();
+    p.write(f, 16 * PS as u64, b"more").unwrap();
+    p.fsync(f).unwrap();
+    let disk = file(&st);
+    assert!(disk[..16 * PS].iter().all(|&b| b == 3));
+    assert_eq!(&disk[16 * PS..], b"more");
+}
+
+#[test]
+fn read_errors_reach_the_reader_and_leave_nothing_cached() {
+    let st = RecordingStorage::new();
+    {
+        let p = pool(&st, quiet_write_back(), Lookup::Hashed);
+        let f = p.create("/f").unwrap();
+        p.write(f, 0, &vec![4u8; PS]).unwrap();
+        p.close(f).unwrap();
+    }
+    let p = pool(&st, quiet_write_back(), Lookup::Hashed);
+    let f = p.open("/f").unwrap();
+    st.inject(FaultOp::Read, FaultKind::Eio, 0, 1);
+    let mut buf = [0u8; 4];
+    assert_eq!(os_error(&p.read(f, 0, &mut buf).unwrap_err()), Some(EIO));
+    assert_eq!(p.resident(f).unwrap().count(), 0);
+    assert_eq!(p.read(f, 0, &mut buf).unwrap(), 4);
+    assert_eq!(buf, [4; 4]);
+}
+
+#[test]
+fn dropping_the_pool_flushes_and_syncs() {
+    let st = RecordingStorage::new();
+    {
+        let p = pool(&st, quiet_write_back(), Lookup::Mapped);
+        let f = p.create("/f").unwrap();
+        p.write(f, 5, b"on drop").unwrap();
+    }
+    assert_eq!(&file(&st)[5..], b"on drop");
+    assert!(matches!(st.log().last(), Some(StorageEvent::Sync { .. })));
+}
+
+#[test]
+fn open_of_a_missing_file_is_an_io_error_with_the_path() {
+    let st = RecordingStorage::new();
+    let p = pool(&st, quiet_write_back(), Lookup::Mapped);
+    let e = p.open("/missing").unwrap_err();
+    assert!(matches!(&e, PoolError::Io { op: "open", path, .. } if path == Path::new("/missing")));
+}
