@@ -18,6 +18,8 @@ use crate::util;
 pub enum BenchCommand {
     /// Requests per second of each policy over an in-memory trace, on one thread.
     Replay(BenchReplayArgs),
+    /// Speed of the real buffer pool: cached reads, pin hits, eviction, scans.
+    Pool(crate::bench_pool::BenchPoolArgs),
 }
 
 /// Arguments of `bufcache bench replay`.
@@ -66,6 +68,7 @@ struct Row<'a> {
 pub fn run(cmd: BenchCommand) -> Result<()> {
     match cmd {
         BenchCommand::Replay(a) => replay(a),
+        BenchCommand::Pool(a) => crate::bench_pool::run(a),
     }
 }
 
