@@ -75,12 +75,41 @@ impl PoolBench {
     }
 }
 
+/// The schemes `--scheme` can select.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SchemeArg {
+    /// The pool with the per-file translation table.
+    Mapped,
+    /// The pool with the hash table.
+    Hashed,
+    /// `pread` without a pool.
+    Pread,
+    /// Copy from an `mmap` of the file (xmf-read only).
+    Mmap,
+}
+
+/// The I/O modes `--io` can select.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum IoArg {
+    /// `O_DIRECT`, from a file not in the OS page cache.
+    Direct,
+    /// Through the OS page cache.
+    Buffered,
+}
+
 /// Arguments of `bufcache bench pool`.
 #[derive(Args, Debug)]
 pub struct BenchPoolArgs {
     /// Benchmarks to run, comma-separated (default: all).
     #[arg(long = "bench", value_name = "B", value_delimiter = ',')]
     pub benches: Vec<PoolBench>,
+    /// Schemes to measure, comma-separated (default: all). random-evict always measures
+    /// raw `pread` too: it is what the pool's rate is a fraction of.
+    #[arg(long = "scheme", value_name = "S", value_delimiter = ',')]
+    pub schemes: Vec<SchemeArg>,
+    /// I/O modes of random-evict and of the scan's `pread` baselines (default: both).
+    #[arg(long = "io", value_name = "MODE", value_delimiter = ',')]
+    pub ios: Vec<IoArg>,
     /// Thread counts, comma-separated.
     #[arg(long, value_name = "N", value_delimiter = ',', default_value = "1,2")]
     pub threads: Vec<usize>,
@@ -136,6 +165,8 @@ pub struct BenchPoolArgs {
 #[derive(Debug, Clone)]
 struct Plan {
     benches: Vec<PoolBench>,
+    schemes: Vec<SchemeArg>,
+    ios: Vec<IoKind>,
     threads: Vec<usize>,
     transfers: Vec<usize>,
     seed: u64,
@@ -164,6 +195,22 @@ impl Plan {
             } else {
                 a.benches.clone()
             },
+            schemes: if a.schemes.is_empty() {
+                SchemeArg::value_variants().to_vec()
+            } else {
+                a.schemes.clone()
+            },
+            ios: if a.ios.is_empty() {
+                vec![IoKind::Direct, IoKind::Buffered]
+            } else {
+                a.ios
+                    .iter()
+                    .map(|io| match io {
+                        IoArg::Direct => IoKind::Direct,
+                        IoArg::Buffered => IoKind::Buffered,
+                    })
+                    .collect()
+            },
             threads: a.threads.clone(),
             transfers: a.transfers.clone(),
             seed: a.seed,
@@ -177,6 +224,18 @@ impl Plan {
         };
         plan.validate()?;
         Ok(plan)
+    }
+
+    /// The pool's lookup schemes selected by `--scheme`.
+    fn lookups(&self) -> Vec<Lookup> {
+        [
+            (SchemeArg::Mapped, Lookup::Mapped),
+            (SchemeArg::Hashed, Lookup::Hashed),
+        ]
+        .into_iter()
+        .filter(|(s, _)| self.schemes.contains(s))
+        .map(|(_, l)| l)
+        .collect()
     }
 
     fn validate(&self) -> Result<()> {
@@ -642,7 +701,7 @@ fn pin_hit(plan: &Plan, data: &DataDir, rows: &mut Vec<Row>) -> Result<()> {
     let path = data.file("pinned.dat", bytes)?;
     warm_page_cache(&path)?;
     let pages = bytes / PAGE_BYTES as u64;
-    for lookup in [Lookup::Mapped, Lookup::Hashed] {
+    for lookup in plan.lookups() {
         let reader = PoolReader::cached(&path, bytes, lookup)?;
         for &threads in &plan.threads {
             let m = best_of(plan, || {
@@ -677,7 +736,7 @@ fn pin_hit(plan: &Plan, data: &DataDir, rows: &mut Vec<Row>) -> Result<()> {
 /// random-evict: (a) O_DIRECT, (b) buffered; each pool run next to raw `pread` with the
 /// same I/O mode, thread count and file, interleaved run by run so both see the same load.
 fn random_evict(plan: &Plan, data: &DataDir, rows: &mut Vec<Row>) -> Result<()> {
-    for io in [IoKind::Direct, IoKind::Buffered] {
+    for &io in &plan.ios {
         let pool_bytes = match io {
             IoKind::Direct => plan.direct_pool_bytes,
             IoKind::Buffered => plan.buffered_pool_bytes,
@@ -692,8 +751,8 @@ fn random_evict(plan: &Plan, data: &DataDir, rows: &mut Vec<Row>) -> Result<()> 
         let raw = RawReader::open(&path, io)?;
         for &threads in &plan.threads {
             let mut raw_best = Measured::default();
-            let mut pool_best = [Measured::default(); 2];
-            let lookups = [Lookup::Mapped, Lookup::Hashed];
+            let lookups = plan.lookups();
+            let mut pool_best = vec![Measured::default(); lookups.len()];
             for _ in 0..plan.repeat {
                 let ops = random_pages(&raw, file_bytes, threads, plan)?;
                 raw_best = raw_best.best(Measured {
@@ -819,7 +878,7 @@ fn scan(plan: &Plan, data: &DataDir, rows: &mut Vec<Row>) -> Result<()> {
         rows.push(row);
     };
     for ra in [0, plan.read_ahead_pages] {
-        for lookup in [Lookup::Mapped, Lookup::Hashed] {
+        for lookup in plan.lookups() {
             let m = best_of(plan, || {
                 bench_os::drop_from_page_cache(&path)?;
                 let reader = PoolReader::scanning(&path, pool_bytes, lookup, ra)?;
@@ -828,7 +887,8 @@ fn scan(plan: &Plan, data: &DataDir, rows: &mut Vec<Row>) -> Result<()> {
             push(lookup.scheme(), IoKind::Direct, Some(ra), true, m);
         }
     }
-    for io in [IoKind::Direct, IoKind::Buffered] {
+    let pread = plan.schemes.contains(&SchemeArg::Pread);
+    for &io in plan.ios.iter().filter(|_| pread) {
         let m = best_of(plan, || {
             bench_os::drop_from_page_cache(&path)?;
             let raw = RawReader::open(&path, io)?;
@@ -1081,6 +1141,8 @@ mod tests {
     fn plan_rejects_bad_sizes() {
         let base = Plan {
             benches: vec![],
+            schemes: vec![],
+            ios: vec![],
             threads: vec![1],
             transfers: vec![4],
             seed: 1,
