@@ -7,8 +7,14 @@
 //!
 //! ```text
 //!   bit 63        EXCLUSIVE: one holder may read and write the bytes
+//!   bit 62        USER_EXCL: that holder is the application (a `PageMut`)
+//!   bits 32..61   user pins: how many of the shared pins are the application's (`PageRef`)
 //!   bits 0..31    shared pin count: holders that may only read the bytes
 //! ```
+//!
+//! The user bits only tell `set_len` and `close` whether a pin is the application's
+//! (which may be held indefinitely: they refuse with `PagePinned`) or the pool's own
+//! transient latch (a flusher write, an eviction: they wait it out).
 //!
 //! A shared pin is taken by incrementing the count while EXCLUSIVE is clear; the exclusive
 //! latch only by a compare-and-swap from exactly 0 (no pins, not latched). Therefore, at any
@@ -30,11 +36,15 @@
 
 use std::alloc::Layout;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 
 const EXCLUSIVE: u64 = 1 << 63;
-/// Shared pins beyond this are refused (the count must never reach the EXCLUSIVE bit).
-const SHARED_MAX: u64 = (1 << 31) - 1;
+const USER_EXCL: u64 = 1 << 62;
+const USER_ONE: u64 = 1 << 32;
+const USER_MASK: u64 = ((1 << 30) - 1) << 32;
+const COUNT_MASK: u64 = (1 << 32) - 1;
+/// Shared pins beyond this wait (the counts must never overflow into the bits above).
+const SHARED_MAX: u64 = (1 << 29) - 1;
 
 /// `owner` value of a frame that holds no page.
 pub(crate) const NO_OWNER: u64 = u64::MAX;
@@ -42,7 +52,10 @@ pub(crate) const NO_OWNER: u64 = u64::MAX;
 /// Per-frame metadata. The latch word is private; the other fields are plain atomics whose
 /// meaning the pool defines (they are only *changed* under the exclusive latch, except the
 /// reference counter and the read-ahead mark, which are hints).
+/// One cache line per header, so that two threads pinning neighbouring frames do not
+/// bounce a shared line between cores.
 #[derive(Debug)]
+#[repr(align(64))]
 pub(crate) struct Header {
     state: AtomicU64,
     /// `(generation << 32) | file slot` of the page held, or [`NO_OWNER`].
@@ -57,6 +70,9 @@ pub(crate) struct Header {
     pub refs: AtomicU8,
     /// Set on the first page of a read-ahead window: hitting it starts the next window.
     pub ra_mark: AtomicBool,
+    /// Bumped each time the frame is loaded with a page, so a queued hit can tell whether
+    /// the frame still holds the page it was recorded for.
+    pub incarnation: AtomicU32,
 }
 
 /// The frame arena: `count` frames of `page_size` bytes in one page-aligned block.
@@ -95,6 +111,7 @@ impl Frames {
                 dirty_since_ns: AtomicU64::new(0),
                 refs: AtomicU8::new(0),
                 ra_mark: AtomicBool::new(false),
+                incarnation: AtomicU32::new(0),
             })
             .collect();
         Some(Frames {
@@ -137,25 +154,50 @@ impl Frames {
     /// Take a shared pin on frame `id` unless it is exclusively latched.
     #[inline]
     pub(crate) fn try_share(&self, id: u32) -> Option<Shared<'_>> {
+        self.try_share_as(id, false)
+    }
+
+    /// Take a shared pin, counted as the application's when `user`.
+    #[inline]
+    pub(crate) fn try_share_as(&self, id: u32, user: bool) -> Option<Shared<'_>> {
         let state = &self.header(id).state;
+        let add = if user { 1 + USER_ONE } else { 1 };
         let mut cur = state.load(Ordering::Relaxed);
         loop {
-            if cur & EXCLUSIVE != 0 || cur >= SHARED_MAX {
+            if cur & EXCLUSIVE != 0 || cur & COUNT_MASK >= SHARED_MAX {
                 return None;
             }
-            match state.compare_exchange_weak(cur, cur + 1, Ordering::Acquire, Ordering::Relaxed) {
-                Ok(_) => return Some(Shared { frames: self, id }),
+            match state.compare_exchange_weak(cur, cur + add, Ordering::Acquire, Ordering::Relaxed)
+            {
+                Ok(_) => {
+                    return Some(Shared {
+                        frames: self,
+                        id,
+                        user,
+                    })
+                }
                 Err(now) => cur = now,
             }
         }
     }
 
+    /// True when the application holds a `PageRef` or `PageMut` on the frame.
+    #[inline]
+    pub(crate) fn user_pinned(&self, id: u32) -> bool {
+        self.header(id).state.load(Ordering::Acquire) & (USER_MASK | USER_EXCL) != 0
+    }
+
     /// Take a shared pin, waiting while the frame is exclusively latched (or, in theory,
-    /// while 2^31 - 1 other pins are held).
+    /// while 2^29 - 1 other pins are held).
     pub(crate) fn share(&self, id: u32) -> Shared<'_> {
+        self.share_as(id, false)
+    }
+
+    /// `share`, counted as the application's pin when `user`.
+    pub(crate) fn share_as(&self, id: u32, user: bool) -> Shared<'_> {
         let mut spins = 0u32;
         loop {
-            if let Some(g) = self.try_share(id) {
+            if let Some(g) = self.try_share_as(id, user) {
                 return g;
             }
             backoff(&mut spins);
@@ -207,6 +249,7 @@ fn backoff(spins: &mut u32) {
 pub(crate) struct Shared<'a> {
     frames: &'a Frames,
     id: u32,
+    user: bool,
 }
 
 impl<'a> Shared<'a> {
@@ -226,13 +269,27 @@ impl<'a> Shared<'a> {
     }
 }
 
+impl Shared<'_> {
+    /// Count this pin as the application's from now on.
+    pub(crate) fn mark_user(&mut self) {
+        if !self.user {
+            self.frames
+                .header(self.id)
+                .state
+                .fetch_add(USER_ONE, Ordering::Relaxed);
+            self.user = true;
+        }
+    }
+}
+
 impl Drop for Shared<'_> {
     #[inline]
     fn drop(&mut self) {
+        let sub = if self.user { 1 + USER_ONE } else { 1 };
         self.frames
             .header(self.id)
             .state
-            .fetch_sub(1, Ordering::Release);
+            .fetch_sub(sub, Ordering::Release);
     }
 }
 
@@ -273,13 +330,25 @@ impl<'a> Exclusive<'a> {
         self.frames.header(self.id)
     }
 
+    /// Mark the holder as the application (a `PageMut`).
+    pub(crate) fn mark_user(&mut self) {
+        self.frames
+            .header(self.id)
+            .state
+            .store(EXCLUSIVE | USER_EXCL, Ordering::Relaxed);
+    }
+
     /// Turn the exclusive latch into one shared pin without letting a writer in between.
     #[inline]
     pub(crate) fn downgrade(self) -> Shared<'a> {
         let (frames, id) = (self.frames, self.id);
         std::mem::forget(self);
         frames.header(id).state.store(1, Ordering::Release);
-        Shared { frames, id }
+        Shared {
+            frames,
+            id,
+            user: false,
+        }
     }
 }
 
@@ -292,6 +361,9 @@ impl Drop for Exclusive<'_> {
             .store(0, Ordering::Release);
     }
 }
+
+// The layout assumption above: a header fits in one 64-byte line.
+const _: () = assert!(std::mem::size_of::<Header>() == 64);
 
 #[cfg(test)]
 mod tests {
@@ -341,6 +413,30 @@ mod tests {
         assert!(f.try_share(1).is_some());
         drop(s);
         assert!(f.is_idle(1));
+    }
+
+    #[test]
+    fn user_pins_are_told_apart_from_pool_latches() {
+        let f = Frames::new(1, 4096).unwrap();
+        let pool_pin = f.try_share(0).unwrap();
+        assert!(!f.user_pinned(0));
+        let user_pin = f.try_share_as(0, true).unwrap();
+        assert!(f.user_pinned(0));
+        drop(user_pin);
+        assert!(!f.user_pinned(0));
+        let mut later = f.share(0);
+        later.mark_user();
+        assert!(f.user_pinned(0));
+        drop(later);
+        drop(pool_pin);
+        assert!(f.is_idle(0));
+        let mut x = f.try_exclusive(0).unwrap();
+        assert!(!f.user_pinned(0));
+        x.mark_user();
+        assert!(f.user_pinned(0));
+        assert!(f.try_share(0).is_none());
+        drop(x);
+        assert!(f.is_idle(0) && !f.user_pinned(0));
     }
 
     /// Writers increment a counter spread over the frame under the exclusive latch; readers

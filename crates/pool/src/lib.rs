@@ -31,11 +31,13 @@
 //!   (a per-file page table indexed by page number, XMF's address arithmetic). A hit is a
 //!   lookup, a pin (one compare-and-swap) and an owner check: no pool-wide lock.
 //! * **Replacement** reuses the policy crate. The policy sits behind a mutex taken only on
-//!   misses; hits bump a per-frame counter that is fed to the policy when eviction runs.
-//!   That is exact for policies whose hit bookkeeping is a saturating counter or bit
-//!   (clock, gclock, clock2, clockpro, car, sieve, s3fifo) and trivial for those that ignore
-//!   hits (fifo, random); order-sensitive policies (lru, arc, 2q, ...) are refused with
-//!   [`PoolError::PolicyNotConcurrent`].
+//!   misses; hits never wait for it. For policies whose hit bookkeeping is a saturating
+//!   bit or counter ([`CONCURRENT_POLICIES`]: clock, gclock, clock2hand, clockpro, car,
+//!   sieve, s3fifo; fifo and random ignore hits) a hit bumps a per-frame counter that is
+//!   fed to the policy when eviction runs. Order-sensitive policies ([`QUEUED_POLICIES`]:
+//!   lru, arc, 2q, lirs, ...) run BP-Wrapper style: each thread queues its hits and they
+//!   are applied in batches under the lock. Only offline `belady` is refused
+//!   ([`PoolError::PolicyNotConcurrent`]).
 //! * **Writes**: write-back with a flusher thread that writes pages dirty for longer than
 //!   `age` every `interval` and keeps a small pool of clean free frames (XMF's clock
 //!   daemon), or write-through. Eviction never writes unless every evictable frame is
@@ -59,7 +61,7 @@ pub mod storage;
 pub use error::PoolError;
 pub use pool::{
     BufferPool, BufferPoolBuilder, FileHandle, IoMode, Lookup, PageMut, PageRef, PoolStats,
-    ResidentMap, WritePolicy, CONCURRENT_POLICIES,
+    ResidentMap, WritePolicy, CONCURRENT_POLICIES, QUEUED_POLICIES,
 };
 pub use storage::{
     FaultKind, FaultOp, FileStorage, MemStorage, OpenMode, RecordingStorage, Storage, StorageEvent,

@@ -27,7 +27,7 @@ use policy::{Access, AnyPolicy, BuildContext, FrameId, Policy, PolicySpec};
 use crate::error::PoolError;
 use crate::frames::{Exclusive, Frames, Header, Shared, NO_OWNER};
 use crate::lookup::{Hashed, Mapped, PageKey, Table};
-use crate::stats::{Counter, Counters};
+use crate::stats::{stripe, Counter, Counters, STRIPE_COUNT};
 use crate::storage::{read_full_at, FileStorage, OpenMode, Storage, StorageFile};
 
 /// A file opened in a pool. Copyable; stale after `close` (operations then return
@@ -119,8 +119,9 @@ impl Default for WritePolicy {
     }
 }
 
-/// The policies the pool accepts, with the saturation cap of the per-frame hit counter fed
-/// to each (0: the policy ignores hits). See the crate docs for why only these.
+/// Policies whose hits are a saturating bit or counter, with the cap of the per-frame hit
+/// counter fed to each (0: the policy ignores hits). Hits cost a load (and a store until
+/// the counter saturates). See `docs/pool.md`.
 pub const CONCURRENT_POLICIES: &[(&str, u8)] = &[
     ("fifo", 0),
     ("random", 0),
@@ -132,6 +133,39 @@ pub const CONCURRENT_POLICIES: &[(&str, u8)] = &[
     ("s3fifo", 3),
     ("gclock", 3),
 ];
+
+/// Order-sensitive policies (a hit moves the page in a list), run BP-Wrapper style (Ding
+/// et al., ICDE 2009): each thread queues its hits and they are applied, in each thread's
+/// order, under the policy lock when a queue fills or eviction runs. Hits cost a queue
+/// push under a per-thread-stripe lock.
+pub const QUEUED_POLICIES: &[&str] = &[
+    "lru", "mru", "lfu", "sfifo", "twoq", "lruk", "arc", "lirs", "wtinylfu", "linux", "toss",
+];
+
+/// How hits reach the policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum HitMode {
+    /// Per-frame saturating counter, capped at the value (0: hits are ignored).
+    Counter(u8),
+    /// Per-thread queues (BP-Wrapper).
+    Queue,
+}
+
+/// Hits a thread queues before it tries to apply them (BP-Wrapper's batch size).
+const QUEUE_COMMIT: usize = 64;
+/// Hits a queue holds at most; when the policy lock stays busy past this, further hits
+/// are dropped (a lost hint) rather than making a reader wait.
+const QUEUE_MAX: usize = 1024;
+
+#[repr(align(128))]
+struct HitQueue(Mutex<Vec<(u32, u32)>>);
+
+fn hit_mode(spec: &PolicySpec) -> Option<HitMode> {
+    if QUEUED_POLICIES.contains(&spec.name.as_str()) {
+        return Some(HitMode::Queue);
+    }
+    hit_cap(spec).map(HitMode::Counter)
+}
 
 fn hit_cap(spec: &PolicySpec) -> Option<u8> {
     let (_, cap) = CONCURRENT_POLICIES.iter().find(|(n, _)| *n == spec.name)?;
@@ -376,12 +410,13 @@ impl BufferPoolBuilder {
         let spec = PolicySpec::parse(&self.policy)?;
         let ctx = BuildContext::new(frames as u64, self.seed);
         let policy = spec.build(&ctx)?;
-        let Some(cap) = hit_cap(&spec) else {
+        let Some(mode) = hit_mode(&spec) else {
             return Err(PoolError::PolicyNotConcurrent {
                 name: spec.name,
                 allowed: CONCURRENT_POLICIES
                     .iter()
                     .map(|(n, _)| *n)
+                    .chain(QUEUED_POLICIES.iter().copied())
                     .collect::<Vec<_>>()
                     .join(", "),
             });
@@ -408,10 +443,18 @@ impl BufferPoolBuilder {
             files: (0..self.max_open_files).map(|_| FileSlot::new()).collect(),
             open_lock: Mutex::new(()),
             policy: Mutex::new(PolicyState {
+                time: 0,
                 policy,
                 resident: vec![false; frames],
             }),
-            hit_cap: cap,
+            hit_mode: mode,
+            hit_cap: match mode {
+                HitMode::Counter(c) => c,
+                HitMode::Queue => 0,
+            },
+            hit_queues: (0..STRIPE_COUNT)
+                .map(|_| HitQueue(Mutex::new(Vec::new())))
+                .collect(),
             // Pop from the end: hand out low frame ids first (nicer for debugging).
             free: Mutex::new((0..frames as u32).rev().collect()),
             storage: Arc::new(storage),
@@ -421,9 +464,15 @@ impl BufferPoolBuilder {
             write_policy: self.write_policy,
             direct: self.io_mode == IoMode::Direct,
             batch,
-            low_water: batch,
+            // The flusher keeps 1/64 of the pool free (XMF's clean free pool); below 64
+            // frames there is no reserve: a frame kept free would be 2% or more of the
+            // cache, and small pools (tests) stay deterministic.
+            low_water: (frames / 64).min(256),
             counters: Counters::new(),
             dirty_pages: AtomicU64::new(0),
+            touched: (0..frames.div_ceil(64))
+                .map(|_| AtomicU64::new(0))
+                .collect(),
             started: Instant::now(),
             flusher: (Mutex::new(false), Condvar::new()),
         });
@@ -455,6 +504,9 @@ pub struct BufferPool {
 }
 
 struct PolicyState {
+    /// Logical time: one tick per event the policy sees, in the order it sees them (LRU-K
+    /// and ARC read `Access::time`).
+    time: u64,
     policy: AnyPolicy,
     /// Mirrors which frames the policy holds (invariant 3), so that stale hit counters
     /// are never fed for a frame the policy does not know.
@@ -501,7 +553,11 @@ struct Inner {
     files: Box<[FileSlot]>,
     open_lock: Mutex<()>,
     policy: Mutex<PolicyState>,
+    hit_mode: HitMode,
+    /// The counter cap in `HitMode::Counter`, 0 otherwise (the hit path reads only this).
     hit_cap: u8,
+    /// Per-thread-stripe hit queues in `HitMode::Queue`.
+    hit_queues: Box<[HitQueue]>,
     free: Mutex<Vec<u32>>,
     storage: Arc<dyn Storage>,
     page_size: usize,
@@ -513,9 +569,20 @@ struct Inner {
     low_water: usize,
     counters: Counters,
     dirty_pages: AtomicU64,
+    /// One bit per frame whose hit counter was bumped since the eviction path last looked.
+    touched: Box<[AtomicU64]>,
     started: Instant,
     /// Flusher stop flag and wake-up.
     flusher: (Mutex<bool>, Condvar),
+}
+
+impl PolicyState {
+    /// `a` with the next logical time.
+    fn stamp(&mut self, mut a: Access) -> Access {
+        self.time += 1;
+        a.time = self.time;
+        a
+    }
 }
 
 /// A latch held by an operation: shared for reads, exclusive for writes and loads.
@@ -555,7 +622,10 @@ enum Evicted {
     Frame(u32),
     /// Only dirty frames were evictable; some were written, try again.
     Cleaned,
-    /// Nothing evictable at all.
+    /// Nothing evictable now, but some frames are only latched by the pool itself (loads,
+    /// hits, writes in flight): wait a moment and try again.
+    Busy,
+    /// Every frame is pinned by the application.
     Nothing,
 }
 
@@ -577,8 +647,10 @@ impl Inner {
         self.slot(fh).is_ok()
     }
 
+    #[inline]
     fn pages_of(&self, len: u64) -> u64 {
-        len.div_ceil(self.page_size as u64)
+        // a shift, not a division: this is on the pin path
+        (len >> self.page_shift) + u64::from(len & (self.page_size as u64 - 1) != 0)
     }
 
     fn file_of(&self, fh: FileHandle) -> Result<(Arc<dyn StorageFile>, PathBuf), PoolError> {
@@ -608,13 +680,47 @@ impl Inner {
         )
     }
 
-    /// Record a hit for the policy (a hint: a lost increment under a race is harmless).
+    /// Record a hit for the policy: bump the frame's counter (unless saturated, the common
+    /// case for hot pages: then this is one load) and mark the frame in the touched bitmap
+    /// so the eviction path finds it without scanning every header. The bit is set after
+    /// every increment, so a counter bumped while the feeder resets it is marked again
+    /// and fed next time; a lost increment under a race only loses a hint.
     #[inline]
-    fn touch(&self, h: &Header) {
+    fn touch(&self, id: u32, h: &Header) {
         if self.hit_cap > 0 {
             let r = h.refs.load(Ordering::Relaxed);
             if r < self.hit_cap {
                 h.refs.store(r + 1, Ordering::Relaxed);
+                self.touched[(id / 64) as usize].fetch_or(1 << (id % 64), Ordering::AcqRel);
+            }
+        } else if self.hit_mode == HitMode::Queue {
+            self.queue_hit(id, h);
+        }
+    }
+
+    /// BP-Wrapper: queue the hit in this thread's stripe; once the queue holds a batch,
+    /// apply it if the policy lock is free right now (never wait on the hit path).
+    fn queue_hit(&self, id: u32, h: &Header) {
+        let incarnation = h.incarnation.load(Ordering::Relaxed);
+        let mut q = self.hit_queues[stripe()].0.lock();
+        if q.len() < QUEUE_MAX {
+            q.push((id, incarnation));
+        }
+        if q.len() >= QUEUE_COMMIT {
+            if let Some(mut state) = self.policy.try_lock() {
+                self.apply_queued(&mut state, &mut q);
+            }
+        }
+    }
+
+    /// Apply queued hits in queue order, skipping frames that were evicted or reloaded
+    /// since the hit was recorded.
+    fn apply_queued(&self, state: &mut PolicyState, q: &mut Vec<(u32, u32)>) {
+        for (id, incarnation) in q.drain(..) {
+            let h = self.frames.header(id);
+            if state.resident[id as usize] && h.incarnation.load(Ordering::Relaxed) == incarnation {
+                let a = state.stamp(Self::access_of(h));
+                state.policy.on_hit(FrameId(id), &a);
             }
         }
     }
@@ -645,6 +751,7 @@ impl Inner {
         excl: bool,
         fill: Fill,
         read_ahead: bool,
+        user: bool,
     ) -> Result<Latch<'_>, PoolError> {
         if !self.table.page_in_range(page) {
             return Err(PoolError::OutOfRange {
@@ -659,13 +766,13 @@ impl Inner {
                 let latch = if excl {
                     Latch::Excl(self.frames.exclusive(fid))
                 } else {
-                    Latch::Shared(self.frames.share(fid))
+                    Latch::Shared(self.frames.share_as(fid, user))
                 };
                 let h = self.frames.header(fid);
                 if h.owner.load(Ordering::Relaxed) == fh.owner()
                     && h.page.load(Ordering::Relaxed) == page
                 {
-                    self.touch(h);
+                    self.touch(fid, h);
                     self.counters.bump(Counter::Hits);
                     if read_ahead
                         && h.ra_mark.load(Ordering::Relaxed)
@@ -684,7 +791,13 @@ impl Inner {
                 continue;
             }
             if let Some(latch) = self.load(fh, slot, page, excl, fill, read_ahead)? {
-                return Ok(latch);
+                return Ok(match latch {
+                    Latch::Shared(mut s) if user => {
+                        s.mark_user();
+                        Latch::Shared(s)
+                    }
+                    other => other,
+                });
             }
         }
     }
@@ -708,6 +821,10 @@ impl Inner {
                 None => match self.evict_batch(incoming)? {
                     Evicted::Frame(id) => id,
                     Evicted::Cleaned => continue,
+                    Evicted::Busy => {
+                        std::thread::yield_now();
+                        continue;
+                    }
                     Evicted::Nothing => {
                         return Err(PoolError::AllPinned {
                             frames: self.frames.len(),
@@ -723,21 +840,33 @@ impl Inner {
         })
     }
 
-    /// Feed the per-frame hit counters to the policy (under its lock).
+    /// Feed the hits recorded since the last call to the policy (under its lock).
     fn feed_refs(&self, state: &mut PolicyState) {
+        if self.hit_mode == HitMode::Queue {
+            for q in self.hit_queues.iter() {
+                let mut q = q.0.lock();
+                self.apply_queued(state, &mut q);
+            }
+            return;
+        }
         if self.hit_cap == 0 {
             return;
         }
-        for id in 0..self.frames.len() as u32 {
-            let h = self.frames.header(id);
-            if h.refs.load(Ordering::Relaxed) == 0 {
+        for (w, word) in self.touched.iter().enumerate() {
+            if word.load(Ordering::Relaxed) == 0 {
                 continue;
             }
-            let r = h.refs.swap(0, Ordering::Relaxed);
-            if state.resident[id as usize] {
-                let a = Self::access_of(h);
-                for _ in 0..r.min(self.hit_cap) {
-                    state.policy.on_hit(FrameId(id), &a);
+            let mut bits = word.swap(0, Ordering::AcqRel);
+            while bits != 0 {
+                let id = (w * 64) as u32 + bits.trailing_zeros();
+                bits &= bits - 1;
+                let h = self.frames.header(id);
+                let r = h.refs.swap(0, Ordering::AcqRel);
+                if state.resident[id as usize] {
+                    for _ in 0..r.min(self.hit_cap) {
+                        let a = state.stamp(Self::access_of(h));
+                        state.policy.on_hit(FrameId(id), &a);
+                    }
                 }
             }
         }
@@ -751,13 +880,15 @@ impl Inner {
             return Some(id);
         }
         self.feed_refs(state);
+        // One logical time for the whole batch: it is one miss (ARC adapts once per miss).
+        let incoming = state.stamp(*incoming);
         let frames = &self.frames;
         let clean_idle =
             |f: FrameId| frames.is_idle(f.0) && !frames.header(f.0).dirty.load(Ordering::Relaxed);
         let mut freed: Vec<u32> = Vec::with_capacity(self.batch);
         let mut refused = 0;
         while freed.len() < self.batch && refused < self.batch {
-            let Some(f) = state.policy.evict(incoming, &clean_idle) else {
+            let Some(f) = state.policy.evict(&incoming, &clean_idle) else {
                 break;
             };
             state.resident[f.index()] = false;
@@ -766,7 +897,7 @@ impl Inner {
             } else {
                 // Pinned or dirtied since the predicate looked: keep it resident.
                 refused += 1;
-                let a = Self::access_of(frames.header(f.0));
+                let a = state.stamp(Self::access_of(frames.header(f.0)));
                 state.policy.on_insert(f, &a);
                 state.resident[f.index()] = true;
             }
@@ -793,7 +924,12 @@ impl Inner {
             .victims(self.batch, &|f: FrameId| frames.is_idle(f.0), &mut dirty);
         drop(state);
         if dirty.is_empty() {
-            return Ok(Evicted::Nothing);
+            let all_user_pinned = (0..frames.len() as u32).all(|id| frames.user_pinned(id));
+            return Ok(if all_user_pinned {
+                Evicted::Nothing
+            } else {
+                Evicted::Busy
+            });
         }
         let mut cleaned = 0;
         let mut first_err = None;
@@ -808,6 +944,7 @@ impl Inner {
         }
         match first_err {
             Some(e) if cleaned == 0 => Err(e),
+            _ if cleaned == 0 => Ok(Evicted::Busy),
             _ => Ok(Evicted::Cleaned),
         }
     }
@@ -850,6 +987,7 @@ impl Inner {
     fn claim(&self, fh: FileHandle, page: u64) -> Result<Option<Exclusive<'_>>, PoolError> {
         let g = self.alloc_frame(&Self::access(fh, page))?;
         let h = g.header();
+        h.incarnation.fetch_add(1, Ordering::Relaxed);
         h.owner.store(fh.owner(), Ordering::Relaxed);
         h.page.store(page, Ordering::Relaxed);
         h.refs.store(0, Ordering::Relaxed);
@@ -873,7 +1011,7 @@ impl Inner {
     fn insert_loaded(&self, frames: &[u32]) {
         let mut state = self.policy.lock();
         for &id in frames {
-            let a = Self::access_of(self.frames.header(id));
+            let a = state.stamp(Self::access_of(self.frames.header(id)));
             state.policy.on_insert(FrameId(id), &a);
             state.resident[id as usize] = true;
         }
@@ -889,6 +1027,9 @@ impl Inner {
         fill: Fill,
         read_ahead: bool,
     ) -> Result<Option<Latch<'_>>, PoolError> {
+        // A load must not race a truncation: it could bring back a page past the new end,
+        // with its old bytes (invariant 4). Recursive: `write` already holds it shared.
+        let _resize = slot.resize.read_recursive();
         let Some(mut g) = self.claim(fh, page)? else {
             return Ok(None);
         };
@@ -1011,6 +1152,7 @@ impl Inner {
             };
             let g = self.frames.exclusive(id);
             let h = g.header();
+            h.incarnation.fetch_add(1, Ordering::Relaxed);
             h.owner.store(fh.owner(), Ordering::Relaxed);
             h.page.store(p, Ordering::Relaxed);
             h.refs.store(0, Ordering::Relaxed);
@@ -1032,6 +1174,10 @@ impl Inner {
 
     /// Read-ahead triggered by a hit on a marked page: load `start..start+depth`.
     fn read_ahead_run(&self, fh: FileHandle, slot: &FileSlot, start: u64) {
+        // Never wait here: the caller holds a latch that a running `set_len` may wait for.
+        let Some(_resize) = slot.resize.try_read_recursive() else {
+            return;
+        };
         let len = slot.len.load(Ordering::Acquire);
         let end = (start + self.read_ahead).min(self.pages_of(len));
         if start >= end {
@@ -1344,7 +1490,7 @@ impl BufferPool {
             let page = pos >> inner.page_shift;
             let in_page = (pos as usize) & (ps - 1);
             let take = (ps - in_page).min(n - done);
-            let latch = inner.acquire(f, page, false, Fill::Read, true)?;
+            let latch = inner.acquire(f, page, false, Fill::Read, true, false)?;
             let shared = latch.into_shared();
             buf[done..done + take].copy_from_slice(&shared.bytes()[in_page..in_page + take]);
             done += take;
@@ -1376,7 +1522,7 @@ impl BufferPool {
             let in_page = (pos as usize) & (ps - 1);
             let take = (ps - in_page).min(buf.len() - done);
             let fill = if take == ps { Fill::Zero } else { Fill::Read };
-            let latch = inner.acquire(f, page, true, fill, false)?;
+            let latch = inner.acquire(f, page, true, fill, false, false)?;
             let mut g = latch
                 .into_excl()
                 .expect("acquire(excl = true) returns an exclusive latch");
@@ -1418,21 +1564,28 @@ impl BufferPool {
                     tail = Some((id, page));
                 }
             }
-            // Latch everything first so that a pinned page aborts before anything changes.
-            let mut latched = Vec::with_capacity(drop_list.len());
-            for &(id, page) in &drop_list {
-                match inner.frames.try_exclusive(id) {
-                    Some(g) => latched.push(g),
-                    None => return Err(PoolError::PagePinned { page }),
+            // Refuse if the application pins one of the pages, before anything changes;
+            // the pool's own transient latches (flusher, eviction) are waited for.
+            for &(id, page) in drop_list.iter().chain(tail.iter()) {
+                if inner.frames.user_pinned(id) {
+                    return Err(PoolError::PagePinned { page });
                 }
             }
-            let tail_latch = match tail {
-                Some((id, page)) => match inner.frames.try_exclusive(id) {
-                    Some(g) => Some(g),
-                    None => return Err(PoolError::PagePinned { page }),
-                },
-                None => None,
-            };
+            let mut latched = Vec::with_capacity(drop_list.len());
+            for &(id, page) in &drop_list {
+                let g = inner.frames.exclusive(id);
+                if g.header().owner.load(Ordering::Relaxed) == f.owner()
+                    && g.header().page.load(Ordering::Relaxed) == page
+                {
+                    latched.push(g);
+                }
+            }
+            let tail_latch = tail.and_then(|(id, page)| {
+                let g = inner.frames.exclusive(id);
+                (g.header().owner.load(Ordering::Relaxed) == f.owner()
+                    && g.header().page.load(Ordering::Relaxed) == page)
+                    .then_some(g)
+            });
             let (file, path) = inner.file_of(f)?;
             file.set_len(len).map_err(|source| PoolError::Io {
                 path,
@@ -1499,15 +1652,18 @@ impl BufferPool {
         let slot = inner.slot(f)?;
         let _g = inner.open_lock.lock();
         inner.slot(f)?;
-        inner.flush_file(f)?;
-        inner.trim(f)?;
-        // Refuse while pinned (a racing pin after this check is waited for below).
+        // Refuse while the application pins a page, before writing anything (a thread
+        // closing a file it still holds a `PageMut` of would otherwise wait for itself).
+        // A racing pin after this check, and the pool's own transient latches, are
+        // waited for below.
         for id in inner.frames_of(f) {
-            if !inner.frames.is_idle(id) {
+            if inner.frames.user_pinned(id) {
                 let page = inner.frames.header(id).page.load(Ordering::Relaxed);
                 return Err(PoolError::PagePinned { page });
             }
         }
+        inner.flush_file(f)?;
+        inner.trim(f)?;
         // New operations on the handle now fail; in-flight ones finish or back off.
         slot.state.store(u64::from(f.gen) << 1, Ordering::Release);
         let (file, path) = {
@@ -1567,7 +1723,7 @@ impl BufferPool {
         if page >= pages {
             return Err(PoolError::PastEnd { page, pages });
         }
-        let latch = inner.acquire(f, page, false, Fill::Read, false)?;
+        let latch = inner.acquire(f, page, false, Fill::Read, false, true)?;
         Ok(PageRef {
             guard: latch.into_shared(),
             page,
@@ -1584,10 +1740,11 @@ impl BufferPool {
         if page >= pages {
             return Err(PoolError::PastEnd { page, pages });
         }
-        let latch = inner.acquire(f, page, true, Fill::Read, false)?;
-        let guard = latch
+        let latch = inner.acquire(f, page, true, Fill::Read, false, true)?;
+        let mut guard = latch
             .into_excl()
             .expect("acquire(excl = true) returns an exclusive latch");
+        guard.mark_user();
         inner.mark_dirty(guard.header());
         Ok(PageMut {
             guard,

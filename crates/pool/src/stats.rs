@@ -41,6 +41,15 @@ thread_local! {
     static STRIPE: usize = NEXT_THREAD.fetch_add(1, Ordering::Relaxed) % STRIPES;
 }
 
+/// This thread's stripe number (0..16), also used for the pool's per-thread hit queues.
+#[inline]
+pub(crate) fn stripe() -> usize {
+    STRIPE.with(|s| *s)
+}
+
+/// Number of stripes.
+pub(crate) const STRIPE_COUNT: usize = STRIPES;
+
 impl Counters {
     pub(crate) fn new() -> Self {
         Counters {
@@ -52,8 +61,7 @@ impl Counters {
 
     #[inline]
     pub(crate) fn add(&self, c: Counter, n: u64) {
-        let s = STRIPE.with(|s| *s);
-        self.stripes[s].0[c as usize].fetch_add(n, Ordering::Relaxed);
+        self.stripes[stripe()].0[c as usize].fetch_add(n, Ordering::Relaxed);
     }
 
     #[inline]

@@ -67,22 +67,21 @@ pub trait StorageFile: Send + Sync {
     fn set_len(&self, len: u64) -> io::Result<()>;
 }
 
-/// Read until `buf` is full or end of file, retrying interrupted calls.
+/// Read into `buf` at `offset`, retrying interrupted calls. A short read means end of
+/// file: storage files are regular files, where the kernel returns less than asked only
+/// at the end. (Looping on a short read would also be wrong for `O_DIRECT`, whose
+/// follow-up read would start at an unaligned offset.)
 pub(crate) fn read_full_at<F: StorageFile + ?Sized>(
     file: &F,
     buf: &mut [u8],
     offset: u64,
 ) -> io::Result<usize> {
-    let mut done = 0;
-    while done < buf.len() {
-        match file.read_at(&mut buf[done..], offset + done as u64) {
-            Ok(0) => break,
-            Ok(n) => done += n,
+    loop {
+        match file.read_at(buf, offset) {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+            other => return other,
         }
     }
-    Ok(done)
 }
 
 /// Real files through `pread`/`pwrite` (`std::os::unix::fs::FileExt`), optionally opened
@@ -114,32 +113,11 @@ impl StorageFile for RealFile {
     }
 
     fn read_vectored_at(&self, bufs: &mut [&mut [u8]], offset: u64) -> io::Result<usize> {
-        let want: usize = bufs.iter().map(|b| b.len()).sum();
         let mut slices: Vec<io::IoSliceMut<'_>> =
             bufs.iter_mut().map(|b| io::IoSliceMut::new(b)).collect();
+        // A short count means end of file (see `read_full_at`).
         loop {
             match rustix::io::preadv(&self.0, &mut slices, offset) {
-                Ok(n) if n < want && n > 0 => {
-                    // A short vectored read (not at EOF) is legal; finish one buffer at a
-                    // time with the plain loop rather than re-slicing the vector.
-                    drop(slices);
-                    let mut skip = n;
-                    let mut total = n;
-                    for buf in bufs.iter_mut() {
-                        if skip >= buf.len() {
-                            skip -= buf.len();
-                            continue;
-                        }
-                        let len = buf.len();
-                        let got = read_full_at(self, &mut buf[skip..], offset + total as u64)?;
-                        total += got;
-                        if skip + got < len {
-                            break;
-                        }
-                        skip = 0;
-                    }
-                    return Ok(total);
-                }
                 Ok(n) => return Ok(n),
                 Err(e) if e == rustix::io::Errno::INTR => {}
                 Err(e) => return Err(e.into()),

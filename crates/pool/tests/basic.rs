@@ -372,3 +372,56 @@ fn set_len_truncates_and_extends_with_zeros() {
         assert_eq!(disk, buf);
     }
 }
+
+#[test]
+fn lru_hits_are_queued_and_applied_in_order() {
+    let storage = MemStorage::new();
+    let p = BufferPool::builder()
+        .capacity_frames(4)
+        .policy("lru")
+        .read_ahead(0)
+        .pin_limit(2)
+        .write_policy(WritePolicy::WriteBack {
+            interval: Duration::from_secs(3600),
+            age: Duration::from_secs(3600),
+        })
+        .build_with_storage(storage)
+        .unwrap();
+    let f = p.create("/f").unwrap();
+    p.write(f, 0, &vec![0u8; 4 * PS]).unwrap();
+    p.fsync(f).unwrap();
+    assert_eq!(p.victims(4), vec![(f, 0), (f, 1), (f, 2), (f, 3)]);
+    // hits on 2, then 0: LRU order becomes 1, 3, 2, 0
+    let mut b = [0u8];
+    p.read(f, 2 * PS as u64, &mut b).unwrap();
+    p.read(f, 0, &mut b).unwrap();
+    assert_eq!(p.victims(4), vec![(f, 1), (f, 3), (f, 2), (f, 0)]);
+    // a miss evicts exactly the least recently used page
+    p.write(f, 4 * PS as u64, &[1u8]).unwrap();
+    assert_eq!(
+        p.resident(f).unwrap().iter().collect::<Vec<_>>(),
+        vec![0, 2, 3, 4]
+    );
+}
+
+#[test]
+fn flusher_keeps_a_reserve_of_clean_free_frames() {
+    // 128 frames: the reserve is 128 / 64 = 2 frames, refilled in the background once
+    // misses have used the free list up
+    let (p, _) = pool(Lookup::Mapped, 128, 0);
+    let f = p.create("/f").unwrap();
+    p.write(f, 0, &vec![1u8; 300 * PS]).unwrap();
+    p.fsync(f).unwrap();
+    let mut b = [0u8];
+    for page in 0..300u64 {
+        p.read(f, page * PS as u64, &mut b).unwrap();
+    }
+    let start = std::time::Instant::now();
+    while p.stats().free_frames < 2 {
+        assert!(start.elapsed() < Duration::from_secs(10), "{:?}", p.stats());
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let s = p.stats();
+    assert!(s.flusher_runs >= 1, "{s:?}");
+    assert_eq!(s.capacity_frames, 128);
+}

@@ -188,6 +188,7 @@ fn every_fsynced_byte_survives_every_crash_state() {
             states += scripted_run(seed, lookup, 16);
         }
     }
+    eprintln!("checked {states} crash states");
     assert!(states > 5_000, "only {states} crash states checked");
 }
 
