@@ -664,19 +664,24 @@ fn xmf_read(plan: &Plan, data: &DataDir, rows: &mut Vec<Row>) -> Result<()> {
         }
         Ok(())
     };
-    for lookup in [Lookup::Mapped, Lookup::Hashed] {
+    for lookup in plan.lookups() {
         let reader = PoolReader::cached(&path, bytes, lookup)?;
-        let pool_bytes = reader.pool_bytes;
         record(lookup.scheme(), &|t, n| {
             random_reads(&reader, bytes, t, n, plan)
         })?;
-        let _ = pool_bytes;
     }
-    let pread =
-        Pread(File::open(&path).with_context(|| format!("cannot open {}", path.display()))?);
-    record("pread", &|t, n| random_reads(&pread, bytes, t, n, plan))?;
-    let map = MmapCopy(bench_os::map_populated(&pread.0)?);
-    record("mmap", &|t, n| random_reads(&map, bytes, t, n, plan))?;
+    let file = File::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
+    if plan.schemes.contains(&SchemeArg::Pread) {
+        let pread = Pread(
+            file.try_clone()
+                .context("cannot duplicate the file handle")?,
+        );
+        record("pread", &|t, n| random_reads(&pread, bytes, t, n, plan))?;
+    }
+    if plan.schemes.contains(&SchemeArg::Mmap) {
+        let map = MmapCopy(bench_os::map_populated(&file)?);
+        record("mmap", &|t, n| random_reads(&map, bytes, t, n, plan))?;
+    }
     // Every scheme over pread at the same transfer and thread count.
     let base: Vec<Row> = rows[first..]
         .iter()

@@ -393,3 +393,49 @@ fn bench_pool_rejects_bad_sizes_without_panicking() {
         &["/nonexistent/dir"],
     );
 }
+
+#[test]
+fn bench_pool_measures_only_the_selected_schemes_and_io_modes() {
+    let out = ok(&[
+        "bench",
+        "pool",
+        "--tiny",
+        "--json",
+        "--bench",
+        "xmf-read,random-evict",
+        "--scheme",
+        "mapped",
+        "--io",
+        "buffered",
+        "--threads",
+        "1",
+        "--transfers",
+        "64",
+    ]);
+    let rows = json_lines(&out);
+    let described: Vec<(String, String, String)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["bench"].as_str().unwrap().to_string(),
+                r["scheme"].as_str().unwrap().to_string(),
+                r["io"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    // random-evict always measures raw pread: the pool's ratio is taken against it.
+    let expected = [
+        ("xmf-read", "mapped", "cached"),
+        ("random-evict", "mapped", "buffered"),
+        ("random-evict", "pread", "buffered"),
+    ];
+    assert_eq!(described.len(), expected.len(), "{described:?}");
+    for (b, s, io) in expected {
+        assert!(
+            described.contains(&(b.to_string(), s.to_string(), io.to_string())),
+            "{b} {s} {io} missing from {described:?}"
+        );
+    }
+    // Without pread measured, xmf-read has nothing to take a ratio to.
+    assert!(rows[0].get("ratio").is_none(), "{}", rows[0]);
+}
