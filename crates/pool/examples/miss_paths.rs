@@ -1,5 +1,6 @@
 //! Rough numbers for the pool's miss paths on this machine (the full comparison is
-//! `bufcache bench pool`): random 4 KiB reads with the working set twice the pool, from
+//! `bufcache bench pool`): pin hits per thread with 1 and 2 threads (do hits scale, or
+//! do they share a lock?), random 4 KiB reads with the working set twice the pool, from
 //! the OS page cache (buffered) and from the device (`O_DIRECT`, next to plain `O_DIRECT`
 //! `pread` of the same file), and sequential scans with and without read-ahead.
 //!
@@ -74,6 +75,30 @@ fn raw_direct_reads(path: &std::path::Path, pages: u64, threads: usize) -> f64 {
     n as f64 / start.elapsed().as_secs_f64()
 }
 
+/// Pin + unpin of random resident pages from `threads` threads; returns hits/s per thread.
+fn pin_hits(pool: &Arc<BufferPool>, f: pool::FileHandle, pages: u64, threads: usize) -> f64 {
+    let start = Instant::now();
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
+            let pool = Arc::clone(pool);
+            std::thread::spawn(move || {
+                let mut rng = rand::rngs::SmallRng::seed_from_u64(7 + t as u64);
+                let mut n = 0u64;
+                while start.elapsed() < RUN / 2 {
+                    for _ in 0..1024 {
+                        let page = pool.pin(f, rng.gen_range(0..pages)).unwrap();
+                        std::hint::black_box(page.as_ptr());
+                    }
+                    n += 1024;
+                }
+                n
+            })
+        })
+        .collect();
+    let n: u64 = handles.into_iter().map(|h| h.join().unwrap()).sum();
+    n as f64 / start.elapsed().as_secs_f64() / threads as f64
+}
+
 fn scan(pool: &BufferPool, f: pool::FileHandle, bytes: u64) -> f64 {
     let start = Instant::now();
     let mut buf = vec![0u8; 64 << 10];
@@ -100,6 +125,29 @@ fn main() {
         std::fs::write(&path, data).unwrap();
     }
     let frames = (pages / 2) as usize;
+    for lookup in [Lookup::Mapped, Lookup::Hashed] {
+        let pool = Arc::new(
+            BufferPool::builder()
+                .capacity_frames(frames)
+                .lookup(lookup)
+                .build()
+                .unwrap(),
+        );
+        let f = pool.open(&path).unwrap();
+        // a resident working set of a quarter of the file
+        let hot = pages / 4;
+        let mut buf = vec![0u8; PS];
+        for p in 0..hot {
+            pool.read(f, p * PS as u64, &mut buf).unwrap();
+        }
+        for threads in [1, 2] {
+            let per_thread = pin_hits(&pool, f, hot, threads);
+            println!(
+                "pin-hit {lookup:?} threads={threads}: {:.1} M/s per thread",
+                per_thread / 1e6
+            );
+        }
+    }
     for io in [IoMode::Buffered, IoMode::Direct] {
         for threads in [1, 2] {
             let pool = Arc::new(

@@ -743,6 +743,35 @@ impl Inner {
         }
     }
 
+    /// The hit fast path for shared pins: the page is resident and not a read-ahead
+    /// trigger. No `Result`s are built or moved here (they are large); anything unusual
+    /// returns `None` and the caller takes the general path (`acquire`), which re-checks
+    /// everything.
+    #[inline]
+    fn hit_shared(
+        &self,
+        slot: &FileSlot,
+        fh: FileHandle,
+        page: u64,
+        user: bool,
+    ) -> Option<Shared<'_>> {
+        if slot.state.load(Ordering::Acquire) != open_state(fh.gen) {
+            return None;
+        }
+        let fid = self.table.get(fh.key(page))?;
+        let g = self.frames.try_share_as(fid, user)?;
+        let h = g.header();
+        if h.owner.load(Ordering::Relaxed) != fh.owner()
+            || h.page.load(Ordering::Relaxed) != page
+            || h.ra_mark.load(Ordering::Relaxed)
+        {
+            return None;
+        }
+        self.touch(fid, h);
+        self.counters.bump(Counter::Hits);
+        Some(g)
+    }
+
     /// Find or load `page` of `fh` and latch it (exclusive when `excl`).
     fn acquire(
         &self,
@@ -1475,7 +1504,26 @@ impl BufferPool {
 
     /// Read at `offset` into `buf`, like `pread`: returns the bytes read, fewer than
     /// `buf.len()` only at end of file (0 at or past it). Reads see every completed write.
+    #[inline]
     pub fn read(&self, f: FileHandle, offset: u64, buf: &mut [u8]) -> Result<usize, PoolError> {
+        let inner = &*self.inner;
+        // Fast path: the whole request lies in one resident page (XMF's small reads).
+        if let Some(slot) = inner.files.get(f.slot as usize) {
+            let len = slot.len.load(Ordering::Acquire);
+            let in_page = (offset as usize) & (inner.page_size - 1);
+            if offset < len && in_page + buf.len() <= inner.page_size {
+                let n = (len - offset).min(buf.len() as u64) as usize;
+                if let Some(g) = inner.hit_shared(slot, f, offset >> inner.page_shift, false) {
+                    buf[..n].copy_from_slice(&g.bytes()[in_page..in_page + n]);
+                    return Ok(n);
+                }
+            }
+        }
+        self.read_slow(f, offset, buf)
+    }
+
+    #[cold]
+    fn read_slow(&self, f: FileHandle, offset: u64, buf: &mut [u8]) -> Result<usize, PoolError> {
         let inner = &*self.inner;
         let slot = inner.slot(f)?;
         let len = slot.len.load(Ordering::Acquire);
@@ -1490,8 +1538,12 @@ impl BufferPool {
             let page = pos >> inner.page_shift;
             let in_page = (pos as usize) & (ps - 1);
             let take = (ps - in_page).min(n - done);
-            let latch = inner.acquire(f, page, false, Fill::Read, true, false)?;
-            let shared = latch.into_shared();
+            let shared = match inner.hit_shared(slot, f, page, false) {
+                Some(g) => g,
+                None => inner
+                    .acquire(f, page, false, Fill::Read, true, false)?
+                    .into_shared(),
+            };
             buf[done..done + take].copy_from_slice(&shared.bytes()[in_page..in_page + take]);
             done += take;
         }
@@ -1500,7 +1552,9 @@ impl BufferPool {
 
     /// Write `buf` at `offset`, extending the file if needed. With write-back the bytes
     /// reach storage later; with write-through before this returns (an error then leaves
-    /// the page dirty in the pool and is returned here).
+    /// the page dirty in the pool and is returned here). A write spanning pages is not
+    /// atomic: other threads may see some pages of it before others, and on error a
+    /// prefix of `buf` may already be in the pool (like a short `pwrite`).
     pub fn write(&self, f: FileHandle, offset: u64, buf: &[u8]) -> Result<(), PoolError> {
         let inner = &*self.inner;
         let slot = inner.slot(f)?;
@@ -1560,7 +1614,7 @@ impl BufferPool {
                 let page = inner.frames.header(id).page.load(Ordering::Relaxed);
                 if page >= keep_pages {
                     drop_list.push((id, page));
-                } else if page == keep_pages - 1 && len & (ps - 1) != 0 {
+                } else if len & (ps - 1) != 0 && page + 1 == keep_pages {
                     tail = Some((id, page));
                 }
             }
@@ -1716,7 +1770,22 @@ impl BufferPool {
     /// Pin `page` for reading without copying: the guard derefs to the very frame that
     /// `read` copies from. The page is never evicted while pinned. Errors with
     /// [`PoolError::PastEnd`] for pages at or past the end of the file.
+    #[inline]
     pub fn pin(&self, f: FileHandle, page: u64) -> Result<PageRef<'_>, PoolError> {
+        let inner = &*self.inner;
+        // The hit path builds no `Result` until it succeeds (they are large to move).
+        if let Some(slot) = inner.files.get(f.slot as usize) {
+            if page < inner.pages_of(slot.len.load(Ordering::Acquire)) {
+                if let Some(guard) = inner.hit_shared(slot, f, page, true) {
+                    return Ok(PageRef { guard, page });
+                }
+            }
+        }
+        self.pin_slow(f, page)
+    }
+
+    #[cold]
+    fn pin_slow(&self, f: FileHandle, page: u64) -> Result<PageRef<'_>, PoolError> {
         let inner = &*self.inner;
         let slot = inner.slot(f)?;
         let pages = inner.pages_of(slot.len.load(Ordering::Acquire));

@@ -33,12 +33,17 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 fn run(ops: &[Op], lookup: Lookup, read_ahead: usize, write_through: bool) {
+    run_with(ops, lookup, read_ahead, write_through, "clock");
+}
+
+fn run_with(ops: &[Op], lookup: Lookup, read_ahead: usize, write_through: bool, policy: &str) {
     let st = MemStorage::new();
     let pool = BufferPool::builder()
         .capacity_frames(4 + read_ahead)
         .pin_limit(1)
         .read_ahead(read_ahead)
         .lookup(lookup)
+        .policy(policy)
         .write_policy(if write_through {
             WritePolicy::WriteThrough
         } else {
@@ -132,6 +137,14 @@ proptest! {
     #[test]
     fn hashed_matches_the_model(ops in proptest::collection::vec(op(), 1..60), ra in 0usize..3) {
         run(&ops, Lookup::Hashed, ra, false);
+    }
+
+    #[test]
+    fn other_policies_match_the_model(
+        ops in proptest::collection::vec(op(), 1..60),
+        policy in proptest::sample::select(vec!["lru", "arc", "twoq", "lirs", "sieve", "s3fifo", "random", "clockpro"]),
+    ) {
+        run_with(&ops, Lookup::Hashed, 1, false, policy);
     }
 
     #[test]

@@ -1,0 +1,78 @@
+//! Bare loops over the pool's hit paths, for instruction counts and profiles without a
+//! benchmark harness around them: pin + unpin of a random resident page, or a 64-byte
+//! `read` of one, next to a 64-byte `pread` of the same offsets from a file in the OS
+//! page cache.
+//!
+//! ```text
+//! target/release/examples/pin_loop [mapped|hashed] [pin|read64|pread64]
+//! N=1000000 valgrind --tool=callgrind target/release/examples/pin_loop ...  # minus N=0
+//! ```
+
+use std::os::unix::fs::FileExt;
+
+use pool::{BufferPool, FileStorage, Lookup};
+
+const PAGES: u64 = 4096;
+const PS: u64 = 4096;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let lookup = match args.get(1).map(String::as_str) {
+        Some("hashed") => Lookup::Hashed,
+        _ => Lookup::Mapped,
+    };
+    let what = args.get(2).cloned().unwrap_or_else(|| "pin".into());
+    let n: u64 = std::env::var("N")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20_000_000);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pin_loop");
+    std::fs::write(&path, vec![1u8; (PAGES * PS) as usize]).unwrap();
+    let pool = BufferPool::builder()
+        .capacity_frames(PAGES as usize + 104)
+        .lookup(lookup)
+        .read_ahead(0)
+        .build_with_storage(FileStorage)
+        .unwrap();
+    let f = pool.open(&path).unwrap();
+    let mut buf = [0u8; 64];
+    for p in 0..PAGES {
+        pool.read(f, p * PS, &mut buf).unwrap();
+    }
+    let file = std::fs::File::open(&path).unwrap();
+    // xorshift: a seeded page sequence costing a few instructions per step
+    let mut x = 12345u64;
+    let start = std::time::Instant::now();
+    for _ in 0..n {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let page = x % PAGES;
+        match what.as_str() {
+            "read64" => {
+                pool.read(f, page * PS + 128, &mut buf).unwrap();
+            }
+            "pread64" => {
+                file.read_exact_at(&mut buf, page * PS + 128).unwrap();
+            }
+            _ => {
+                let g = pool.pin(f, page).unwrap();
+                std::hint::black_box(g.as_ptr());
+            }
+        }
+        std::hint::black_box(&buf);
+    }
+    if n > 0 {
+        let ns = start.elapsed().as_nanos() as f64 / n as f64;
+        let label = if what == "pread64" {
+            "os".to_string()
+        } else {
+            format!("{lookup:?}")
+        };
+        println!(
+            "{label} {what}: {ns:.1} ns per operation ({:.1} M/s)",
+            1e3 / ns
+        );
+    }
+}
