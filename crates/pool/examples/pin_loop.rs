@@ -43,25 +43,34 @@ fn main() {
     let file = std::fs::File::open(&path).unwrap();
     // xorshift: a seeded page sequence costing a few instructions per step
     let mut x = 12345u64;
-    let start = std::time::Instant::now();
-    for _ in 0..n {
+    let mut next_page = move || {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        let page = x % PAGES;
-        match what.as_str() {
-            "read64" => {
-                pool.read(f, page * PS + 128, &mut buf).unwrap();
+        x % PAGES
+    };
+    let start = std::time::Instant::now();
+    // one loop per operation, so that choosing the operation is not part of the cost
+    match what.as_str() {
+        "read64" => {
+            for _ in 0..n {
+                pool.read(f, next_page() * PS + 128, &mut buf).unwrap();
+                std::hint::black_box(&buf);
             }
-            "pread64" => {
-                file.read_exact_at(&mut buf, page * PS + 128).unwrap();
+        }
+        "pread64" => {
+            for _ in 0..n {
+                file.read_exact_at(&mut buf, next_page() * PS + 128)
+                    .unwrap();
+                std::hint::black_box(&buf);
             }
-            _ => {
-                let g = pool.pin(f, page).unwrap();
+        }
+        _ => {
+            for _ in 0..n {
+                let g = pool.pin(f, next_page()).unwrap();
                 std::hint::black_box(g.as_ptr());
             }
         }
-        std::hint::black_box(&buf);
     }
     if n > 0 {
         let ns = start.elapsed().as_nanos() as f64 / n as f64;
