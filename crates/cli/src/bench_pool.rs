@@ -299,10 +299,15 @@ struct Row {
     /// The measurement `ratio` compares with, as `scheme/io`.
     #[serde(skip_serializing_if = "Option::is_none")]
     ratio_to: Option<String>,
-    /// This measurement over `ratio_to`: operations per second for xmf-read; reads per
-    /// second for random-evict (how close the pool's miss path comes to the raw file).
+    /// This measurement over `ratio_to`: operations per second for xmf-read; for
+    /// random-evict the median over runs of the pool's reads per second over raw `pread`'s
+    /// in the run just before (how close the pool's miss path comes to the raw file).
     #[serde(skip_serializing_if = "Option::is_none")]
     ratio: Option<f64>,
+    /// random-evict: each run's ratio (pool reads/s over the raw reads/s of the run just
+    /// before it); `ratio` is their median.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    ratio_runs: Vec<f64>,
     /// Runs measured; the best is reported.
     runs: u32,
     seed: u64,
@@ -338,6 +343,7 @@ impl Row {
             reads_per_s: None,
             ratio_to: None,
             ratio: None,
+            ratio_runs: Vec::new(),
             runs: plan.repeat,
             seed: plan.seed,
         }
@@ -758,6 +764,10 @@ fn random_evict(plan: &Plan, data: &DataDir, rows: &mut Vec<Row>) -> Result<()> 
             let mut raw_best = Measured::default();
             let lookups = plan.lookups();
             let mut pool_best = vec![Measured::default(); lookups.len()];
+            // The device's rate drifts from run to run by more than the effect measured,
+            // so each pool run is compared with the raw run right before it, and the
+            // reported ratio is the median of those paired ratios.
+            let mut paired: Vec<Vec<f64>> = vec![Vec::new(); lookups.len()];
             for _ in 0..plan.repeat {
                 let ops = random_pages(&raw, file_bytes, threads, plan)?;
                 raw_best = raw_best.best(Measured {
@@ -768,6 +778,9 @@ fn random_evict(plan: &Plan, data: &DataDir, rows: &mut Vec<Row>) -> Result<()> 
                 for (k, &lookup) in lookups.iter().enumerate() {
                     let m = PoolReader::evicting(&path, pool_bytes, lookup, io)?
                         .measure_random(file_bytes, threads, plan)?;
+                    if let Some(reads) = m.reads_per_s {
+                        paired[k].push(reads / ops);
+                    }
                     pool_best[k] = pool_best[k].best(m);
                 }
             }
@@ -798,13 +811,26 @@ fn random_evict(plan: &Plan, data: &DataDir, rows: &mut Vec<Row>) -> Result<()> 
                 row.miss_ratio = m.miss_ratio;
                 row.reads_per_s = m.reads_per_s;
                 row.ratio_to = Some(format!("pread/{}", io.name()));
-                row.ratio = m.reads_per_s.map(|r| r / raw_best.ops_per_s);
+                row.ratio = median(&paired[k]);
+                row.ratio_runs = paired[k].clone();
                 rows.push(row);
             }
             rows.push(raw_row);
         }
     }
     Ok(())
+}
+
+/// The median of `xs` (the mean of the middle two for an even count); `None` when empty.
+fn median(xs: &[f64]) -> Option<f64> {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(v[n / 2]),
+        _ => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
+    }
 }
 
 /// Random page reads straight from the file (no pool), `threads` at a time.
@@ -1140,6 +1166,14 @@ mod tests {
         assert_eq!(a, b);
         assert_eq!(u64::from_le_bytes(a[..8].try_into().unwrap()), 4096 + 64);
         assert!(map.read_at(8 * 4096 - 8, &mut a).is_err());
+    }
+
+    #[test]
+    fn median_of_odd_even_and_empty() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
+        assert_eq!(median(&[0.7]), Some(0.7));
+        assert_eq!(median(&[]), None);
     }
 
     #[test]

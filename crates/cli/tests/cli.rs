@@ -360,6 +360,7 @@ fn bench_pool_quick_json_has_every_field_of_every_measurement() {
         );
         if r["bench"] == "random-evict" && scheme != "pread" {
             assert!(r["ratio"].as_f64().unwrap() >= 0.0, "{r}");
+            assert_eq!(r["ratio_runs"].as_array().unwrap().len(), 1, "{r}");
             assert!(r["ratio_to"].as_str().unwrap().starts_with("pread/"), "{r}");
             let m = r["miss_ratio"].as_f64().unwrap();
             assert!((0.0..=1.0).contains(&m), "{r}");
