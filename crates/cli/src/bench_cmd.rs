@@ -21,6 +21,8 @@ pub enum BenchCommand {
     /// Events per second of the discrete-event simulator, one thread, and the time of the
     /// whole kotz-ellis experiment on all cores.
     Des(BenchDesArgs),
+    /// Speed of the real buffer pool: cached reads, pin hits, eviction, scans.
+    Pool(crate::bench_pool::BenchPoolArgs),
 }
 
 /// Arguments of `bufcache bench des`.
@@ -84,6 +86,7 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
     match cmd {
         BenchCommand::Replay(a) => replay(a),
         BenchCommand::Des(a) => des(a),
+        BenchCommand::Pool(a) => crate::bench_pool::run(a),
     }
 }
 

@@ -7,6 +7,8 @@
 //! non-zero exit status, never a panic.
 
 mod bench_cmd;
+mod bench_os;
+mod bench_pool;
 mod des_cmd;
 mod dust_cmd;
 mod experiment_cmd;

@@ -319,3 +319,124 @@ fn bad_inputs_fail_cleanly() {
         &["record 1", "truncated"],
     );
 }
+
+#[test]
+fn bench_pool_quick_json_has_every_field_of_every_measurement() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ok(&[
+        "bench",
+        "pool",
+        "--quick",
+        "--tiny",
+        "--json",
+        "--dir",
+        dir.path().to_str().unwrap(),
+    ]);
+    let rows = json_lines(&out);
+    // xmf-read: 6 transfers x 4 schemes x 2 thread counts; pin-hit: 2 schemes x 2;
+    // random-evict: 2 I/O modes x 2 thread counts x (2 pool schemes + pread);
+    // scan: 2 read-ahead settings x 2 pool schemes + pread direct + pread buffered.
+    let count = |bench: &str| rows.iter().filter(|r| r["bench"] == bench).count();
+    assert_eq!(count("xmf-read"), 48);
+    assert_eq!(count("pin-hit"), 4);
+    assert_eq!(count("random-evict"), 12);
+    assert_eq!(count("scan"), 6);
+    assert_eq!(rows.len(), 70);
+    for r in &rows {
+        for field in ["bench", "scheme", "io"] {
+            assert!(r[field].is_string(), "{field} missing in {r}");
+        }
+        for field in ["transfer_bytes", "threads", "working_set_bytes"] {
+            assert!(r[field].as_u64().unwrap() > 0, "{field} in {r}");
+        }
+        for field in ["ops_per_s", "ns_per_op"] {
+            let x = r[field].as_f64().unwrap();
+            assert!(x.is_finite() && x > 0.0, "{field} in {r}");
+        }
+        let scheme = r["scheme"].as_str().unwrap();
+        assert!(
+            ["mapped", "hashed", "pread", "mmap"].contains(&scheme),
+            "{r}"
+        );
+        if r["bench"] == "random-evict" && scheme != "pread" {
+            assert!(r["ratio"].as_f64().unwrap() >= 0.0, "{r}");
+            assert_eq!(r["ratio_runs"].as_array().unwrap().len(), 1, "{r}");
+            assert!(r["ratio_to"].as_str().unwrap().starts_with("pread/"), "{r}");
+            let m = r["miss_ratio"].as_f64().unwrap();
+            assert!((0.0..=1.0).contains(&m), "{r}");
+        }
+    }
+    for t in [4, 64, 1024, 4096, 8192, 65536] {
+        assert!(
+            rows.iter().any(|r| r["bench"] == "xmf-read"
+                && r["scheme"] == "mapped"
+                && r["transfer_bytes"] == t
+                && r["threads"] == 2),
+            "no mapped xmf-read of {t} bytes on 2 threads"
+        );
+    }
+    // The temporary data directory is gone.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn bench_pool_rejects_bad_sizes_without_panicking() {
+    fails(
+        &["bench", "pool", "--tiny", "--threads", "0"],
+        &["--threads"],
+    );
+    fails(
+        &["bench", "pool", "--tiny", "--transfers", "4000000"],
+        &["transfer size 4000000"],
+    );
+    fails(
+        &["bench", "pool", "--tiny", "--dir", "/nonexistent/dir"],
+        &["/nonexistent/dir"],
+    );
+}
+
+#[test]
+fn bench_pool_measures_only_the_selected_schemes_and_io_modes() {
+    let out = ok(&[
+        "bench",
+        "pool",
+        "--tiny",
+        "--json",
+        "--bench",
+        "xmf-read,random-evict",
+        "--scheme",
+        "mapped",
+        "--io",
+        "buffered",
+        "--threads",
+        "1",
+        "--transfers",
+        "64",
+    ]);
+    let rows = json_lines(&out);
+    let described: Vec<(String, String, String)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["bench"].as_str().unwrap().to_string(),
+                r["scheme"].as_str().unwrap().to_string(),
+                r["io"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    // random-evict always measures raw pread: the pool's ratio is taken against it.
+    let expected = [
+        ("xmf-read", "mapped", "cached"),
+        ("random-evict", "mapped", "buffered"),
+        ("random-evict", "pread", "buffered"),
+    ];
+    assert_eq!(described.len(), expected.len(), "{described:?}");
+    for (b, s, io) in expected {
+        assert!(
+            described.contains(&(b.to_string(), s.to_string(), io.to_string())),
+            "{b} {s} {io} missing from {described:?}"
+        );
+    }
+    // Without pread measured, xmf-read has nothing to take a ratio to.
+    assert!(rows[0].get("ratio").is_none(), "{}", rows[0]);
+}
