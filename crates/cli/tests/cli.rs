@@ -2,50 +2,16 @@
 //! expected numbers, machine output parses, and bad inputs fail with a message that names
 //! the problem, a non-zero status and no panic.
 
+mod common;
+use common::{fails, json_lines, ok};
+
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn bufcache(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_bufcache"))
-        .args(args)
-        .env("RUST_BACKTRACE", "1")
-        .output()
-        .expect("the binary runs")
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = bufcache(args);
-    assert!(
-        out.status.success(),
-        "{args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// Fails with a message containing every `needle`, and without a panic.
-fn fails(args: &[&str], needles: &[&str]) {
-    let out = bufcache(args);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{args:?} succeeded");
-    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
-    assert!(!err.contains("stack backtrace"), "{args:?}: {err}");
-    for n in needles {
-        assert!(err.contains(n), "{args:?}: {n:?} not in {err:?}");
-    }
-}
 
 /// A text trace (one key per line): 1 2 1 3 1 2.
 fn small_trace(dir: &Path) -> String {
     let p = dir.join("small.txt");
     std::fs::write(&p, "1\n2\n1\n3\n1\n2\n").unwrap();
     p.to_str().unwrap().to_string()
-}
-
-fn json_lines(s: &str) -> Vec<serde_json::Value> {
-    s.lines()
-        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
-        .collect()
 }
 
 #[test]

@@ -1,32 +1,10 @@
 //! `bufcache des` and `bufcache experiment`: the shipped scenarios run, machine output has
 //! the documented fields, files are written, and bad scenarios fail with the file and key.
 
+mod common;
+use common::{bufcache, json_lines, ok};
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn bufcache(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_bufcache"))
-        .args(args)
-        .env("RUST_BACKTRACE", "1")
-        .output()
-        .expect("the binary runs")
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = bufcache(args);
-    assert!(
-        out.status.success(),
-        "{args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn json_lines(s: &str) -> Vec<serde_json::Value> {
-    s.lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .collect()
-}
 
 fn scenario(name: &str) -> String {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");

@@ -1,24 +1,7 @@
 //! `bufcache dust` end to end: the JSON line, the output directory, and bad targets.
 
-use std::process::{Command, Output};
-
-fn bufcache(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_bufcache"))
-        .args(args)
-        .env("RUST_BACKTRACE", "1")
-        .output()
-        .expect("the binary runs")
-}
-
-fn fails(args: &[&str], needles: &[&str]) {
-    let out = bufcache(args);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{args:?} succeeded");
-    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
-    for n in needles {
-        assert!(err.contains(n), "{args:?}: {n:?} not in {err:?}");
-    }
-}
+mod common;
+use common::{bufcache, fails};
 
 #[test]
 fn json_last_line() {
