@@ -917,22 +917,19 @@ impl Inner {
         }
     }
 
-    /// Evict up to one batch of clean, unpinned frames (under the policy lock): one is
-    /// returned for the caller, the rest go to the free list.
-    fn evict_clean(&self, state: &mut PolicyState, incoming: &Access) -> Option<u32> {
-        if let Some(id) = self.free.lock().pop() {
-            // Someone refilled the free list while this thread waited for the lock.
-            return Some(id);
-        }
+    /// Evict up to one batch of clean, idle frames (under the policy lock) into `freed`.
+    /// Dirty frames are skipped, not written: writing is the flusher's job, or
+    /// [`Inner::evict_batch`]'s when there is nothing else.
+    fn evict_clean(&self, state: &mut PolicyState, incoming: &Access, freed: &mut Vec<u32>) {
         self.feed_refs(state);
         // One logical time for the whole batch: it is one miss (ARC adapts once per miss).
         let incoming = state.stamp(*incoming);
         let frames = &self.frames;
         let clean_idle =
             |f: FrameId| frames.is_idle(f.0) && !frames.header(f.0).dirty.load(Ordering::Relaxed);
-        let mut freed: Vec<u32> = Vec::with_capacity(self.batch);
+        let goal = freed.len() + self.batch;
         let mut refused = 0;
-        while freed.len() < self.batch && refused < self.batch {
+        while freed.len() < goal && refused < self.batch {
             let Some(f) = state.policy.evict(&incoming, &clean_idle) else {
                 break;
             };
@@ -947,6 +944,17 @@ impl Inner {
                 state.resident[f.index()] = true;
             }
         }
+    }
+
+    /// A frame for a thread that found the free list empty: one another thread freed
+    /// while this one waited for the policy lock, or the first of a freshly evicted batch
+    /// (the rest go to the free list).
+    fn take_or_evict(&self, state: &mut PolicyState, incoming: &Access) -> Option<u32> {
+        if let Some(id) = self.free.lock().pop() {
+            return Some(id);
+        }
+        let mut freed = Vec::with_capacity(self.batch);
+        self.evict_clean(state, incoming, &mut freed);
         let mine = freed.pop();
         if !freed.is_empty() {
             self.free.lock().extend_from_slice(&freed);
@@ -954,21 +962,30 @@ impl Inner {
         mine
     }
 
+    /// The next `batch` victims in policy order that are idle but dirty (to be written
+    /// before they can be evicted).
+    fn dirty_victims(&self, state: &PolicyState) -> Vec<FrameId> {
+        let frames = &self.frames;
+        let mut out = Vec::new();
+        state
+            .policy
+            .victims(self.batch, &|f: FrameId| frames.is_idle(f.0), &mut out);
+        out.retain(|f| frames.header(f.0).dirty.load(Ordering::Relaxed));
+        out
+    }
+
     /// Evict a batch; if every evictable frame is dirty (the flusher is behind), write the
     /// policy's next victims from this thread, outside the policy lock, and report
     /// `Cleaned` so the caller tries again.
     fn evict_batch(&self, incoming: &Access) -> Result<Evicted, PoolError> {
         let mut state = self.policy.lock();
-        if let Some(id) = self.evict_clean(&mut state, incoming) {
+        if let Some(id) = self.take_or_evict(&mut state, incoming) {
             return Ok(Evicted::Frame(id));
         }
-        let frames = &self.frames;
-        let mut dirty = Vec::new();
-        state
-            .policy
-            .victims(self.batch, &|f: FrameId| frames.is_idle(f.0), &mut dirty);
+        let dirty = self.dirty_victims(&state);
         drop(state);
         if dirty.is_empty() {
+            let frames = &self.frames;
             let all_user_pinned = (0..frames.len() as u32).all(|id| frames.user_pinned(id));
             return Ok(if all_user_pinned {
                 Evicted::Nothing
@@ -1186,11 +1203,12 @@ impl Inner {
                     Some(id) => id,
                     // Never wait for another thread's eviction either.
                     None => match self.policy.try_lock() {
-                        Some(mut state) => match self.evict_clean(&mut state, &Self::access(fh, p))
-                        {
-                            Some(id) => id,
-                            None => break,
-                        },
+                        Some(mut state) => {
+                            match self.take_or_evict(&mut state, &Self::access(fh, p)) {
+                                Some(id) => id,
+                                None => break,
+                            }
+                        }
                         None => break,
                     },
                 }
@@ -1406,7 +1424,6 @@ impl Inner {
         self.free.lock().push(id);
     }
 
-    /// The flusher thread: delayed writes and the free-frame reserve.
     /// Ask the flusher to refill the free list now. The flag makes the request stick even
     /// if the flusher is busy (not waiting) when it is made: a bare `notify` would be lost.
     fn wake_flusher(&self) {
@@ -1418,38 +1435,88 @@ impl Inner {
         }
     }
 
+    /// The flusher thread: delayed writes every `interval`, and the free-frame reserve
+    /// whenever a miss finds it below the low-water mark. The two are separate on purpose:
+    /// a refill must not pay for a walk over every frame header, or a miss-heavy workload
+    /// spends its time scanning.
     fn flusher_loop(&self, interval: Duration) {
+        let mut next_ageing = Instant::now() + interval;
         loop {
             {
                 let mut stop = self.flusher.0.lock();
                 if !*stop && !self.flusher_wake.load(Ordering::Acquire) {
-                    self.flusher.1.wait_for(&mut stop, interval);
+                    self.flusher.1.wait_until(&mut stop, next_ageing);
                 }
                 if *stop {
                     return;
                 }
             }
-            self.flusher_wake.store(false, Ordering::Release);
             self.counters.bump(Counter::FlusherRuns);
-            if let WritePolicy::WriteBack { age, .. } = self.write_policy {
-                let now = self.now_ns();
-                let age_ns = u64::try_from(age.as_nanos()).unwrap_or(u64::MAX);
-                for id in 0..self.frames.len() as u32 {
-                    let h = self.frames.header(id);
-                    if h.dirty.load(Ordering::Relaxed)
-                        && now.saturating_sub(h.dirty_since_ns.load(Ordering::Relaxed)) >= age_ns
-                    {
-                        // Errors stay with the page: it remains dirty, and the next fsync
-                        // (or close, or sync_all) retries it and reports the error.
-                        let _ = self.clean_frame(id, false, Counter::FlusherWrites);
-                    }
+            if self.flusher_wake.swap(false, Ordering::AcqRel) {
+                self.refill_free();
+            }
+            if Instant::now() >= next_ageing {
+                self.write_aged();
+                next_ageing = Instant::now() + interval;
+            }
+        }
+    }
+
+    /// Write the pages dirty for longer than the delayed-write age.
+    fn write_aged(&self) {
+        let WritePolicy::WriteBack { age, .. } = self.write_policy else {
+            return;
+        };
+        if self.dirty_pages.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        let now = self.now_ns();
+        let age_ns = u64::try_from(age.as_nanos()).unwrap_or(u64::MAX);
+        for id in 0..self.frames.len() as u32 {
+            let h = self.frames.header(id);
+            if h.dirty.load(Ordering::Relaxed)
+                && now.saturating_sub(h.dirty_since_ns.load(Ordering::Relaxed)) >= age_ns
+            {
+                // Errors stay with the page: it remains dirty, and the next fsync (or
+                // close, or sync_all) retries it and reports the error.
+                let _ = self.clean_frame(id, false, Counter::FlusherWrites);
+            }
+        }
+    }
+
+    /// Refill the free list up to twice the low-water mark (XMF's pool of clean frames),
+    /// a batch at a time. When the policy's next victims are all dirty, write them here,
+    /// so that the threads that need frames do not have to.
+    fn refill_free(&self) {
+        let high_water = 2 * self.low_water;
+        let mut freed = Vec::with_capacity(self.batch);
+        // Bounded: other threads may take frames as fast as this one frees them.
+        for _ in 0..high_water.div_ceil(self.batch) + 4 {
+            if self.free.lock().len() >= high_water {
+                return;
+            }
+            let dirty = {
+                let mut state = self.policy.lock();
+                self.evict_clean(&mut state, &Access::phantom(), &mut freed);
+                if freed.is_empty() {
+                    self.dirty_victims(&state)
+                } else {
+                    Vec::new()
+                }
+            };
+            if !freed.is_empty() {
+                self.free.lock().append(&mut freed);
+                continue;
+            }
+            let mut cleaned = 0;
+            for f in dirty {
+                // Errors stay with the page (see `write_aged`).
+                if let Ok(true) = self.clean_frame(f.0, false, Counter::FlusherWrites) {
+                    cleaned += 1;
                 }
             }
-            if self.free.lock().len() < self.low_water {
-                let mut state = self.policy.lock();
-                if let Some(id) = self.evict_clean(&mut state, &Access::phantom()) {
-                    self.free.lock().push(id);
-                }
+            if cleaned == 0 {
+                return;
             }
         }
     }
