@@ -113,6 +113,12 @@ pub struct BenchPoolArgs {
     /// Thread counts, comma-separated.
     #[arg(long, value_name = "N", value_delimiter = ',', default_value = "1,2")]
     pub threads: Vec<usize>,
+    /// Reads in flight per thread in random-evict, comma-separated. 1: demand reads, one
+    /// at a time. N > 1: each pool thread prefetches batches of 2N random pages (about
+    /// half are resident, so about N reads go to the device in one submission) and then
+    /// reads them; raw `pread` runs N threads per pool thread.
+    #[arg(long, value_name = "N", value_delimiter = ',', default_value = "1,8")]
+    pub in_flight: Vec<usize>,
     /// Transfer sizes of xmf-read in bytes, comma-separated.
     #[arg(
         long,
@@ -168,6 +174,7 @@ struct Plan {
     schemes: Vec<SchemeArg>,
     ios: Vec<IoKind>,
     threads: Vec<usize>,
+    in_flight: Vec<usize>,
     transfers: Vec<usize>,
     seed: u64,
     repeat: u32,
@@ -212,6 +219,7 @@ impl Plan {
                     .collect()
             },
             threads: a.threads.clone(),
+            in_flight: a.in_flight.clone(),
             transfers: a.transfers.clone(),
             seed: a.seed,
             repeat: a.repeat.unwrap_or(repeat),
@@ -243,6 +251,10 @@ impl Plan {
         ensure!(
             !self.threads.is_empty() && self.threads.iter().all(|&t| (1..=256).contains(&t)),
             "--threads must list thread counts from 1 to 256"
+        );
+        ensure!(
+            !self.in_flight.is_empty() && self.in_flight.iter().all(|&d| (1..=64).contains(&d)),
+            "--in-flight must list depths from 1 to 64"
         );
         for &t in &self.transfers {
             ensure!(
@@ -279,6 +291,13 @@ struct Row {
     io: &'static str,
     transfer_bytes: u64,
     threads: usize,
+    /// random-evict: reads in flight each thread asked for (`--in-flight`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    in_flight: Option<usize>,
+    /// random-evict: device reads per read call the scheme actually issued (raw `pread`:
+    /// one per thread; the pool: pages per prefetch submission).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reads_per_call: Option<f64>,
     /// Operations per second, all threads together.
     ops_per_s: f64,
     /// Wall time of one operation on one thread.
@@ -329,6 +348,8 @@ impl Row {
             io,
             transfer_bytes,
             threads,
+            in_flight: None,
+            reads_per_call: m.reads_per_call,
             ops_per_s: m.ops_per_s,
             ns_per_op: if m.ops_per_s > 0.0 {
                 threads as f64 * 1e9 / m.ops_per_s
@@ -357,6 +378,7 @@ struct Measured {
     /// Device or page-cache reads per second, where the scheme can count them.
     reads_per_s: Option<f64>,
     miss_ratio: Option<f64>,
+    reads_per_call: Option<f64>,
 }
 
 impl Measured {
@@ -602,7 +624,16 @@ pub fn run(args: BenchPoolArgs) -> Result<()> {
 
 fn table(plan: &Plan, rows: &[Row]) -> String {
     let header: Vec<String> = [
-        "bench", "scheme", "io", "transfer", "threads", "M ops/s", "ns/op", "MiB/s", "ratio",
+        "bench",
+        "scheme",
+        "io",
+        "transfer",
+        "threads",
+        "in flight",
+        "M ops/s",
+        "ns/op",
+        "MiB/s",
+        "ratio",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -620,6 +651,11 @@ fn table(plan: &Plan, rows: &[Row]) -> String {
                 r.io.to_string(),
                 r.transfer_bytes.to_string(),
                 r.threads.to_string(),
+                match (r.in_flight, r.reads_per_call) {
+                    (Some(d), Some(got)) if d > 1 => format!("{d} ({got:.1})"),
+                    (Some(d), _) => d.to_string(),
+                    _ => String::new(),
+                },
                 format!("{:.3}", r.ops_per_s / 1e6),
                 format!("{:.1}", r.ns_per_op),
                 format!("{:.1}", r.bytes_per_s / MIB as f64),
@@ -761,63 +797,85 @@ fn random_evict(plan: &Plan, data: &DataDir, rows: &mut Vec<Row>) -> Result<()> 
         }
         let raw = RawReader::open(&path, io)?;
         for &threads in &plan.threads {
-            let mut raw_best = Measured::default();
-            let lookups = plan.lookups();
-            let mut pool_best = vec![Measured::default(); lookups.len()];
-            // The device's rate drifts from run to run by more than the effect measured,
-            // so each pool run is compared with the raw run right before it, and the
-            // reported ratio is the median of those paired ratios.
-            let mut paired: Vec<Vec<f64>> = vec![Vec::new(); lookups.len()];
-            for _ in 0..plan.repeat {
-                let ops = random_pages(&raw, file_bytes, threads, plan)?;
-                raw_best = raw_best.best(Measured {
-                    ops_per_s: ops,
-                    reads_per_s: Some(ops),
-                    miss_ratio: None,
-                });
-                for (k, &lookup) in lookups.iter().enumerate() {
-                    let m = PoolReader::evicting(&path, pool_bytes, lookup, io)?
-                        .measure_random(file_bytes, threads, plan)?;
-                    if let Some(reads) = m.reads_per_s {
-                        paired[k].push(reads / ops);
-                    }
-                    pool_best[k] = pool_best[k].best(m);
-                }
+            for &depth in &plan.in_flight {
+                evict_point(plan, &path, &raw, (io, pool_bytes), threads, depth, rows)?;
             }
-            let mut raw_row = Row::new(
-                PoolBench::RandomEvict,
-                "pread",
-                io.name(),
-                PAGE_BYTES as u64,
-                threads,
-                raw_best,
-                plan,
-            );
-            raw_row.working_set_bytes = file_bytes;
-            raw_row.reads_per_s = raw_best.reads_per_s;
-            for (k, &lookup) in lookups.iter().enumerate() {
-                let m = pool_best[k];
-                let mut row = Row::new(
-                    PoolBench::RandomEvict,
-                    lookup.scheme(),
-                    io.name(),
-                    PAGE_BYTES as u64,
-                    threads,
-                    m,
-                    plan,
-                );
-                row.working_set_bytes = file_bytes;
-                row.pool_bytes = Some(pool_bytes);
-                row.miss_ratio = m.miss_ratio;
-                row.reads_per_s = m.reads_per_s;
-                row.ratio_to = Some(format!("pread/{}", io.name()));
-                row.ratio = median(&paired[k]);
-                row.ratio_runs = paired[k].clone();
-                rows.push(row);
-            }
-            rows.push(raw_row);
         }
     }
+    Ok(())
+}
+
+/// One random-evict point: `threads` pool threads at `depth` reads in flight each, next
+/// to raw `pread` on `threads × depth` threads.
+fn evict_point(
+    plan: &Plan,
+    path: &Path,
+    raw: &RawReader,
+    (io, pool_bytes): (IoKind, u64),
+    threads: usize,
+    depth: usize,
+    rows: &mut Vec<Row>,
+) -> Result<()> {
+    let file_bytes = 2 * pool_bytes;
+    let raw_threads = threads * depth;
+    let mut raw_best = Measured::default();
+    let lookups = plan.lookups();
+    let mut pool_best = vec![Measured::default(); lookups.len()];
+    // The device's rate drifts from run to run by more than the effect measured, so each
+    // pool run is compared with the raw run right before it, and the reported ratio is
+    // the median of those paired ratios.
+    let mut paired: Vec<Vec<f64>> = vec![Vec::new(); lookups.len()];
+    for _ in 0..plan.repeat {
+        let ops = random_pages(raw, file_bytes, raw_threads, plan)?;
+        raw_best = raw_best.best(Measured {
+            ops_per_s: ops,
+            reads_per_s: Some(ops),
+            miss_ratio: None,
+            reads_per_call: Some(1.0),
+        });
+        for (k, &lookup) in lookups.iter().enumerate() {
+            let m = PoolReader::evicting(path, pool_bytes, lookup, io)?
+                .measure_random(file_bytes, threads, depth, plan)?;
+            if let Some(reads) = m.reads_per_s {
+                paired[k].push(reads / ops);
+            }
+            pool_best[k] = pool_best[k].best(m);
+        }
+    }
+    let mut raw_row = Row::new(
+        PoolBench::RandomEvict,
+        "pread",
+        io.name(),
+        PAGE_BYTES as u64,
+        raw_threads,
+        raw_best,
+        plan,
+    );
+    raw_row.working_set_bytes = file_bytes;
+    raw_row.reads_per_s = raw_best.reads_per_s;
+    raw_row.in_flight = Some(1);
+    for (k, &lookup) in lookups.iter().enumerate() {
+        let m = pool_best[k];
+        let mut row = Row::new(
+            PoolBench::RandomEvict,
+            lookup.scheme(),
+            io.name(),
+            PAGE_BYTES as u64,
+            threads,
+            m,
+            plan,
+        );
+        row.in_flight = Some(depth);
+        row.working_set_bytes = file_bytes;
+        row.pool_bytes = Some(pool_bytes);
+        row.miss_ratio = m.miss_ratio;
+        row.reads_per_s = m.reads_per_s;
+        row.ratio_to = Some(format!("pread/{}", io.name()));
+        row.ratio = median(&paired[k]);
+        row.ratio_runs = paired[k].clone();
+        rows.push(row);
+    }
+    rows.push(raw_row);
     Ok(())
 }
 
@@ -1058,20 +1116,61 @@ impl PoolReader {
         Ok(())
     }
 
-    /// Random page reads over `file_bytes`; misses and reads counted by the pool.
-    fn measure_random(&self, file_bytes: u64, threads: usize, plan: &Plan) -> Result<Measured> {
+    /// Random page reads over `file_bytes`, `depth` reads in flight per thread (see
+    /// `--in-flight`); misses and reads counted by the pool.
+    fn measure_random(
+        &self,
+        file_bytes: u64,
+        threads: usize,
+        depth: usize,
+        plan: &Plan,
+    ) -> Result<Measured> {
         let before = self.pool.stats();
         let t0 = Instant::now();
-        let ops_per_s = random_reads(self, file_bytes, PAGE_BYTES, threads, plan)?;
+        let ops_per_s = if depth == 1 {
+            random_reads(self, file_bytes, PAGE_BYTES, threads, plan)?
+        } else {
+            self.prefetched_reads(file_bytes, threads, 2 * depth, plan)?
+        };
         let secs = t0.elapsed().as_secs_f64();
         let after = self.pool.stats();
-        let misses = after.misses - before.misses;
-        let lookups = misses + (after.hits - before.hits);
+        let lookups = (after.misses - before.misses) + (after.hits - before.hits);
         let pages_read = after.pages_read - before.pages_read;
+        let calls = after.read_calls - before.read_calls;
         Ok(Measured {
             ops_per_s,
             reads_per_s: Some(pages_read as f64 / secs),
-            miss_ratio: (lookups > 0).then(|| misses as f64 / lookups as f64),
+            miss_ratio: (lookups > 0).then(|| pages_read as f64 / lookups as f64),
+            reads_per_call: (calls > 0).then(|| pages_read as f64 / calls as f64),
+        })
+    }
+
+    /// Batches of `batch` random pages: prefetch them (the misses' reads in flight
+    /// together), then read each.
+    fn prefetched_reads(
+        &self,
+        file_bytes: u64,
+        threads: usize,
+        batch: usize,
+        plan: &Plan,
+    ) -> Result<f64> {
+        let pages = file_bytes / PAGE_BYTES as u64;
+        timed(threads, plan.duration, |i, stop| {
+            let mut rng = SplitMix::new(plan.seed, i);
+            let mut list = vec![0u64; batch];
+            let mut buf = [0u8; PAGE_BYTES];
+            let batches = until_stopped(stop, || {
+                list.iter_mut().for_each(|p| *p = rng.below(pages));
+                self.pool
+                    .prefetch(self.file, &list)
+                    .context("prefetch failed")?;
+                for &p in &list {
+                    self.read_page(p, &mut buf)?;
+                    black_box(&buf);
+                }
+                Ok(())
+            })?;
+            Ok(batches * batch as u64)
         })
     }
 }
@@ -1183,6 +1282,7 @@ mod tests {
             schemes: vec![],
             ios: vec![],
             threads: vec![1],
+            in_flight: vec![1, 8],
             transfers: vec![4],
             seed: 1,
             repeat: 1,
@@ -1199,6 +1299,9 @@ mod tests {
         assert!(p.validate().is_err());
         let mut p = base.clone();
         p.threads = vec![0];
+        assert!(p.validate().is_err());
+        let mut p = base.clone();
+        p.in_flight = vec![65];
         assert!(p.validate().is_err());
         let mut p = base.clone();
         p.scan_bytes = 4096;

@@ -300,14 +300,14 @@ fn bench_pool_quick_json_has_every_field_of_every_measurement() {
     ]);
     let rows = json_lines(&out);
     // xmf-read: 6 transfers x 4 schemes x 2 thread counts; pin-hit: 2 schemes x 2;
-    // random-evict: 2 I/O modes x 2 thread counts x (2 pool schemes + pread);
+    // random-evict: 2 I/O modes x 2 thread counts x 2 depths x (2 pool schemes + pread);
     // scan: 2 read-ahead settings x 2 pool schemes + pread direct + pread buffered.
     let count = |bench: &str| rows.iter().filter(|r| r["bench"] == bench).count();
     assert_eq!(count("xmf-read"), 48);
     assert_eq!(count("pin-hit"), 4);
-    assert_eq!(count("random-evict"), 12);
+    assert_eq!(count("random-evict"), 24);
     assert_eq!(count("scan"), 6);
-    assert_eq!(rows.len(), 70);
+    assert_eq!(rows.len(), 82);
     for r in &rows {
         for field in ["bench", "scheme", "io"] {
             assert!(r[field].is_string(), "{field} missing in {r}");
@@ -330,6 +330,17 @@ fn bench_pool_quick_json_has_every_field_of_every_measurement() {
             assert!(r["ratio_to"].as_str().unwrap().starts_with("pread/"), "{r}");
             let m = r["miss_ratio"].as_f64().unwrap();
             assert!((0.0..=1.0).contains(&m), "{r}");
+            // at depth 8 each thread prefetches 16 pages at once: several reads per call
+            let depth = r["in_flight"].as_u64().unwrap();
+            let per_call = r["reads_per_call"].as_f64().unwrap();
+            assert!(
+                if depth == 1 {
+                    per_call == 1.0
+                } else {
+                    per_call > 1.0
+                },
+                "{r}"
+            );
         }
     }
     for t in [4, 64, 1024, 4096, 8192, 65536] {
@@ -350,6 +361,10 @@ fn bench_pool_rejects_bad_sizes_without_panicking() {
     fails(
         &["bench", "pool", "--tiny", "--threads", "0"],
         &["--threads"],
+    );
+    fails(
+        &["bench", "pool", "--tiny", "--in-flight", "0"],
+        &["--in-flight"],
     );
     fails(
         &["bench", "pool", "--tiny", "--transfers", "4000000"],
@@ -375,6 +390,8 @@ fn bench_pool_measures_only_the_selected_schemes_and_io_modes() {
         "--io",
         "buffered",
         "--threads",
+        "1",
+        "--in-flight",
         "1",
         "--transfers",
         "64",

@@ -90,6 +90,9 @@ unsafe impl Send for Frames {}
 // SAFETY: see `Send` above: `&Frames` only gives out bytes through the latch protocol.
 unsafe impl Sync for Frames {}
 
+/// Size of a transparent huge page on x86-64 and (with 4 KiB base pages) aarch64.
+const HUGE_PAGE: usize = 2 << 20;
+
 impl Frames {
     /// Allocate `count` zeroed frames of `page_size` bytes, aligned to `max(page_size, 4096)`.
     /// Returns `None` when the size overflows or the allocator refuses.
@@ -98,10 +101,31 @@ impl Frames {
             return None;
         }
         let size = count.checked_mul(page_size)?;
-        let layout = Layout::from_size_align(size, page_size.max(4096)).ok()?;
+        // Large arenas start on a huge-page boundary, so that all of them can be backed by
+        // transparent huge pages (below).
+        let align = if size >= HUGE_PAGE {
+            HUGE_PAGE
+        } else {
+            page_size.max(4096)
+        };
+        let layout = Layout::from_size_align(size, align).ok()?;
+        // Not `alloc_zeroed`: with this alignment it would write the zeros before the
+        // huge-page advice below, faulting the arena in as 4 KiB pages.
         // SAFETY: `layout` has a non-zero size (count and page_size are both non-zero).
-        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        let ptr = unsafe { std::alloc::alloc(layout) };
         let base = NonNull::new(ptr)?;
+        if size >= HUGE_PAGE {
+            // Ask for transparent huge pages: a miss reads into a random frame, and with
+            // 4 KiB pages each such read pays a TLB miss and a page-table walk to pin the
+            // buffer (O_DIRECT); with 2 MiB pages both mostly disappear. Only a hint: on a
+            // kernel without THP, or with THP off, nothing changes.
+            // SAFETY: `ptr..ptr + size` is the block just allocated and owned by `frames`;
+            // MADV_HUGEPAGE changes how it is backed, never its contents or validity.
+            let _ =
+                unsafe { rustix::mm::madvise(ptr.cast(), size, rustix::mm::Advice::LinuxHugepage) };
+        }
+        // SAFETY: the block is `size` bytes, valid for writes and not yet shared.
+        unsafe { ptr.write_bytes(0, size) };
         // Own the block at once, so that `Drop` frees it if the headers cannot be had.
         let mut frames = Frames {
             base,
@@ -234,7 +258,7 @@ impl Frames {
 
 impl Drop for Frames {
     fn drop(&mut self) {
-        // SAFETY: `base` was returned by `alloc_zeroed(self.layout)` and is freed once; no
+        // SAFETY: `base` was returned by `alloc(self.layout)` and is freed once; no
         // guard can outlive `&self`, so no slice into the block survives this point.
         unsafe { std::alloc::dealloc(self.base.as_ptr(), self.layout) }
     }

@@ -25,8 +25,8 @@
 //!
 //! * **Frames** are one page-aligned allocation (valid `O_DIRECT` buffers), each with a
 //!   header holding its latch word (shared pin count / exclusive bit), owner, dirty flag,
-//!   dirty time and a reference counter. All `unsafe` code is in the private `frames`
-//!   module.
+//!   dirty time and a reference counter. All `unsafe` code is in two private modules:
+//!   `frames` (the arena and latches) and `uring` (reads handed to the kernel).
 //! * **Lookup** is either [`Lookup::Hashed`] (a sharded hash table) or [`Lookup::Mapped`]
 //!   (a per-file page table indexed by page number, XMF's address arithmetic). A hit is a
 //!   lookup, a pin (one compare-and-swap) and an owner check: no pool-wide lock.
@@ -57,6 +57,7 @@ mod lookup;
 mod pool;
 mod stats;
 pub mod storage;
+mod uring;
 
 pub use error::PoolError;
 pub use pool::{
@@ -64,6 +65,6 @@ pub use pool::{
     ResidentMap, WritePolicy, CONCURRENT_POLICIES, MAX_OPEN_FILES, QUEUED_POLICIES,
 };
 pub use storage::{
-    FaultKind, FaultOp, FileStorage, MemStorage, OpenMode, RecordingStorage, Storage, StorageEvent,
-    StorageFile,
+    BatchRead, FaultKind, FaultOp, FileStorage, MemStorage, OpenMode, RecordingStorage, Storage,
+    StorageEvent, StorageFile,
 };

@@ -28,7 +28,7 @@ use crate::error::PoolError;
 use crate::frames::{Exclusive, Frames, Header, Shared, NO_OWNER};
 use crate::lookup::{Hashed, Mapped, PageKey, Table};
 use crate::stats::{stripe, Counter, Counters, STRIPE_COUNT};
-use crate::storage::{read_full_at, FileStorage, OpenMode, Storage, StorageFile};
+use crate::storage::{read_full_at, BatchRead, FileStorage, OpenMode, Storage, StorageFile};
 
 /// A file opened in a pool. Copyable; stale after `close` (operations then return
 /// [`PoolError::Closed`], even if the slot has been reused by another file).
@@ -198,6 +198,9 @@ pub struct PoolStats {
     pub pages_read: u64,
     /// Of those, pages read ahead of demand.
     pub read_ahead_pages: u64,
+    /// Of those, pages loaded by [`BufferPool::prefetch`] (not counted as misses: the
+    /// accesses that follow count, as hits).
+    pub prefetched_pages: u64,
     /// Pages written to storage by anyone.
     pub pages_written: u64,
     /// Pages written by a thread that needed a frame and found only dirty ones.
@@ -788,6 +791,18 @@ impl Inner {
         Some(g)
     }
 
+    /// Pages beyond what the lookup table can address are an error, not a panic.
+    fn check_in_range(&self, page: u64) -> Result<(), PoolError> {
+        if self.table.page_in_range(page) {
+            Ok(())
+        } else {
+            Err(PoolError::OutOfRange {
+                offset: page.saturating_mul(self.page_size as u64),
+                len: self.page_size as u64,
+            })
+        }
+    }
+
     /// Find or load `page` of `fh` and latch it (exclusive when `excl`).
     fn acquire(
         &self,
@@ -798,12 +813,7 @@ impl Inner {
         read_ahead: bool,
         user: bool,
     ) -> Result<Latch<'_>, PoolError> {
-        if !self.table.page_in_range(page) {
-            return Err(PoolError::OutOfRange {
-                offset: page.saturating_mul(self.page_size as u64),
-                len: self.page_size as u64,
-            });
-        }
+        self.check_in_range(page)?;
         let key = fh.key(page);
         loop {
             let slot = self.slot(fh)?;
@@ -1165,6 +1175,87 @@ impl Inner {
         } else {
             Latch::Shared(g.downgrade())
         }))
+    }
+
+    /// Load the non-resident pages of `pages` with their reads in flight together; see
+    /// [`BufferPool::prefetch`]. A chunk claims at most a quarter of the pool, so a huge
+    /// list cannot latch every frame and starve other threads.
+    fn prefetch(&self, fh: FileHandle, pages: &[u64]) -> Result<usize, PoolError> {
+        let slot = self.slot(fh)?;
+        for &page in pages {
+            self.check_in_range(page)?;
+        }
+        // Like `load`: a prefetch must not race a truncation.
+        let _resize = slot.resize.read_recursive();
+        let (file, path) = self.file_of(fh)?;
+        let in_file = self.pages_of(slot.len.load(Ordering::Acquire));
+        let ps = self.page_size as u64;
+        let mut loaded = 0;
+        let mut first_err = None;
+        for chunk in pages.chunks((self.frames.len() / 4).max(1)) {
+            let mut claimed: Vec<Exclusive<'_>> = Vec::with_capacity(chunk.len());
+            for &page in chunk {
+                // Past the end there is nothing to read: an access there zero-fills.
+                if page >= in_file || self.table.get(fh.key(page)).is_some() {
+                    continue;
+                }
+                match self.claim(fh, page) {
+                    Ok(Some(g)) => claimed.push(g),
+                    Ok(None) => {}
+                    Err(e) => {
+                        for g in claimed {
+                            let p = g.header().page.load(Ordering::Relaxed);
+                            self.unclaim(g, Some(fh.key(p)));
+                        }
+                        return Err(e);
+                    }
+                }
+            }
+            if claimed.is_empty() {
+                continue;
+            }
+            let results: Vec<std::io::Result<usize>> = {
+                let mut reads: Vec<BatchRead<'_>> = claimed
+                    .iter_mut()
+                    .map(|g| {
+                        let offset = g.header().page.load(Ordering::Relaxed) * ps;
+                        BatchRead::new(offset, g.bytes_mut())
+                    })
+                    .collect();
+                file.read_batch(&mut reads);
+                reads.into_iter().map(|r| r.result).collect()
+            };
+            self.counters.bump(Counter::ReadCalls);
+            let mut ok = Vec::with_capacity(claimed.len());
+            for (mut g, result) in claimed.into_iter().zip(results) {
+                match result {
+                    Ok(n) => {
+                        // Short only at the end of the file: the rest of the page is zeros.
+                        g.bytes_mut()[n.min(self.page_size)..].fill(0);
+                        ok.push(g);
+                    }
+                    Err(source) => {
+                        let p = g.header().page.load(Ordering::Relaxed);
+                        self.unclaim(g, Some(fh.key(p)));
+                        first_err.get_or_insert(PoolError::Io {
+                            path: path.clone(),
+                            op: "read",
+                            source,
+                        });
+                    }
+                }
+            }
+            let ids: Vec<u32> = ok.iter().map(|g| g.id()).collect();
+            self.insert_loaded(&ids);
+            self.counters.add(Counter::PagesRead, ids.len() as u64);
+            self.counters
+                .add(Counter::PrefetchedPages, ids.len() as u64);
+            loaded += ids.len();
+        }
+        match first_err {
+            Some(e) => Err(e),
+            None => Ok(loaded),
+        }
     }
 
     /// Read consecutive pages into `bufs`, zero-filling whatever lies past the end of file.
@@ -1861,6 +1952,35 @@ impl BufferPool {
         Ok(())
     }
 
+    /// Load the pages of `f` listed in `pages` that are not resident, with all their reads
+    /// in flight at once (on real files one `io_uring` submission per batch of up to 64;
+    /// where the kernel refuses rings, one read after the other), and return how many were
+    /// loaded. Resident pages, pages being loaded by another thread and pages past the end
+    /// of the file are skipped. This is how one thread keeps several reads in flight: list
+    /// the pages an operation will touch (an index probe's leaves, a join's next rows),
+    /// prefetch them, then read or pin them as hits.
+    ///
+    /// A failed read leaves its page out of the cache and is returned after the others
+    /// are loaded (the first error, like [`BufferPool::sync_all`]).
+    ///
+    /// ```
+    /// use pool::{BufferPool, MemStorage};
+    ///
+    /// let pool = BufferPool::builder().capacity_frames(64).build_with_storage(MemStorage::new())?;
+    /// let f = pool.create("/t")?;
+    /// pool.write(f, 0, &[5u8; 8 * 4096])?;
+    /// pool.sync_all()?;
+    /// pool.close(f)?;
+    /// let f = pool.open("/t")?;
+    /// assert_eq!(pool.prefetch(f, &[1, 3, 5, 3, 99])?, 3); // 3 once; 99 is past the end
+    /// assert_eq!(pool.stats().prefetched_pages, 3);
+    /// assert_eq!(pool.pin(f, 3)?[0], 5); // a hit
+    /// # Ok::<(), pool::PoolError>(())
+    /// ```
+    pub fn prefetch(&self, f: FileHandle, pages: &[u64]) -> Result<usize, PoolError> {
+        self.inner.prefetch(f, pages)
+    }
+
     /// Pin `page` for reading without copying: the guard derefs to the very frame that
     /// `read` copies from. The page is never evicted while pinned. Errors with
     /// [`PoolError::PastEnd`] for pages at or past the end of the file.
@@ -1968,6 +2088,7 @@ impl BufferPool {
             read_calls: c.get(Counter::ReadCalls),
             pages_read: c.get(Counter::PagesRead),
             read_ahead_pages: c.get(Counter::ReadAheadPages),
+            prefetched_pages: c.get(Counter::PrefetchedPages),
             pages_written: c.get(Counter::PagesWritten),
             foreground_writes: c.get(Counter::ForegroundWrites),
             flusher_writes: c.get(Counter::FlusherWrites),

@@ -23,9 +23,10 @@ pub(crate) enum Counter {
     FlusherRuns,
     WriteErrors,
     Evictions,
+    PrefetchedPages,
 }
 
-const COUNTERS: usize = 11;
+const COUNTERS: usize = 12;
 const STRIPES: usize = 16;
 
 #[repr(align(128))]

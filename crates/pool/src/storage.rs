@@ -49,6 +49,14 @@ pub trait StorageFile: Send + Sync {
         Ok(total)
     }
 
+    /// Read several independent ranges, each into its own buffer, setting each
+    /// [`BatchRead::result`] (bytes read, short at end of file, or the error). Files that
+    /// can keep several reads in flight at once do (real files: one `io_uring`
+    /// submission); the default reads one after the other.
+    fn read_batch(&self, reads: &mut [BatchRead<'_>]) {
+        read_each(self, reads);
+    }
+
     /// Write `buf` at `offset`; returns the bytes written (may be short).
     fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize>;
 
@@ -67,6 +75,28 @@ pub trait StorageFile: Send + Sync {
     fn set_len(&self, len: u64) -> io::Result<()>;
 }
 
+/// One read of a [`StorageFile::read_batch`].
+#[derive(Debug)]
+pub struct BatchRead<'a> {
+    /// Where in the file.
+    pub offset: u64,
+    /// Where to, and how much.
+    pub buf: &'a mut [u8],
+    /// Filled in by `read_batch`: bytes read (short only at end of file) or the error.
+    pub result: io::Result<usize>,
+}
+
+impl<'a> BatchRead<'a> {
+    /// A read of `buf.len()` bytes at `offset`, not yet done.
+    pub fn new(offset: u64, buf: &'a mut [u8]) -> Self {
+        BatchRead {
+            offset,
+            buf,
+            result: Ok(0),
+        }
+    }
+}
+
 /// Read into `buf` at `offset`, retrying interrupted calls. A short read means end of
 /// file: storage files are regular files, where the kernel returns less than asked only
 /// at the end. (Looping on a short read would also be wrong for `O_DIRECT`, whose
@@ -81,6 +111,13 @@ pub(crate) fn read_full_at<F: StorageFile + ?Sized>(
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             other => return other,
         }
+    }
+}
+
+/// The batch read done one read at a time.
+fn read_each<F: StorageFile + ?Sized>(file: &F, reads: &mut [BatchRead<'_>]) {
+    for r in reads.iter_mut() {
+        r.result = read_full_at(file, r.buf, r.offset);
     }
 }
 
@@ -122,6 +159,13 @@ impl StorageFile for RealFile {
                 Err(e) if e == rustix::io::Errno::INTR => {}
                 Err(e) => return Err(e.into()),
             }
+        }
+    }
+
+    fn read_batch(&self, reads: &mut [BatchRead<'_>]) {
+        use std::os::fd::AsFd;
+        if !crate::uring::read_batch(self.0.as_fd(), reads) {
+            read_each(self, reads);
         }
     }
 

@@ -215,3 +215,33 @@ fn open_of_a_missing_file_is_an_io_error_with_the_path() {
     let e = p.open("/missing").unwrap_err();
     assert!(matches!(&e, PoolError::Io { op: "open", path, .. } if path == Path::new("/missing")));
 }
+
+#[test]
+fn a_failed_prefetch_read_is_returned_and_only_that_page_is_left_out() {
+    let st = RecordingStorage::new();
+    {
+        let p = pool(&st, quiet_write_back(), Lookup::Mapped);
+        let f = p.create("/f").unwrap();
+        for page in 0..6u8 {
+            p.write(f, u64::from(page) * PS as u64, &[page; PS])
+                .unwrap();
+        }
+        p.close(f).unwrap();
+    }
+    let p = pool(&st, quiet_write_back(), Lookup::Mapped);
+    let f = p.open("/f").unwrap();
+    // the second read of the batch fails (memory storage reads in list order)
+    st.inject(FaultOp::Read, FaultKind::Eio, 1, 1);
+    let e = p.prefetch(f, &[0, 2, 4]).unwrap_err();
+    assert_eq!(os_error(&e), Some(EIO));
+    assert_eq!(
+        p.resident(f).unwrap().iter().collect::<Vec<_>>(),
+        vec![0, 4]
+    );
+    assert_eq!(p.stats().prefetched_pages, 2);
+    // the page left out loads on demand, with the right bytes
+    let mut b = [9u8; 3];
+    assert_eq!(p.read(f, 2 * PS as u64, &mut b).unwrap(), 3);
+    assert_eq!(b, [2; 3]);
+    assert_eq!(p.pin(f, 4).unwrap()[0], 4);
+}
