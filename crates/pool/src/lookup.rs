@@ -83,15 +83,22 @@ const SHARDS: usize = 64;
 
 /// Sharded concurrent hash table from page key to frame.
 pub(crate) struct Hashed {
-    shards: Box<[RwLock<hashbrown::HashMap<PageKey, u32>>]>,
+    shards: Box<[Shard]>,
 }
+
+/// One shard on its own cache lines (two, for the adjacent-line prefetcher): a lookup
+/// writes the lock word even to read, and without padding neighbouring shards' locks
+/// share a line, which then bounces between cores on every hit (pin hits on two threads
+/// scaled 1.5x instead of 2x).
+#[repr(align(128))]
+struct Shard(RwLock<hashbrown::HashMap<PageKey, u32>>);
 
 impl Hashed {
     pub(crate) fn new(frames: usize) -> Self {
         let per_shard = frames / SHARDS + 1;
         Hashed {
             shards: (0..SHARDS)
-                .map(|_| RwLock::new(hashbrown::HashMap::with_capacity(per_shard)))
+                .map(|_| Shard(RwLock::new(hashbrown::HashMap::with_capacity(per_shard))))
                 .collect(),
         }
     }
@@ -101,7 +108,7 @@ impl Hashed {
         // A cheap multiplicative mix picks the shard; the map then hashes the key fully.
         let x = (key.page ^ (u64::from(key.slot) << 40) ^ (u64::from(key.gen) << 20))
             .wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        &self.shards[(x >> 58) as usize % SHARDS]
+        &self.shards[(x >> 58) as usize % SHARDS].0
     }
 
     #[inline]
