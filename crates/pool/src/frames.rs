@@ -471,16 +471,26 @@ mod loom_tests {
         b.check(f);
     }
 
+    /// A one-frame arena and its shadow, and a thread already running `body` on them.
+    fn with_thread(
+        body: impl FnOnce(&Frames, &Shadow) + Send + 'static,
+    ) -> (Arc<Frames>, Arc<Shadow>, loom::thread::JoinHandle<()>) {
+        let f = Arc::new(Frames::new(1, 4096).unwrap());
+        let shadow = Arc::new(Shadow::new());
+        let (f2, shadow2) = (Arc::clone(&f), Arc::clone(&shadow));
+        let t = loom::thread::spawn(move || body(&f2, &shadow2));
+        (f, shadow, t)
+    }
+
+    fn write_once(f: &Frames, shadow: &Shadow) {
+        shadow.write(&f.exclusive(0));
+    }
+
     #[test]
     fn loom_writers_exclude_each_other() {
         model(|| {
-            let f = Arc::new(Frames::new(1, 4096).unwrap());
-            let shadow = Arc::new(Shadow::new());
-            let (f2, shadow2) = (Arc::clone(&f), Arc::clone(&shadow));
-            let t = loom::thread::spawn(move || {
-                shadow2.write(&f2.exclusive(0));
-            });
-            shadow.write(&f.exclusive(0));
+            let (f, shadow, t) = with_thread(write_once);
+            write_once(&f, &shadow);
             t.join().unwrap();
             // both writes are seen (no lost update), and the latch is free again
             assert_eq!(shadow.read(&f.share(0)), 2);
@@ -491,12 +501,7 @@ mod loom_tests {
     #[test]
     fn loom_readers_and_a_writer_never_overlap() {
         model(|| {
-            let f = Arc::new(Frames::new(1, 4096).unwrap());
-            let shadow = Arc::new(Shadow::new());
-            let (f2, shadow2) = (Arc::clone(&f), Arc::clone(&shadow));
-            let t = loom::thread::spawn(move || {
-                shadow2.write(&f2.exclusive(0));
-            });
+            let (f, shadow, t) = with_thread(write_once);
             // a reader sees the frame before or after the write, never during it
             let seen = shadow.read(&f.share(0));
             assert!(seen <= 1);
@@ -508,19 +513,15 @@ mod loom_tests {
     #[test]
     fn loom_downgrade_lets_no_writer_in_between() {
         model(|| {
-            let f = Arc::new(Frames::new(1, 4096).unwrap());
-            let shadow = Arc::new(Shadow::new());
-            let (f2, shadow2) = (Arc::clone(&f), Arc::clone(&shadow));
-            let loader = loom::thread::spawn(move || {
-                let x = f2.exclusive(0);
-                let mine = shadow2.write(&x);
+            let (f, shadow, loader) = with_thread(|f, shadow| {
+                let x = f.exclusive(0);
+                let mine = shadow.write(&x);
                 // a load publishes its page by downgrading: the reader that follows sees
                 // exactly its own write, never a later writer's
                 let s = x.downgrade();
-                assert_eq!(shadow2.read(&s), mine);
+                assert_eq!(shadow.read(&s), mine);
             });
-            let other = f.try_exclusive(0);
-            if let Some(x) = other {
+            if let Some(x) = f.try_exclusive(0) {
                 shadow.write(&x);
             }
             loader.join().unwrap();
@@ -530,13 +531,10 @@ mod loom_tests {
     #[test]
     fn loom_try_latches_fail_rather_than_overlap() {
         model(|| {
-            let f = Arc::new(Frames::new(1, 4096).unwrap());
-            let shadow = Arc::new(Shadow::new());
-            let (f2, shadow2) = (Arc::clone(&f), Arc::clone(&shadow));
-            let t = loom::thread::spawn(move || {
-                if let Some(s) = f2.try_share_as(0, true) {
-                    assert!(f2.user_pinned(0));
-                    shadow2.read(&s);
+            let (f, shadow, t) = with_thread(|f, shadow| {
+                if let Some(s) = f.try_share_as(0, true) {
+                    assert!(f.user_pinned(0));
+                    shadow.read(&s);
                 }
             });
             if let Some(x) = f.try_exclusive(0) {
