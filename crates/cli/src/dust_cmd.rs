@@ -27,7 +27,9 @@ pub enum JudgeArg {
 #[derive(Args, Debug)]
 pub struct DustArgs {
     /// What to probe: `sim:POLICY[:param=value...]:pages=N[:timing=on]` (policies and
-    /// parameters as in `bufcache policies`) or `linux:PATH`.
+    /// parameters as in `bufcache policies`), the real buffer pool
+    /// `pool:POLICY[:param=value...]:frames=N[:blocks=M][:file=PATH][:reserve=R][:timing=on]`,
+    /// or `linux:PATH`.
     #[arg(long, value_name = "TARGET")]
     pub target: String,
     /// Cache size in pages to use instead of measuring it.

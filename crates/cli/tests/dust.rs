@@ -33,6 +33,29 @@ fn json_last_line() {
 }
 
 #[test]
+fn the_real_pool_as_a_target() {
+    let out = bufcache(&[
+        "dust",
+        "--target",
+        "pool:twoq:frames=500",
+        "--iterations",
+        "30",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let v: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(v["verdict"], "twoq");
+    assert_eq!(v["size_estimate_pages"], 500);
+    assert_eq!(v["target"], "pool:twoq:frames=500:blocks=4000");
+    assert_eq!(v["judge"]["kind"], "oracle");
+}
+
+#[test]
 fn out_dir_and_human_summary() {
     let dir = tempfile::tempdir().unwrap();
     let out = bufcache(&[
@@ -117,6 +140,14 @@ fn bad_targets() {
         &["bad target `nfs:/x`", "sim:POLICY"],
     );
     fails(&["dust", "--target", "sim:lru"], &["add `:pages=N`"]);
+    fails(
+        &["dust", "--target", "pool:lru:frames=100:blocks=50"],
+        &["between 2*frames"],
+    );
+    fails(
+        &["dust", "--target", "pool:belady:frames=100"],
+        &["the pool refuses it"],
+    );
     fails(
         &["dust", "--target", "sim:nosuch:pages=100"],
         &["unknown policy `nosuch`"],

@@ -18,9 +18,10 @@
 //!    `lruk`, or `unknown`), the attributes the policy evidently uses, and a confidence.
 //!
 //! Targets implement the small [`Target`] trait: [`SimTarget`] drives any policy of the
-//! `policy` crate (with an oracle, and optionally a seeded virtual-time latency model), and
-//! `LinuxTarget` probes the Linux page cache through a file. [`target_from_spec`] builds
-//! either from a command-line string.
+//! `policy` crate (with an oracle, and optionally a seeded virtual-time latency model),
+//! [`PoolTarget`] the real buffer pool of `bufcache-pool`, and `LinuxTarget` probes the
+//! Linux page cache through a file. [`target_from_spec`] builds any of them from a
+//! command-line string.
 //!
 //! ```
 //! use dust::{fingerprint, DustConfig, SimTarget};
@@ -36,6 +37,7 @@ pub mod classify;
 pub mod judge;
 #[cfg(target_os = "linux")]
 pub mod linux;
+pub mod pool_target;
 pub mod report;
 pub mod sim;
 pub mod size;
@@ -46,6 +48,7 @@ pub use classify::{classify, Attribute, Features, Verdict};
 pub use judge::{calibrate, Calibration, Judge};
 #[cfg(target_os = "linux")]
 pub use linux::LinuxTarget;
+pub use pool_target::PoolTarget;
 pub use report::{
     fingerprint, fingerprint_with_progress, DustConfig, FitCheck, JudgeChoice, Report,
 };
@@ -56,23 +59,20 @@ pub use target::{Read, Target};
 
 use thiserror::Error;
 
-/// Build a target from its command-line form: `sim:POLICY[:param=value...]:pages=N[:timing=on]`
-/// or `linux:PATH`. `seed` seeds simulated targets.
-///
-/// A pool target (`pool:...`, once `bufcache-pool` exists) is one more arm here and one
-/// `Target` impl: open the pool over a file, `read` a page through it and report whether
-/// the pool's frame table had it (oracle) and how long it took, `reset` by evicting
-/// every frame of the file.
+/// Build a target from its command-line form: `sim:POLICY[:param=value...]:pages=N[:timing=on]`,
+/// `pool:POLICY[:param=value...]:frames=N[:blocks=M][:file=PATH]` (the real buffer pool,
+/// see [`PoolTarget`]) or `linux:PATH`. `seed` seeds simulated targets.
 pub fn target_from_spec(text: &str, seed: u64) -> Result<Box<dyn Target>, DustError> {
     let kind = text.split(':').next().unwrap_or_default();
     match kind {
         "sim" => Ok(Box::new(SimTarget::parse(text, seed)?)),
+        "pool" => Ok(Box::new(PoolTarget::parse(text)?)),
         #[cfg(target_os = "linux")]
         "linux" => Ok(Box::new(LinuxTarget::parse(text)?)),
         _ => Err(DustError::BadTarget {
             target: text.to_string(),
-            why: "expected sim:POLICY[:param=value...]:pages=N or linux:PATH (the pool target \
-                  is not available yet)"
+            why: "expected sim:POLICY[:param=value...]:pages=N, \
+                  pool:POLICY[:param=value...]:frames=N or linux:PATH"
                 .into(),
         }),
     }

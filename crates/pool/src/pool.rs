@@ -296,6 +296,7 @@ pub struct BufferPoolBuilder {
     max_open_files: usize,
     pin_limit: usize,
     seed: u64,
+    free_reserve: Option<usize>,
 }
 
 impl Default for BufferPoolBuilder {
@@ -311,6 +312,7 @@ impl Default for BufferPoolBuilder {
             max_open_files: 64,
             pin_limit: 4,
             seed: 0,
+            free_reserve: None,
         }
     }
 }
@@ -384,6 +386,17 @@ impl BufferPoolBuilder {
     /// Seed for policies that draw random numbers (default 0).
     pub fn seed(mut self, seed: u64) -> Self {
         self.seed = seed;
+        self
+    }
+
+    /// The low-water mark of clean free frames the flusher keeps ready for misses (XMF's
+    /// free pool); it refills to twice this. Default: 1/64 of the pool, at most 256, none
+    /// below 64 frames. `0` turns the reserve off: frames are then freed only by the
+    /// thread that needs one, so which pages are resident depends on the accesses alone,
+    /// never on when the flusher ran (what a prober such as Dust needs to be repeatable).
+    /// Values above a quarter of the pool are capped there.
+    pub fn free_reserve(mut self, frames: usize) -> Self {
+        self.free_reserve = Some(frames);
         self
     }
 
@@ -483,7 +496,9 @@ impl BufferPoolBuilder {
             // The flusher keeps 1/64 of the pool free (XMF's clean free pool); below 64
             // frames there is no reserve: a frame kept free would be 2% or more of the
             // cache, and small pools (tests) stay deterministic.
-            low_water: (frames / 64).min(256),
+            low_water: self
+                .free_reserve
+                .map_or((frames / 64).min(256), |n| n.min(frames / 4)),
             counters: Counters::new(),
             dirty_pages: AtomicU64::new(0),
             dirty_map: (0..frames.div_ceil(64))
@@ -2092,6 +2107,34 @@ impl BufferPool {
                 )
             })
             .collect()
+    }
+
+    /// Whether page `page` of `f` is resident now: one lookup and an owner check, no
+    /// pin, and nothing counted or told to the policy — so a prober (Dust) can ask before
+    /// each read without disturbing what it measures. A page being loaded counts as
+    /// resident (its frame is mapped).
+    ///
+    /// ```
+    /// use pool::{BufferPool, MemStorage};
+    ///
+    /// let pool = BufferPool::builder().capacity_frames(16).build_with_storage(MemStorage::new())?;
+    /// let f = pool.create("/t")?;
+    /// pool.write(f, 0, &[1u8; 4096])?;
+    /// assert!(pool.is_resident(f, 0)?);
+    /// assert!(!pool.is_resident(f, 1)?);
+    /// assert_eq!(pool.stats().hits, 0);
+    /// # Ok::<(), pool::PoolError>(())
+    /// ```
+    pub fn is_resident(&self, f: FileHandle, page: u64) -> Result<bool, PoolError> {
+        let inner = &*self.inner;
+        inner.slot(f)?;
+        if !inner.table.page_in_range(page) {
+            return Ok(false);
+        }
+        Ok(inner.table.get(f.key(page)).is_some_and(|id| {
+            let h = inner.frames.header(id);
+            h.owner.load(Ordering::Acquire) == f.owner() && h.page.load(Ordering::Relaxed) == page
+        }))
     }
 
     /// Which pages of the file are resident now.

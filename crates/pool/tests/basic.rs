@@ -453,3 +453,31 @@ fn wait_for_free_frames(p: &BufferPool, n: u64) {
         std::thread::sleep(Duration::from_millis(2));
     }
 }
+
+#[test]
+fn without_a_free_reserve_only_misses_free_frames() {
+    // reserve 0: the flusher is never woken for frames, so which pages stay resident is
+    // decided by the accesses alone (the flusher's timer is an hour away)
+    let p = BufferPool::builder()
+        .capacity_frames(1024)
+        .read_ahead(0)
+        .free_reserve(0)
+        .write_policy(WritePolicy::WriteBack {
+            interval: Duration::from_secs(3600),
+            age: Duration::from_secs(3600),
+        })
+        .build_with_storage(MemStorage::new())
+        .unwrap();
+    let f = p.create("/f").unwrap();
+    p.write(f, 0, &vec![1u8; 3000 * PS]).unwrap();
+    let mut b = [0u8];
+    for page in 0..3000u64 {
+        p.read(f, page * PS as u64, &mut b).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(20));
+    let s = p.stats();
+    assert_eq!(s.flusher_runs, 0, "{s:?}");
+    assert_eq!(s.flusher_writes, 0, "{s:?}");
+    // what batch eviction left over: fewer than one batch (1024 / 32)
+    assert!(s.free_frames < 32, "{s:?}");
+}
