@@ -36,37 +36,50 @@
 //! of least key regardless (the paper assumes some page is always eligible). Frames
 //! skipped keep their place in the heap.
 //!
-//! Implementation: an indexed binary min-heap over the resident frames keyed by
+//! Implementation: frames with fewer than K references (HIST(p, K) = 0, "young") sit on a
+//! linked list in LAST order, newest at the head: their keys `(0, LAST, frame)` are below
+//! every other key and LAST only grows, so inserting, re-referencing and evicting them is
+//! O(1). The other frames are in an indexed binary min-heap keyed by
 //! `(HIST(p, K), LAST(p), frame)`, stored inline in one array with a per-frame position
-//! array. A hit can only increase a key (sift down); insertion sifts up. Eviction looks at
-//! the root; only when the root is protected or inside its CRP does it search the heap in
-//! key order (best first, with a reusable scratch heap). The victim list is computed on a
-//! copy ([`crate::victims_by_simulation`]).
+//! array. A hit can only increase a key: a bottom-up sift-down (Floyd: the hole goes down
+//! the path of smaller children, one comparison per level, and the entry is sifted back
+//! up from the leaf) gives the same heap as the classic one with half the comparisons.
+//! Eviction takes the oldest eligible young frame, else looks at the heap's root; only
+//! when the root is protected or inside its CRP does it search the heap in key order
+//! (best first, with a reusable scratch heap). The victim list is computed on a copy
+//! ([`crate::victims_by_simulation`]). `tests/reference_a.rs` checks the eviction order
+//! against an O(n) per-key model for K = 2 and 3, with and without a correlated period.
 //!
-//! Cost: O(log n) per hit, insertion and eviction — O(1) is not possible for general K
-//! because a hit can move a page anywhere in the order. One hash operation per miss and
-//! per eviction for the retained history (with dense keys: a presence bit, plus the value
-//! when a history is taken back). Memory per frame: `8 * K + 8` bytes of history, 8 of
-//! key, 4 of heap position, 24 of heap entry; plus `8 * (K + 2)` bytes per retained
-//! history entry and its key map.
+//! Cost: O(1) per young frame, O(log n) per hit, insertion and eviction in the heap — O(1)
+//! is not possible for general K because a hit can move a page anywhere in the order. One
+//! hash operation per miss and per eviction for the retained history (with dense keys: a
+//! presence bit, plus the value when a history is taken back). Memory per frame: `8 * K +
+//! 8` bytes of history, 8 of key, 4 of heap position, 8 of list links, 24 of heap entry;
+//! plus `8 * (K + 2)` bytes per retained history entry and its key map.
 //!
-//! Measured (`bufcache bench replay`, Zipf 1.0, 1M keys, 20M requests, 10% cache, best of
-//! three on a shared machine): 7.4 M requests/s before dense key maps got presence bits,
-//! 9.4 M after. Sift-downs move less than one level per hit on average (counted), so the
-//! heap's depth is not the cost: the time goes to cache misses on the frame's history,
-//! its heap slot and the slot's children. Tried and not kept: a separate heap for pages
-//! with fewer than K references (no gain: it held one page, as such pages are the first
-//! victims), and one 32-byte record per frame for history, LAST and heap position (slower:
-//! 6.0 against 8.1 M requests/s, best of four; sifts then write heap positions into the
-//! larger records); and lazy heap updates, leaving a hit's entry stale until
-//! it reaches the top (slower, 4-7 against 9 M requests/s: a refreshed root whose stored key
-//! is old sifts all the way down, while an eager update moves less than one level).
+//! Measured (`bufcache bench replay --policy lruk`, Zipf 1.0, 1M keys, 20M requests, 10%
+//! cache, shared machine): 7.4 M requests/s before dense key maps got presence bits, 9.4 M
+//! after; 6.9-7.7 M (three runs) before the young list and Floyd's sift-down in a session
+//! where they then gave 7.8-9.0 M. Dust's full fingerprint of a 20,000-page cache
+//! (`bufcache dust --target sim:lruk:pages=20000`, 300 iterations): 10.4 s before, 8.8 s
+//! with Floyd's sift-down, 7.0-7.4 s with the young list too. Dust's scans re-read pages
+//! whose new key is larger than most, so each such hit still walks the heap's full depth
+//! (35% of Dust's time). Tried and not kept: a 4-ary heap (half the depth, but 9.5-9.9 s
+//! for the same fingerprint against 8.8 s binary); one 32-byte record per frame for
+//! history, LAST and heap position (slower: 6.0 against 8.1 M requests/s, best of four;
+//! sifts then write heap positions into the larger records); and lazy heap updates,
+//! leaving a hit's entry stale until it reaches the top (slower, 4-7 against 9 M
+//! requests/s: a refreshed root whose stored key is old sifts all the way down, while an
+//! eager update moves less than one level on Zipf).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use crate::history::HistoryRing;
-use crate::list::NIL;
+use crate::list::{Links, List, NIL};
+
+/// `pos` of a frame on the young list rather than the heap.
+const YOUNG: u32 = NIL - 1;
 use crate::params::{ConfigError, ParamInfo, Params};
 use crate::registry::{BuildContext, NamedPolicy};
 use crate::{ensure_slot, Access, FrameId, Policy};
@@ -80,8 +93,13 @@ pub struct LruK {
     hist: Vec<u64>,
     last: Vec<u64>,
     keys: Vec<u64>,
-    /// Min-heap of (HIST(f, K), LAST(f), f).
+    /// Min-heap of (HIST(f, K), LAST(f), f) over the frames with K references.
     heap: Vec<(u64, u64, u32)>,
+    /// Frames with fewer than K references (HIST(f, K) = 0), newest LAST at the head:
+    /// their keys `(0, LAST, f)` are below every heap key, and LAST only grows, so a list
+    /// keeps them in key order at O(1) per insert, hit and eviction.
+    young: List,
+    links: Links,
     pos: Vec<u32>,
     retained: HistoryRing,
     /// Reused by `evict` for the best-first search; empty between calls.
@@ -102,6 +120,8 @@ impl LruK {
             last: vec![0; frames],
             keys: vec![0; frames],
             heap: Vec::with_capacity(frames),
+            young: List::new(),
+            links: Links::with_capacity(frames),
             pos: vec![NIL; frames],
             retained: HistoryRing::new(history, k + 1),
             scratch: BinaryHeap::new(),
@@ -133,11 +153,18 @@ impl LruK {
         self.place(i, e);
     }
 
-    fn sift_down(&mut self, mut i: usize) {
+    /// Restore the heap below `i` after its key grew. Bottom-up (Floyd): walk the hole
+    /// down the path of smaller children to a leaf without comparing against the moved
+    /// entry (one comparison per level instead of two), then sift the entry up from there.
+    /// A hit's new key is often larger than most (Dust's scans send pages to the bottom
+    /// every time), where this halves the comparisons; with distinct keys the result is
+    /// the same heap as the classic sift-down, so the order of victims cannot change.
+    fn sift_down(&mut self, i: usize) {
         let e = self.heap[i];
         let n = self.heap.len();
+        let mut hole = i;
         loop {
-            let l = 2 * i + 1;
+            let l = 2 * hole + 1;
             if l >= n {
                 break;
             }
@@ -147,13 +174,50 @@ impl LruK {
             } else {
                 l
             };
-            if e <= self.heap[c] {
+            self.place(hole, self.heap[c]);
+            hole = c;
+        }
+        // Sift `e` up from the leaf, but not above `i` (everything above was fine).
+        while hole > i {
+            let parent = (hole - 1) / 2;
+            if self.heap[parent] <= e {
                 break;
             }
-            self.place(i, self.heap[c]);
-            i = c;
+            self.place(hole, self.heap[parent]);
+            hole = parent;
         }
-        self.place(i, e);
+        self.place(hole, e);
+    }
+
+    /// Put frame `f` (on neither structure) where its key belongs.
+    fn enter(&mut self, f: usize) {
+        if self.hist[f * self.k + self.k - 1] == 0 {
+            self.pos[f] = YOUNG;
+            self.links.push_front(&mut self.young, FrameId(f as u32));
+        } else {
+            self.heap.push(self.key_of(f));
+            let i = self.heap.len() - 1;
+            self.pos[f] = i as u32;
+            self.sift_up(i);
+        }
+    }
+
+    /// The young frame of least key (oldest LAST) accepted by `ok`.
+    fn oldest_young(&self, ok: &dyn Fn(u32) -> bool) -> Option<u32> {
+        self.links
+            .iter_from_tail(&self.young)
+            .map(|f| f.0)
+            .find(|&f| ok(f))
+    }
+
+    /// Take frame `f` out of the young list or the heap.
+    fn leave(&mut self, f: FrameId) {
+        if self.pos[f.index()] == YOUNG {
+            self.links.unlink(&mut self.young, f);
+            self.pos[f.index()] = NIL;
+        } else {
+            self.heap_remove(f);
+        }
     }
 
     fn heap_remove(&mut self, f: FrameId) {
@@ -207,7 +271,7 @@ impl Policy for LruK {
     }
 
     fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() + self.young.len()
     }
 
     #[inline]
@@ -223,6 +287,16 @@ impl Policy for LruK {
             h[0] = t;
         }
         self.last[f] = t;
+        if self.pos[f] == YOUNG {
+            if self.hist[f * self.k + self.k - 1] == 0 {
+                // Still young: LAST grew, so it is now the newest.
+                self.links.move_to_front(&mut self.young, frame);
+            } else {
+                self.links.unlink(&mut self.young, frame);
+                self.enter(f);
+            }
+            return;
+        }
         let i = self.pos[f] as usize;
         self.heap[i] = self.key_of(f);
         self.sift_down(i);
@@ -249,10 +323,7 @@ impl Policy for LruK {
         h[0] = t;
         self.last[f] = t;
         self.keys[f] = access.key;
-        self.heap.push(self.key_of(f));
-        let i = self.heap.len() - 1;
-        self.pos[f] = i as u32;
-        self.sift_up(i);
+        self.enter(f);
     }
 
     fn evict(&mut self, incoming: &Access, evictable: &dyn Fn(FrameId) -> bool) -> Option<FrameId> {
@@ -261,15 +332,21 @@ impl Policy for LruK {
         let victim = {
             let eligible =
                 |f: u32| t.saturating_sub(last[f as usize]) > crp && evictable(FrameId(f));
-            match self.least(&eligible) {
+            // Young keys are all below heap keys: the oldest young frame first.
+            match self.oldest_young(&eligible) {
                 Some(f) => Some(f),
-                None if crp > 0 => self.least(&|f| evictable(FrameId(f))),
-                None => None,
+                None => match self.least(&eligible) {
+                    Some(f) => Some(f),
+                    None if crp > 0 => self
+                        .oldest_young(&|f| evictable(FrameId(f)))
+                        .or_else(|| self.least(&|f| evictable(FrameId(f)))),
+                    None => None,
+                },
             }
         };
         self.last = last;
         let f = FrameId(victim?);
-        self.heap_remove(f);
+        self.leave(f);
         let i = f.index();
         self.buf[..self.k].copy_from_slice(&self.hist[i * self.k..(i + 1) * self.k]);
         self.buf[self.k] = self.last[i];
@@ -278,7 +355,7 @@ impl Policy for LruK {
     }
 
     fn remove(&mut self, frame: FrameId) {
-        self.heap_remove(frame);
+        self.leave(frame);
         self.retained.forget(self.keys[frame.index()]);
     }
 
