@@ -64,7 +64,11 @@
 //! (`bufcache dust --target sim:lruk:pages=20000`, 300 iterations): 10.4 s before, 8.8 s
 //! with Floyd's sift-down, 7.0-7.4 s with the young list too. Dust's scans re-read pages
 //! whose new key is larger than most, so each such hit still walks the heap's full depth
-//! (35% of Dust's time). Tried and not kept: a 4-ary heap (half the depth, but 9.5-9.9 s
+//! (35% of Dust's time). Tried and not kept: a second list, an ordered run, taking every
+//! frame whose new key is at least the run's largest, so that such hits cost O(1) (sift-
+//! down fell from 35% to 17% of the fingerprint, but the whole took 6.6-7.0 s against
+//! 7.0-7.4 s, and Zipf replay did not move: the time left is cache misses on five
+//! per-frame arrays, not comparisons); a 4-ary heap (half the depth, but 9.5-9.9 s
 //! for the same fingerprint against 8.8 s binary); one 32-byte record per frame for
 //! history, LAST and heap position (slower: 6.0 against 8.1 M requests/s, best of four;
 //! sifts then write heap positions into the larger records); and lazy heap updates,
