@@ -1,26 +1,24 @@
 //! `bufcache dust` end to end: the JSON line, the output directory, and bad targets.
 
 mod common;
-use common::{bufcache, fails};
+use common::{bufcache, fails, ok};
+
+/// `bufcache dust --target TARGET --iterations N --json`: the object on the last line.
+fn dust_json(target: &str, iterations: &str) -> serde_json::Value {
+    let text = ok(&[
+        "dust",
+        "--target",
+        target,
+        "--iterations",
+        iterations,
+        "--json",
+    ]);
+    serde_json::from_str(text.lines().last().unwrap()).unwrap()
+}
 
 #[test]
 fn json_last_line() {
-    let out = bufcache(&[
-        "dust",
-        "--target",
-        "sim:lruk:k=2:pages=1000",
-        "--iterations",
-        "40",
-        "--json",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
-    let last = text.lines().last().unwrap();
-    let v: serde_json::Value = serde_json::from_str(last).unwrap();
+    let v = dust_json("sim:lruk:k=2:pages=1000", "40");
     assert_eq!(v["verdict"], "lruk");
     assert_eq!(v["size_estimate_pages"], 1000);
     assert_eq!(
@@ -34,21 +32,7 @@ fn json_last_line() {
 
 #[test]
 fn the_real_pool_as_a_target() {
-    let out = bufcache(&[
-        "dust",
-        "--target",
-        "pool:twoq:frames=500",
-        "--iterations",
-        "30",
-        "--json",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
-    let v: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    let v = dust_json("pool:twoq:frames=500", "30");
     assert_eq!(v["verdict"], "twoq");
     assert_eq!(v["size_estimate_pages"], 500);
     assert_eq!(v["target"], "pool:twoq:frames=500:blocks=4000");

@@ -39,7 +39,7 @@ use std::time::Instant;
 
 use pool::{BufferPool, FileHandle, FileStorage, Lookup, OpenMode, Storage, StorageFile};
 
-use crate::target::{Read, Target};
+use crate::target::{bad_target, on_off, policy_text, split_spec, Read, Target};
 use crate::DustError;
 
 /// Page size of the pool under test (the pool's default and smallest).
@@ -117,23 +117,10 @@ struct PoolSpec {
 }
 
 fn parse_spec(text: &str) -> Result<PoolSpec, DustError> {
-    let bad = |why: String| DustError::BadTarget {
-        target: text.to_string(),
-        why,
-    };
-    let rest = text
-        .strip_prefix("pool:")
-        .ok_or_else(|| bad("a pool target starts with `pool:`".into()))?;
-    let mut parts = rest.split(':');
-    let name = parts.next().unwrap_or_default().trim();
-    if name.is_empty() || name.contains('=') {
-        return Err(bad(
-            "expected pool:POLICY[:param=value...]:frames=N (policy names: `bufcache policies`)"
-                .into(),
-        ));
-    }
+    let bad = |why: String| bad_target(text, why);
+    let (name, pairs) = split_spec(text, "pool", "frames")?;
     let mut spec = PoolSpec {
-        policy: name.to_string(),
+        policy: String::new(),
         frames: 0,
         blocks: None,
         file: None,
@@ -141,11 +128,8 @@ fn parse_spec(text: &str) -> Result<PoolSpec, DustError> {
         timing: false,
         reserve: 0,
     };
-    for part in parts {
-        let (k, v) = part
-            .split_once('=')
-            .ok_or_else(|| bad(format!("`{part}` should be `name=value`")))?;
-        let (k, v) = (k.trim(), v.trim());
+    let mut params = Vec::new();
+    for (k, v) in pairs {
         match k {
             "frames" | "pages" => {
                 spec.frames = v
@@ -166,13 +150,7 @@ fn parse_spec(text: &str) -> Result<PoolSpec, DustError> {
                     .parse::<usize>()
                     .map_err(|_| bad(format!("reserve={v}: expected a number of frames")))?
             }
-            "timing" => {
-                spec.timing = match v {
-                    "on" | "true" | "1" => true,
-                    "off" | "false" | "0" => false,
-                    _ => return Err(bad(format!("timing={v}: expected on or off"))),
-                }
-            }
+            "timing" => spec.timing = on_off(text, k, v)?,
             "lookup" => {
                 spec.lookup = match v {
                     "mapped" => Lookup::Mapped,
@@ -180,12 +158,10 @@ fn parse_spec(text: &str) -> Result<PoolSpec, DustError> {
                     _ => return Err(bad(format!("lookup={v}: expected mapped or hashed"))),
                 }
             }
-            _ => {
-                spec.policy.push(':');
-                spec.policy.push_str(part);
-            }
+            _ => params.push((k, v)),
         }
     }
+    spec.policy = policy_text(name, &params);
     if spec.frames == 0 {
         return Err(bad(
             "the pool size is missing: add `:frames=N` (for example pool:lru:frames=1000)".into(),

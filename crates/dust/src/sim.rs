@@ -14,7 +14,7 @@ use policy::{Access, AnyPolicy, BuildContext, Cache, DenseIndex, PolicySpec};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use crate::target::{Read, Target};
+use crate::target::{bad_target, on_off, policy_text, split_spec, Read, Target};
 use crate::DustError;
 
 /// Seeded latencies for a simulated disk behind the simulated cache.
@@ -151,30 +151,13 @@ impl SimTarget {
 
     /// Parse `sim:POLICY[:param=value...]:pages=N[:timing=on|off][:file=BLOCKS]`.
     pub fn parse(text: &str, seed: u64) -> Result<Self, DustError> {
-        let bad = |why: String| DustError::BadTarget {
-            target: text.to_string(),
-            why,
-        };
-        let rest = text
-            .strip_prefix("sim:")
-            .ok_or_else(|| bad("a simulated target starts with `sim:`".into()))?;
-        let mut parts = rest.split(':');
-        let name = parts.next().unwrap_or_default().trim();
-        if name.is_empty() || name.contains('=') {
-            return Err(bad(
-                "expected sim:POLICY[:param=value...]:pages=N (policy names: `bufcache policies`)"
-                    .into(),
-            ));
-        }
+        let bad = |why: String| bad_target(text, why);
+        let (name, pairs) = split_spec(text, "sim", "pages")?;
         let mut pages = None;
         let mut file = None;
         let mut timing = false;
-        let mut policy_text = name.to_string();
-        for part in parts {
-            let (k, v) = part
-                .split_once('=')
-                .ok_or_else(|| bad(format!("`{part}` should be `name=value`")))?;
-            let (k, v) = (k.trim(), v.trim());
+        let mut params = Vec::new();
+        for (k, v) in pairs {
             match k {
                 "pages" => {
                     pages = Some(v.parse::<u64>().ok().filter(|&n| n > 0).ok_or_else(|| {
@@ -187,19 +170,11 @@ impl SimTarget {
                             .map_err(|_| bad(format!("file={v}: expected a number of blocks")))?,
                     )
                 }
-                "timing" => {
-                    timing = match v {
-                        "on" | "true" | "1" => true,
-                        "off" | "false" | "0" => false,
-                        _ => return Err(bad(format!("timing={v}: expected on or off"))),
-                    }
-                }
-                _ => {
-                    policy_text.push(':');
-                    policy_text.push_str(part);
-                }
+                "timing" => timing = on_off(text, k, v)?,
+                _ => params.push((k, v)),
             }
         }
+        let policy_text = policy_text(name, &params);
         let pages = pages.ok_or_else(|| {
             bad(
                 "the cache size is missing: add `:pages=N` (for example sim:lru:pages=20000)"

@@ -57,3 +57,63 @@ pub trait Target {
     /// Whether reads carry a ground-truth residency.
     fn has_oracle(&self) -> bool;
 }
+
+/// `name=value` pairs of a target string, in order.
+pub(crate) type Pairs<'a> = Vec<(&'a str, &'a str)>;
+
+/// A target string `KIND:POLICY[:name=value...]` taken apart (the form of `sim:` and
+/// `pool:` targets): the policy's name and the `name=value` pairs in order, trimmed. The
+/// target's own keys are picked out by the caller; the rest are the policy's parameters
+/// (see [`policy_text`]).
+pub(crate) fn split_spec<'a>(
+    text: &'a str,
+    kind: &str,
+    size_key: &str,
+) -> Result<(&'a str, Pairs<'a>), DustError> {
+    let rest = text
+        .strip_prefix(kind)
+        .and_then(|r| r.strip_prefix(':'))
+        .ok_or_else(|| bad_target(text, format!("this target starts with `{kind}:`")))?;
+    let mut parts = rest.split(':');
+    let name = parts.next().unwrap_or_default().trim();
+    if name.is_empty() || name.contains('=') {
+        return Err(bad_target(
+            text,
+            format!(
+                "expected {kind}:POLICY[:param=value...]:{size_key}=N (policy names: `bufcache policies`)"
+            ),
+        ));
+    }
+    let pairs = parts
+        .map(|part| {
+            part.split_once('=')
+                .map(|(k, v)| (k.trim(), v.trim()))
+                .ok_or_else(|| bad_target(text, format!("`{part}` should be `name=value`")))
+        })
+        .collect::<Result<_, _>>()?;
+    Ok((name, pairs))
+}
+
+/// The policy spec for `bufcache policies`: the name and the parameters left over.
+pub(crate) fn policy_text(name: &str, params: &[(&str, &str)]) -> String {
+    params
+        .iter()
+        .fold(name.to_string(), |s, (k, v)| format!("{s}:{k}={v}"))
+}
+
+/// A switch value: on/off, true/false or 1/0.
+pub(crate) fn on_off(text: &str, key: &str, v: &str) -> Result<bool, DustError> {
+    match v {
+        "on" | "true" | "1" => Ok(true),
+        "off" | "false" | "0" => Ok(false),
+        _ => Err(bad_target(text, format!("{key}={v}: expected on or off"))),
+    }
+}
+
+/// A [`DustError::BadTarget`] for `text`.
+pub(crate) fn bad_target(text: &str, why: String) -> DustError {
+    DustError::BadTarget {
+        target: text.to_string(),
+        why,
+    }
+}
