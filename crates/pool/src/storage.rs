@@ -164,9 +164,16 @@ impl StorageFile for RealFile {
 
     fn read_batch(&self, reads: &mut [BatchRead<'_>]) {
         use std::os::fd::AsFd;
-        if !crate::uring::read_batch(self.0.as_fd(), reads) {
-            read_each(self, reads);
+        let done = crate::uring::read_batch(self.0.as_fd(), reads);
+        // The ring may stop a read short without reaching the end of the file (the kernel
+        // allows it for buffered reads); `pread` tells the two apart, and short reads are
+        // rare (the last page of a file), so redo those with it.
+        for r in reads[..done].iter_mut() {
+            if matches!(r.result, Ok(n) if n < r.buf.len()) {
+                r.result = read_full_at(self, r.buf, r.offset);
+            }
         }
+        read_each(self, &mut reads[done..]);
     }
 
     fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {

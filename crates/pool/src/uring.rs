@@ -37,9 +37,10 @@ thread_local! {
 }
 
 /// Do `reads` through this thread's ring, all in flight at once (in chunks of
-/// [`RING_ENTRIES`]). Returns `false`, with nothing read, when there is no ring: the caller
-/// then reads one at a time.
-pub(crate) fn read_batch(fd: BorrowedFd<'_>, reads: &mut [BatchRead<'_>]) -> bool {
+/// [`RING_ENTRIES`]). Returns how many reads, from the front, it did: all of them, or
+/// fewer when there is no ring or the ring failed before the kernel took a chunk (the
+/// caller then does the rest one at a time).
+pub(crate) fn read_batch(fd: BorrowedFd<'_>, reads: &mut [BatchRead<'_>]) -> usize {
     RING.with(|cell| {
         let mut ring = cell.borrow_mut();
         if let Ring::Untried = *ring {
@@ -49,26 +50,19 @@ pub(crate) fn read_batch(fd: BorrowedFd<'_>, reads: &mut [BatchRead<'_>]) -> boo
             };
         }
         let Ring::Ready(r) = &mut *ring else {
-            return false;
+            return 0;
         };
-        for (n, chunk) in reads.chunks_mut(RING_ENTRIES as usize).enumerate() {
+        let mut done = 0;
+        for chunk in reads.chunks_mut(RING_ENTRIES as usize) {
             if !run_chunk(r, fd, chunk) {
                 // The ring failed before the kernel took any read of this chunk: give it
-                // up for good on this thread. Earlier chunks are done; the caller redoes
-                // the rest one at a time.
+                // up for good on this thread (dropping it drops the entries it never took).
                 *ring = Ring::Refused;
-                if n == 0 {
-                    return false;
-                }
-                for c in reads.chunks_mut(RING_ENTRIES as usize).skip(n) {
-                    for rd in c.iter_mut() {
-                        rd.result = Err(io::Error::other("io_uring failed mid-batch"));
-                    }
-                }
-                return true;
+                return done;
             }
+            done += chunk.len();
         }
-        true
+        done
     })
 }
 
