@@ -1,7 +1,7 @@
 //! `bufcache dust` end to end: the JSON line, the output directory, and bad targets.
 
 mod common;
-use common::{bufcache, fails, ok};
+use common::{fails, ok};
 
 /// `bufcache dust --target TARGET --iterations N --json`: the object on the last line.
 fn dust_json(target: &str, iterations: &str) -> serde_json::Value {
@@ -42,7 +42,7 @@ fn the_real_pool_as_a_target() {
 #[test]
 fn out_dir_and_human_summary() {
     let dir = tempfile::tempdir().unwrap();
-    let out = bufcache(&[
+    let text = ok(&[
         "dust",
         "--target",
         "sim:fifo:pages=500:timing=on",
@@ -53,12 +53,6 @@ fn out_dir_and_human_summary() {
         "--out",
         dir.path().to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("cache size: 450 pages (hint"), "{text}");
     assert!(text.contains("judge: timing"), "{text}");
     assert!(text.contains("verdict: fifo"), "{text}");
@@ -85,7 +79,7 @@ fn out_dir_and_human_summary() {
 #[test]
 fn size_figure_when_measured() {
     let dir = tempfile::tempdir().unwrap();
-    let out = bufcache(&[
+    ok(&[
         "dust",
         "--target",
         "sim:lru:pages=300",
@@ -94,11 +88,6 @@ fn size_figure_when_measured() {
         "--out",
         dir.path().to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let svg = std::fs::read_to_string(dir.path().join("size.svg")).unwrap();
     assert!(svg.contains("size estimate 300 pages"));
     let trials = std::fs::read_to_string(dir.path().join("size.csv")).unwrap();

@@ -26,7 +26,7 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::time::Instant;
 
-use crate::target::{Read, Target};
+use crate::target::{check_block, Read, Target};
 use crate::DustError;
 
 /// The page cache behind one file.
@@ -170,12 +170,7 @@ impl Target for LinuxTarget {
     }
 
     fn read(&mut self, block: u64) -> Result<Read, DustError> {
-        if block >= self.blocks {
-            return Err(DustError::OutOfRange {
-                block,
-                blocks: self.blocks,
-            });
-        }
+        check_block(block, self.blocks)?;
         let resident = self.resident(block)?;
         let start = Instant::now();
         self.pread(block)?;
@@ -195,11 +190,8 @@ impl Target for LinuxTarget {
     }
 
     fn touch_range(&mut self, blocks: std::ops::Range<u64>, repeat: u32) -> Result<(), DustError> {
-        if blocks.end > self.blocks {
-            return Err(DustError::OutOfRange {
-                block: blocks.end - 1,
-                blocks: self.blocks,
-            });
+        if let Some(last) = blocks.clone().last() {
+            check_block(last, self.blocks)?;
         }
         for b in blocks {
             for _ in 0..repeat {

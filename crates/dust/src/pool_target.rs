@@ -39,7 +39,7 @@ use std::time::Instant;
 
 use pool::{BufferPool, FileHandle, FileStorage, Lookup, OpenMode, Storage, StorageFile};
 
-use crate::target::{bad_target, on_off, policy_text, split_spec, Read, Target};
+use crate::target::{bad_target, check_block, on_off, policy_text, split_spec, Read, Target};
 use crate::DustError;
 
 /// Page size of the pool under test (the pool's default and smallest).
@@ -262,16 +262,6 @@ impl PoolTarget {
         }
     }
 
-    fn check(&self, block: u64) -> Result<(), DustError> {
-        if block >= self.blocks {
-            return Err(DustError::OutOfRange {
-                block,
-                blocks: self.blocks,
-            });
-        }
-        Ok(())
-    }
-
     #[inline]
     fn read_byte(&self, block: u64) -> Result<(), DustError> {
         let mut byte = [0u8; 1];
@@ -292,7 +282,7 @@ impl Target for PoolTarget {
     }
 
     fn read(&mut self, block: u64) -> Result<Read, DustError> {
-        self.check(block)?;
+        check_block(block, self.blocks)?;
         let resident = self
             .pool
             .is_resident(self.file, block)
@@ -318,7 +308,7 @@ impl Target for PoolTarget {
 
     fn touch_range(&mut self, blocks: std::ops::Range<u64>, repeat: u32) -> Result<(), DustError> {
         if let Some(last) = blocks.clone().last() {
-            self.check(last)?;
+            check_block(last, self.blocks)?;
         }
         for b in blocks {
             for _ in 0..repeat {

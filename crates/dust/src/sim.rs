@@ -14,7 +14,7 @@ use policy::{Access, AnyPolicy, BuildContext, Cache, DenseIndex, PolicySpec};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use crate::target::{bad_target, on_off, policy_text, split_spec, Read, Target};
+use crate::target::{bad_target, check_block, on_off, policy_text, split_spec, Read, Target};
 use crate::DustError;
 
 /// Seeded latencies for a simulated disk behind the simulated cache.
@@ -237,12 +237,7 @@ impl Target for SimTarget {
     }
 
     fn read(&mut self, block: u64) -> Result<Read, DustError> {
-        if block >= self.blocks {
-            return Err(DustError::OutOfRange {
-                block,
-                blocks: self.blocks,
-            });
-        }
+        check_block(block, self.blocks)?;
         let hit = self.access(block);
         let latency_ns = self.latency.map(|m| {
             let t = m.draw(hit, &mut self.rng);
@@ -273,11 +268,8 @@ impl Target for SimTarget {
     }
 
     fn touch_range(&mut self, blocks: std::ops::Range<u64>, repeat: u32) -> Result<(), DustError> {
-        if blocks.end > self.blocks {
-            return Err(DustError::OutOfRange {
-                block: blocks.end - 1,
-                blocks: self.blocks,
-            });
+        if let Some(last) = blocks.clone().last() {
+            check_block(last, self.blocks)?;
         }
         for b in blocks {
             for _ in 0..repeat {

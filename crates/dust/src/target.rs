@@ -117,3 +117,13 @@ pub(crate) fn bad_target(text: &str, why: String) -> DustError {
         why,
     }
 }
+
+/// `block` must lie in a target of `blocks` blocks (the check every target's `read` and
+/// `touch_range` make before touching anything).
+#[inline]
+pub(crate) fn check_block(block: u64, blocks: u64) -> Result<(), DustError> {
+    if block >= blocks {
+        return Err(DustError::OutOfRange { block, blocks });
+    }
+    Ok(())
+}
