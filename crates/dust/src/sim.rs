@@ -80,6 +80,10 @@ pub struct SimTarget {
     latency: Option<LatencyModel>,
     rng: Xoshiro256PlusPlus,
     clock_ns: u64,
+    /// States saved by `Target::save` (a few: one per step and layout), and whether the
+    /// policy allows it (it draws no random numbers, see `policy::NamedPolicy::SEEDED`).
+    saved: Vec<(u64, Cache<AnyPolicy, DenseIndex>, u64)>,
+    replayable: bool,
 }
 
 /// SplitMix64 finalizer: derives independent seeds from (root seed, counter).
@@ -120,8 +124,8 @@ impl SimTarget {
                 source,
             }
         })?;
+        let replayable = policy::registry::info(&spec.name).is_some_and(|i| !i.seeded);
         Ok(SimTarget {
-            spec,
             pages,
             blocks,
             seed,
@@ -131,6 +135,9 @@ impl SimTarget {
             latency,
             rng: Xoshiro256PlusPlus::seed_from_u64(mix(seed, u64::MAX)),
             clock_ns: 0,
+            saved: Vec::new(),
+            replayable,
+            spec,
         })
     }
 
@@ -265,6 +272,30 @@ impl Target for SimTarget {
             source,
         })?;
         Ok(())
+    }
+
+    fn save(&mut self, key: u64) -> bool {
+        if !self.replayable {
+            return false;
+        }
+        self.saved.retain(|(k, ..)| *k != key);
+        // One per step and layout is all Dust needs; keep memory bounded regardless.
+        if self.saved.len() >= 4 {
+            self.saved.remove(0);
+        }
+        self.saved.push((key, self.cache.clone(), self.time));
+        true
+    }
+
+    fn restore(&mut self, key: u64) -> bool {
+        match self.saved.iter().find(|(k, ..)| *k == key) {
+            Some((_, cache, time)) => {
+                self.cache.clone_from(cache);
+                self.time = *time;
+                true
+            }
+            None => false,
+        }
     }
 
     fn touch_range(&mut self, blocks: std::ops::Range<u64>, repeat: u32) -> Result<(), DustError> {

@@ -51,6 +51,20 @@ pub trait Target {
         Ok(())
     }
 
+    /// Remember the cache's whole state under `key`, to come back to it exactly with
+    /// [`Target::restore`]; `false` when the target cannot. Only a target that would reach
+    /// the same state again by the same reads may say yes (a simulated cache whose policy
+    /// draws no random numbers); a real cache never can.
+    fn save(&mut self, _key: u64) -> bool {
+        false
+    }
+
+    /// Return exactly to the state saved under `key` (as if reset and set up again);
+    /// `false` when there is none, and the caller does the set-up itself.
+    fn restore(&mut self, _key: u64) -> bool {
+        false
+    }
+
     /// Whether reads carry a latency (so a timing judge can be calibrated).
     fn has_timing(&self) -> bool;
 

@@ -114,6 +114,7 @@ impl Policy for RandomPolicy {
 impl NamedPolicy for RandomPolicy {
     const NAME: &'static str = "random";
     const SUMMARY: &'static str = "uniformly random victim, seeded (xoshiro256++)";
+    const SEEDED: bool = true;
     const PARAMS: &'static [ParamInfo] = &[ParamInfo {
         name: "seed",
         default: "0",

@@ -57,6 +57,11 @@ pub trait NamedPolicy: Policy + Clone + Send + Sized {
     const SUMMARY: &'static str;
     /// Parameters with defaults.
     const PARAMS: &'static [ParamInfo];
+    /// Whether the policy draws on [`BuildContext::seed`], so that two builds with
+    /// different seeds may choose different victims for the same requests. Everything
+    /// else must be a pure function of its requests (a test in `tests/invariants.rs`
+    /// holds every registered policy to what it declares here).
+    const SEEDED: bool = false;
     /// Build for `ctx.capacity` with validated parameters.
     fn build(ctx: &BuildContext, params: &Params) -> Result<Self, ConfigError>;
 }
@@ -70,6 +75,8 @@ pub struct PolicyInfo {
     pub summary: &'static str,
     /// Parameters with defaults.
     pub params: &'static [ParamInfo],
+    /// See [`NamedPolicy::SEEDED`].
+    pub seeded: bool,
     build: fn(&BuildContext, &Params) -> Result<AnyPolicy, ConfigError>,
 }
 
@@ -108,6 +115,7 @@ macro_rules! policies {
                 name: <$ty as NamedPolicy>::NAME,
                 summary: <$ty as NamedPolicy>::SUMMARY,
                 params: <$ty as NamedPolicy>::PARAMS,
+                seeded: <$ty as NamedPolicy>::SEEDED,
                 build: |ctx, params| Ok(AnyPolicy::$variant(<$ty as NamedPolicy>::build(ctx, params)?)),
             }),*
         ];

@@ -313,6 +313,7 @@ impl NamedPolicy for WTinyLfu {
     const NAME: &'static str = "wtinylfu";
     const SUMMARY: &'static str =
         "LRU window + SLRU main with TinyLFU sketch admission (Einziger et al. 2017)";
+    const SEEDED: bool = true;
     const PARAMS: &'static [ParamInfo] = &[
         ParamInfo {
             name: "window",

@@ -75,3 +75,42 @@ fn every_policy_has_documented_params_with_valid_defaults() {
         assert!(bad.build(&BuildContext::new(100, 1)).is_err());
     }
 }
+
+/// A policy that does not declare itself `SEEDED` must choose the same victims whatever
+/// the seed: Dust's simulated targets replay a saved state instead of re-running identical
+/// set-up reads only for such policies, so a wrong declaration would change results.
+/// The seeded ones must really depend on the seed (else the flag costs speed for nothing).
+#[test]
+fn seeded_is_declared_exactly() {
+    use policy::testkit::evictions;
+    use policy::AnyPolicy;
+    // a Zipf-like mix over 400 keys, with scans, through a 50-object cache
+    let trace: Vec<u64> = (0..20_000u64)
+        .map(|i| {
+            let x = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40;
+            if i % 7 == 0 {
+                i % 400
+            } else {
+                (x % 400) * (x % 3) / 2
+            }
+        })
+        .collect();
+    let run = |name: &str, seed: u64| {
+        let p: AnyPolicy = PolicySpec::parse(name)
+            .unwrap()
+            .build(&BuildContext::new(50, seed))
+            .unwrap();
+        evictions(p, 50, &trace)
+    };
+    for info in POLICIES {
+        let same = run(info.name, 1) == run(info.name, 2);
+        assert_eq!(
+            same,
+            !info.seeded,
+            "{}: declared seeded = {}, but two seeds gave {} victims",
+            info.name,
+            info.seeded,
+            if same { "the same" } else { "different" }
+        );
+    }
+}
