@@ -62,7 +62,8 @@
 //! after; 6.9-7.7 M (three runs) before the young list and Floyd's sift-down in a session
 //! where they then gave 7.8-9.0 M. Dust's full fingerprint of a 20,000-page cache
 //! (`bufcache dust --target sim:lruk:pages=20000`, 300 iterations): 10.4 s before, 8.8 s
-//! with Floyd's sift-down, 7.0-7.4 s with the young list too. Dust's scans re-read pages
+//! with Floyd's sift-down, 7.0-7.4 s with the young list too (3.5 s once Dust stopped
+//! replaying identical set-up reads, see `docs/dust.md`). Dust's scans re-read pages
 //! whose new key is larger than most, so each such hit still walks the heap's full depth
 //! (35% of Dust's time). Tried and not kept: a second list, an ordered run, taking every
 //! frame whose new key is at least the run's largest, so that such hits cost O(1) (sift-
