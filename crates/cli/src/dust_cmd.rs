@@ -121,6 +121,7 @@ fn json_line(r: &Report, seconds: f64) -> serde_json::Value {
         "probes": r.probes.len(),
         "features": r.features,
         "reasons": r.verdict.reasons,
+        "long_term": r.long_term,
         "seconds": seconds,
     })
 }
@@ -196,13 +197,14 @@ fn summary(r: &Report, seconds: f64) -> String {
                 .collect(),
         ]
     };
-    s.push_str(&util::table(
-        &header,
-        &[
-            row("short_term", &f.short_term),
-            row("use_bits", &f.use_bits),
-        ],
-    ));
+    let mut rows = vec![
+        row("short_term", &f.short_term),
+        row("use_bits", &f.use_bits),
+    ];
+    if let Some(lt) = &r.long_term {
+        rows.push(row("long_term", &lt.features));
+    }
+    s.push_str(&util::table(&header, &rows));
     let _ = writeln!(
         s,
         "use-bit shift {:.2}; history: hot survives {:.2}, cold {:.2}",
@@ -222,6 +224,13 @@ fn summary(r: &Report, seconds: f64) -> String {
     );
     for reason in &r.verdict.reasons {
         let _ = writeln!(s, "  - {reason}");
+    }
+    if let Some(lt) = &r.long_term {
+        let _ = writeln!(
+            s,
+            "2Q's long-term queue (Am): {} (recency {:.2}, initial access {:.2}, frequency {:.2})",
+            lt.order, lt.features.recency, lt.features.initial, lt.features.frequency
+        );
     }
     let _ = writeln!(
         s,
@@ -270,7 +279,11 @@ fn write_outputs(dir: &Path, r: &Report) -> Result<()> {
     if !r.size.trials.is_empty() {
         util::write_atomic(&dir.join("size.svg"), size_figure(r)?.as_bytes())?;
     }
-    for step in [Step::ShortTerm, Step::UseBits, Step::History] {
+    let mut steps = vec![Step::ShortTerm, Step::UseBits, Step::History];
+    if r.long_term.is_some() {
+        steps.push(Step::LongTerm);
+    }
+    for step in steps {
         let probes: Vec<&Probe> = r.probes.iter().filter(|p| p.step == step).collect();
         let svg = figure(r, step, &probes)?;
         util::write_atomic(&dir.join(format!("{}.svg", step.name())), svg.as_bytes())?;
@@ -287,14 +300,16 @@ fn figure(r: &Report, step: Step, probes: &[&Probe]) -> Result<String> {
         let root = SVGBackend::with_string(&mut svg, (760, 420)).into_drawing_area();
         let draw = |e: DrawingAreaErrorKind<_>| anyhow::anyhow!("drawing the figure: {e:?}");
         root.fill(&WHITE).map_err(draw)?;
-        let region = match step {
-            Step::History => r.layout.history_pages,
+        let region = match (step, &r.long_term) {
+            (Step::History, _) => r.layout.history_pages,
+            (Step::LongTerm, Some(lt)) => lt.layout.region_pages,
             _ => r.layout.region_pages,
         };
         let title = match step {
             Step::ShortTerm => "short-term fingerprint",
             Step::UseBits => "short-term fingerprint, half the use bits set",
             Step::History => "history fingerprint (hot | cold)",
+            Step::LongTerm => "2Q long-term queue (Am) fingerprint",
         };
         let caption = format!("{}: {title}", r.target);
         let timed = probes.iter().all(|p| p.latency_ns.is_some()) && !probes.is_empty();

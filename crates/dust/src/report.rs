@@ -4,7 +4,7 @@ use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::Serialize;
 
-use crate::classify::{classify, features, Features, Verdict};
+use crate::classify::{classify, features, step_features, Features, StepFeatures, Verdict, STRONG};
 use crate::judge::{calibrate, Calibration, Judge};
 use crate::size::{estimate_size, SizeEstimate, SizeOptions};
 use crate::steps::{region_hit_fraction, run_step, Layout, Probe, Step};
@@ -104,6 +104,47 @@ pub struct Report {
     pub features: Features,
     /// The conclusion.
     pub verdict: Verdict,
+    /// 2Q's long-term queue (thesis figure 2.12c), when the verdict is 2Q: its probes are
+    /// in `probes` under the `long_term` step.
+    pub long_term: Option<LongTermQueue>,
+}
+
+/// What the long-term step found: which stripes of a region placed in 2Q's main queue (Am)
+/// survived evictions from Am, and the order that explains it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LongTermQueue {
+    /// The step's layout (a `0.3E` region in ten stripes).
+    pub layout: Layout,
+    /// Order scores and stripe profile of the step's probes.
+    pub features: StepFeatures,
+    /// `lru`, `fifo` or `lfu` when recency, initial access or frequency orders survival
+    /// (score at least [`STRONG`]; recency first), else `unknown`.
+    pub order: &'static str,
+}
+
+impl LongTermQueue {
+    fn from_probes(probes: &[Probe], layout: Layout) -> Self {
+        let mine: Vec<Probe> = probes
+            .iter()
+            .filter(|p| p.step == Step::LongTerm)
+            .copied()
+            .collect();
+        let features = step_features(&mine, &layout);
+        let order = if features.recency >= STRONG {
+            "lru"
+        } else if features.initial >= STRONG {
+            "fifo"
+        } else if features.frequency >= STRONG {
+            "lfu"
+        } else {
+            "unknown"
+        };
+        LongTermQueue {
+            layout,
+            features,
+            order,
+        }
+    }
 }
 
 /// Run Dust against `target`.
@@ -197,6 +238,25 @@ pub fn fingerprint_with_progress(
     });
     let features = features(&probes, &layout);
     let verdict = classify(&features);
+    // 2Q's main queue can only be probed once 2Q is known (the set-up is 2Q-specific).
+    let long_term = if verdict.verdict == "twoq" {
+        let lt = layout.long_term();
+        for i in 0..config.iterations {
+            run_step(
+                target,
+                &judge,
+                &lt,
+                Step::LongTerm,
+                i,
+                &mut rng,
+                &mut probes,
+            )?;
+        }
+        target.reset()?;
+        Some(LongTermQueue::from_probes(&probes, lt))
+    } else {
+        None
+    };
     Ok(Report {
         target: target.describe(),
         config: config.clone(),
@@ -209,5 +269,6 @@ pub fn fingerprint_with_progress(
         judge_agreement,
         features,
         verdict,
+        long_term,
     })
 }

@@ -47,6 +47,9 @@ pub enum Step {
     UseBits,
     /// History fingerprint (figure 2.7), after setting every use bit.
     History,
+    /// 2Q's long-term queue (figure 2.12c): a region moved into Am, given the stripes'
+    /// attributes there, half of it evicted from Am. Run only when the verdict is 2Q.
+    LongTerm,
 }
 
 impl Step {
@@ -56,6 +59,7 @@ impl Step {
             Step::ShortTerm => "short_term",
             Step::UseBits => "use_bits",
             Step::History => "history",
+            Step::LongTerm => "long_term",
         }
     }
 }
@@ -126,6 +130,17 @@ impl Layout {
 
     fn warmup_len(&self) -> u64 {
         self.warmup_pages + self.warmup_extra_pages
+    }
+
+    /// The long-term step's layout: the same estimate, a test region of `0.3E` in the
+    /// usual ten stripes (see [`Step::LongTerm`]).
+    pub fn long_term(&self) -> Layout {
+        let stripe_pages = (self.estimate_pages * 3 / 10 / STRIPES).max(1);
+        Layout {
+            stripe_pages,
+            region_pages: stripe_pages * STRIPES,
+            ..*self
+        }
     }
 
     /// First block of the history step's `evict1` region.
@@ -253,6 +268,45 @@ fn set_history(target: &mut dyn Target, layout: &Layout) -> Result<(), DustError
     Ok(())
 }
 
+/// Figure 2.12c's set-up for 2Q (the thesis does not describe it; this is ours, for 2Q with
+/// its usual `Kin = E/4` and `Kout = E/2`). The test region R (`0.3E`, from
+/// [`Layout::long_term`]) is read once (into A1in), pushed out to A1out by `1.1E` new
+/// pages, and read again, which moves it into Am in stripe order; then the short-term
+/// step's stripe passes give its stripes their recency and frequency inside Am. New pages
+/// never evict from Am: 2Q takes victims from A1in while A1in holds more than Kin, and a
+/// miss lands in A1in. Only pages promoted from A1out grow Am, so two rounds of `0.3E`
+/// pages each go in (A1in), out (to A1out, pushed by as many pages as A1in holds) and in
+/// again (into Am): the first round shrinks A1in from `0.7E` to `0.4E`, the second to
+/// Kin and then evicts `0.15E` pages — half of R — from Am's end. If Am is LRU the
+/// survivors are R's most recent stripes, FIFO its last re-read, LFU its most read.
+fn set_long_term(target: &mut dyn Target, layout: &Layout) -> Result<(), DustError> {
+    let e = layout.estimate_pages;
+    let r = layout.region_pages;
+    let filler = e * 11 / 10;
+    let round = e * 3 / 10;
+    let needed = r + filler + 2 * round + (e - r) + (e - r - round);
+    if target.blocks() < needed {
+        return Err(DustError::TooSmall {
+            blocks: target.blocks(),
+            needed,
+            pages: e,
+        });
+    }
+    target.touch_range(0..r, 1)?;
+    target.touch_range(r..r + filler, 1)?;
+    set_attributes(target, layout)?;
+    let mut next = r + filler;
+    for a1in in [e - r, e - r - round] {
+        let promoted = next..next + round;
+        target.touch_range(promoted.clone(), 1)?;
+        let pushers = promoted.end..promoted.end + a1in;
+        target.touch_range(pushers.clone(), 1)?;
+        target.touch_range(promoted, 1)?;
+        next = pushers.end;
+    }
+    Ok(())
+}
+
 /// The 20 probe offsets of one iteration over a region of `region` pages: a random start
 /// in the first half of the first stripe, then every `region/20` pages.
 pub fn probe_offsets(region: u64, rng: &mut impl Rng) -> [u64; PROBES as usize] {
@@ -303,6 +357,7 @@ pub fn run_step(
                 target.touch_range(r..r + layout.evict_pages, EVICT_REPEAT)?;
             }
             Step::History => set_history(target, layout)?,
+            Step::LongTerm => set_long_term(target, layout)?,
         }
         if let Some(key) = saved {
             target.save(key);

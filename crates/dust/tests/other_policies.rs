@@ -54,3 +54,52 @@ fn fingerprints_of_policies_outside_the_thesis() {
         .collect();
     assert!(got.is_empty(), "{got:#?}");
 }
+
+/// Figure 2.12c: for 2Q, the long-term step puts a region in Am, gives its stripes their
+/// recency and frequency there and evicts half of it from Am: the five least recent
+/// stripes go (recency ranks 0-4: stripes 0, 5, 1, 6, 2), as LRU would choose (on the
+/// pool one more, its batched eviction taking a few extra pages). With the
+/// measured size it works on the simulator and on the pool; other verdicts skip the step.
+#[test]
+fn the_long_term_queue_of_2q_is_lru() {
+    use dust::{target_from_spec, Target};
+    for spec in [
+        "sim:twoq:pages=1000",
+        "sim:twoq:pages=20000",
+        "pool:twoq:frames=1000",
+    ] {
+        let mut t: Box<dyn Target> = target_from_spec(spec, 3).unwrap();
+        let cfg = DustConfig {
+            iterations: if spec.contains("20000") { 10 } else { 40 },
+            seed: 2,
+            ..DustConfig::default()
+        };
+        let r = fingerprint(t.as_mut(), &cfg).unwrap();
+        assert_eq!(r.verdict.verdict, "twoq", "{spec}");
+        let lt = r.long_term.expect("2Q gets the long-term step");
+        assert_eq!(lt.order, "lru", "{spec}: {:?}", lt.features);
+        // stripes from least to most recent (the short-term step's recency ranks)
+        let by_recency = [0, 5, 1, 6, 2, 7, 3, 8, 4, 9];
+        let gone = by_recency
+            .iter()
+            .take_while(|&&s| lt.features.profile[s] < 0.5)
+            .count();
+        let kept = by_recency[gone..]
+            .iter()
+            .all(|&s| lt.features.profile[s] > 0.5);
+        assert!(
+            kept,
+            "{spec}: not a recency prefix: {:?}",
+            lt.features.profile
+        );
+        // half of the region on the simulator; the pool evicts in batches, one stripe more
+        let expected = if spec.starts_with("pool") { 6 } else { 5 };
+        assert_eq!(gone, expected, "{spec}: {:?}", lt.features.profile);
+    }
+    let mut lru = SimTarget::parse("sim:lru:pages=1000", 3).unwrap();
+    let cfg = DustConfig {
+        iterations: 10,
+        ..DustConfig::default()
+    };
+    assert!(fingerprint(&mut lru, &cfg).unwrap().long_term.is_none());
+}
