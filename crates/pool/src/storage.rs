@@ -507,40 +507,24 @@ impl StorageFile for RecordingFile {
 
 #[cfg(test)]
 mod tests {
+    /// Buffered, creating the file or not.
+    fn mode(create: bool) -> OpenMode {
+        OpenMode {
+            create,
+            direct: false,
+        }
+    }
+
     use super::*;
 
     #[test]
     fn mem_storage_reads_what_was_written_and_shares_files() {
         let s = MemStorage::new();
         let p = Path::new("/a");
-        assert!(s
-            .open(
-                p,
-                OpenMode {
-                    create: false,
-                    direct: false
-                }
-            )
-            .is_err());
-        let f = s
-            .open(
-                p,
-                OpenMode {
-                    create: true,
-                    direct: false,
-                },
-            )
-            .unwrap();
+        assert!(s.open(p, mode(false)).is_err());
+        let f = s.open(p, mode(true)).unwrap();
         assert_eq!(f.write_at(b"hello", 3).unwrap(), 5);
-        let g = s
-            .open(
-                p,
-                OpenMode {
-                    create: false,
-                    direct: false,
-                },
-            )
-            .unwrap();
+        let g = s.open(p, mode(false)).unwrap();
         let mut buf = [9u8; 10];
         assert_eq!(g.read_at(&mut buf, 0).unwrap(), 8);
         assert_eq!(&buf[..8], b"\0\0\0hello");
@@ -556,15 +540,7 @@ mod tests {
     fn recording_storage_logs_and_injects() {
         let s = RecordingStorage::new();
         let p = Path::new("/r");
-        let f = s
-            .open(
-                p,
-                OpenMode {
-                    create: true,
-                    direct: false,
-                },
-            )
-            .unwrap();
+        let f = s.open(p, mode(true)).unwrap();
         s.inject(FaultOp::Write, FaultKind::ShortWrite, 1, 1);
         assert_eq!(f.write_at(b"abcd", 0).unwrap(), 4);
         assert_eq!(f.write_at(b"wxyz", 4).unwrap(), 2);
@@ -602,15 +578,7 @@ mod tests {
     fn real_files_vectored_read() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("f");
-        let f = FileStorage
-            .open(
-                &p,
-                OpenMode {
-                    create: true,
-                    direct: false,
-                },
-            )
-            .unwrap();
+        let f = FileStorage.open(&p, mode(true)).unwrap();
         let data: Vec<u8> = (0..10000u32).map(|i| (i % 251) as u8).collect();
         assert_eq!(f.write_at(&data, 0).unwrap(), data.len());
         let mut a = vec![0u8; 4096];

@@ -8,6 +8,16 @@ fn pattern(n: usize, salt: u8) -> Vec<u8> {
         .collect()
 }
 
+/// A 16-frame pool over real files.
+fn small_pool(io: IoMode, page_size: usize, lookup: Lookup) -> Result<BufferPool, PoolError> {
+    BufferPool::builder()
+        .capacity_frames(16)
+        .page_size(page_size)
+        .io_mode(io)
+        .lookup(lookup)
+        .build()
+}
+
 fn roundtrip(io: IoMode, page_size: usize, lookup: Lookup) -> Result<(), PoolError> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("data");
@@ -15,12 +25,7 @@ fn roundtrip(io: IoMode, page_size: usize, lookup: Lookup) -> Result<(), PoolErr
     let len = 5 * page_size + 123;
     let data = pattern(len, 7);
     {
-        let pool = BufferPool::builder()
-            .capacity_frames(16)
-            .page_size(page_size)
-            .io_mode(io)
-            .lookup(lookup)
-            .build()?;
+        let pool = small_pool(io, page_size, lookup)?;
         let f = pool.create(&path)?;
         pool.write(f, 0, &data)?;
         pool.fsync(f)?;
@@ -32,12 +37,7 @@ fn roundtrip(io: IoMode, page_size: usize, lookup: Lookup) -> Result<(), PoolErr
     expect[page_size - 1..page_size + 1].copy_from_slice(b"XY");
     assert_eq!(std::fs::read(&path).unwrap(), expect);
     // reopen through a fresh pool: read-ahead over the whole file, then random reads
-    let pool = BufferPool::builder()
-        .capacity_frames(16)
-        .page_size(page_size)
-        .io_mode(io)
-        .lookup(lookup)
-        .build()?;
+    let pool = small_pool(io, page_size, lookup)?;
     let f = pool.open(&path)?;
     assert_eq!(pool.len(f)?, len as u64);
     let mut back = vec![0u8; len + 50];
