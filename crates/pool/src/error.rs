@@ -86,6 +86,15 @@ pub enum PoolError {
         /// Frames in the pool.
         frames: usize,
     },
+    /// A miss needed a frame, and the only pages that could make room were dirty pages
+    /// whose writes failed. The error is the file's whose write failed (it may be another
+    /// file than the one the miss was for); those pages stay dirty, and that file's own
+    /// `fsync` reports the error too.
+    #[error("no frame could be freed: every evictable page is dirty and could not be written ({source})")]
+    WriteBackStalled {
+        /// The write that failed.
+        source: Box<PoolError>,
+    },
     /// The storage failed.
     #[error("{op} {path}: {source}")]
     Io {
@@ -100,10 +109,12 @@ pub enum PoolError {
 }
 
 impl PoolError {
-    /// The underlying I/O error, if this is one.
+    /// The underlying I/O error, if this is one (or a [`PoolError::WriteBackStalled`],
+    /// whose cause is one).
     pub fn io_error(&self) -> Option<&std::io::Error> {
         match self {
             PoolError::Io { source, .. } => Some(source),
+            PoolError::WriteBackStalled { source } => source.io_error(),
             _ => None,
         }
     }

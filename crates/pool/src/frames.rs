@@ -79,6 +79,14 @@ pub(crate) struct Header {
     /// Bumped each time the frame is loaded with a page, so a queued hit can tell whether
     /// the frame still holds the page it was recorded for.
     pub incarnation: AtomicU32,
+    /// A write of the page to storage is in flight. Writers hold only a shared pin (readers
+    /// go on during the I/O), so this flag is what keeps two of them (the flusher and an
+    /// `fsync`, say) from writing the same page at once: a second, late whole-page write
+    /// could land after an `O_DIRECT` trim and leave the file rounded up.
+    pub writing: AtomicBool,
+    /// The last write of this (dirty) page failed: eviction looks for room elsewhere first,
+    /// so one file's failing storage does not stall misses on every file.
+    pub write_failed: AtomicBool,
 }
 
 /// The frame arena: `count` frames of `page_size` bytes in one page-aligned block.
@@ -151,6 +159,8 @@ impl Frames {
             refs: AtomicU8::new(0),
             ra_mark: AtomicBool::new(false),
             incarnation: AtomicU32::new(0),
+            writing: AtomicBool::new(false),
+            write_failed: AtomicBool::new(false),
         }));
         frames.headers = headers.into_boxed_slice();
         Some(frames)
@@ -272,7 +282,7 @@ impl Drop for Frames {
 
 /// Spin a little, then yield: the latch holder is normally one copy or one I/O away.
 #[cfg(loom)]
-fn backoff(_spins: &mut u32) {
+pub(crate) fn backoff(_spins: &mut u32) {
     // loom must be told that a waiting thread cannot make progress on its own.
     loom::thread::yield_now();
 }
@@ -280,7 +290,7 @@ fn backoff(_spins: &mut u32) {
 /// Spin a little, then yield: the latch holder is normally one copy or one I/O away.
 #[cfg(not(loom))]
 #[inline]
-fn backoff(spins: &mut u32) {
+pub(crate) fn backoff(spins: &mut u32) {
     if *spins < 32 {
         std::hint::spin_loop();
     } else {

@@ -25,32 +25,30 @@ use parking_lot::{Condvar, Mutex, RwLock};
 use policy::{Access, AnyPolicy, BuildContext, FrameId, Policy, PolicySpec};
 
 use crate::error::PoolError;
-use crate::frames::{Exclusive, Frames, Header, Shared, NO_OWNER};
+use crate::frames::{backoff, Exclusive, Frames, Header, Shared, NO_OWNER};
 use crate::lookup::{Hashed, Mapped, PageKey, Table};
 use crate::stats::{stripe, Counter, Counters, STRIPE_COUNT};
 use crate::storage::{read_full_at, BatchRead, FileStorage, OpenMode, Storage, StorageFile};
 
 /// A file opened in a pool. Copyable; stale after `close` (operations then return
-/// [`PoolError::Closed`], even if the slot has been reused by another file).
+/// [`PoolError::Closed`], even if the slot has been reused by another file). A handle is
+/// only valid in the pool that opened it: another pool refuses it with `Closed` too.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct FileHandle {
+    /// The pool's identity (see `NEXT_POOL_ID`).
+    pool: u64,
     slot: u32,
     gen: u32,
 }
 
+/// Identities handed to pools, so a handle from one pool is refused by another.
+static NEXT_POOL_ID: AtomicU64 = AtomicU64::new(1);
+
 impl FileHandle {
-    /// The frame-header owner word of this handle's pages.
+    /// The frame-header owner word of this handle's pages (unique within its pool).
     #[inline]
     fn owner(self) -> u64 {
         (u64::from(self.gen) << 32) | u64::from(self.slot)
-    }
-
-    #[inline]
-    fn from_owner(owner: u64) -> FileHandle {
-        FileHandle {
-            slot: owner as u32,
-            gen: (owner >> 32) as u32,
-        }
     }
 
     #[inline]
@@ -467,6 +465,7 @@ impl BufferPoolBuilder {
         // that a miss does not wait for a long scan.
         let batch = (frames / 32).clamp(1, 256);
         let inner = Arc::new(Inner {
+            id: NEXT_POOL_ID.fetch_add(1, Ordering::Relaxed),
             frames: arena,
             table,
             files: (0..self.max_open_files).map(|_| FileSlot::new()).collect(),
@@ -554,16 +553,27 @@ struct OpenFile {
 }
 
 struct FileSlot {
-    /// `gen << 1 | open`.
+    /// `gen << 2 | OPEN | BUSY`: the generation of the file that has (or last had) the
+    /// slot, whether it is open, and whether a close is still releasing it. The slot is
+    /// free for `open` only when neither flag is set.
     state: AtomicU64,
     file: RwLock<Option<OpenFile>>,
     /// Logical length: what `len` returns, including writes not yet on storage.
     len: AtomicU64,
-    /// Shared by writes, exclusive for `set_len`, so a write never races a truncation.
+    /// Shared while a write changes a page or a load brings one in; exclusive for
+    /// `set_len`, `close` and the `O_DIRECT` trim, which must see every page of the file
+    /// that exists and know that no other will appear. Never held while waiting for a
+    /// frame latch the application may hold (a pin can be held for ever), which is what
+    /// keeps pins of different pages from ever blocking each other.
     resize: RwLock<()>,
     /// The page after the last one loaded: a miss there is sequential (read-ahead).
     ra_next: AtomicU64,
 }
+
+/// `FileSlot::state`: a file is open in the slot.
+const OPEN: u64 = 1;
+/// `FileSlot::state`: a close is releasing the slot (not open, not yet free).
+const BUSY: u64 = 2;
 
 impl FileSlot {
     fn new() -> Self {
@@ -575,17 +585,25 @@ impl FileSlot {
             ra_next: AtomicU64::new(0),
         }
     }
+
+    /// Generation of the slot's current or last file.
+    fn gen(&self) -> u32 {
+        (self.state.load(Ordering::Acquire) >> 2) as u32
+    }
 }
 
 #[inline]
 fn open_state(gen: u32) -> u64 {
-    (u64::from(gen) << 1) | 1
+    (u64::from(gen) << 2) | OPEN
 }
 
 struct Inner {
+    /// This pool's identity, carried by its handles.
+    id: u64,
     frames: Frames,
     table: Table,
     files: Box<[FileSlot]>,
+    /// Serializes `open`s choosing a free slot.
     open_lock: Mutex<()>,
     policy: Mutex<PolicyState>,
     hit_mode: HitMode,
@@ -659,7 +677,8 @@ enum Fill {
 enum Evicted {
     /// A frame for the caller (others may have gone to the free list).
     Frame(u32),
-    /// Only dirty frames were evictable; some were written, try again.
+    /// Only dirty frames were evictable; some were written (or found unwritable and
+    /// marked so), try again.
     Cleaned,
     /// Nothing evictable now, but some frames are only latched by the pool itself (loads,
     /// hits, writes in flight): wait a moment and try again.
@@ -675,10 +694,20 @@ impl Inner {
             .files
             .get(fh.slot as usize)
             .ok_or(PoolError::Closed(fh))?;
-        if s.state.load(Ordering::Acquire) != open_state(fh.gen) {
+        if s.state.load(Ordering::Acquire) != open_state(fh.gen) || fh.pool != self.id {
             return Err(PoolError::Closed(fh));
         }
         Ok(s)
+    }
+
+    /// The handle of the file whose pages carry `owner` (a frame header's owner word).
+    #[inline]
+    fn handle_of(&self, owner: u64) -> FileHandle {
+        FileHandle {
+            pool: self.id,
+            slot: owner as u32,
+            gen: (owner >> 32) as u32,
+        }
     }
 
     #[inline]
@@ -703,18 +732,22 @@ impl Inner {
         }
     }
 
-    fn access(fh: FileHandle, page: u64) -> Access {
-        let mut a = Access::unit(
-            (u64::from(fh.slot) << 48) ^ (u64::from(fh.gen) << 40) ^ page,
-            0,
-        );
-        a.stream = fh.slot;
+    /// The policy's view of page `page` of the file in `slot` at generation `gen`.
+    fn access_key(slot: u32, gen: u32, page: u64) -> Access {
+        let mut a = Access::unit((u64::from(slot) << 48) ^ (u64::from(gen) << 40) ^ page, 0);
+        a.stream = slot;
         a
     }
 
+    fn access(fh: FileHandle, page: u64) -> Access {
+        Self::access_key(fh.slot, fh.gen, page)
+    }
+
     fn access_of(h: &Header) -> Access {
-        Self::access(
-            FileHandle::from_owner(h.owner.load(Ordering::Relaxed)),
+        let owner = h.owner.load(Ordering::Relaxed);
+        Self::access_key(
+            owner as u32,
+            (owner >> 32) as u32,
             h.page.load(Ordering::Relaxed),
         )
     }
@@ -815,17 +848,23 @@ impl Inner {
         page: u64,
         user: bool,
     ) -> Option<Shared<'_>> {
-        if slot.state.load(Ordering::Acquire) != open_state(fh.gen) {
+        if slot.state.load(Ordering::Acquire) != open_state(fh.gen) || fh.pool != self.id {
             return None;
         }
         let fid = self.table.get(fh.key(page))?;
-        let g = self.frames.try_share_as(fid, user)?;
+        let mut g = self.frames.try_share(fid)?;
         let h = g.header();
         if h.owner.load(Ordering::Relaxed) != fh.owner()
             || h.page.load(Ordering::Relaxed) != page
             || h.ra_mark.load(Ordering::Relaxed)
         {
             return None;
+        }
+        if user {
+            // Only now, with the page known to be ours: a pin counted as the application's
+            // must never be one taken through a stale mapping, or `set_len` and `close`
+            // could refuse because of another file's reader.
+            g.mark_user();
         }
         self.touch(fid, h);
         self.counters.bump(Counter::Hits);
@@ -844,7 +883,10 @@ impl Inner {
         }
     }
 
-    /// Find or load `page` of `fh` and latch it (exclusive when `excl`).
+    /// Find or load `page` of `fh` and latch it (exclusive when `excl`). With `wait` false,
+    /// `Ok(None)` instead of waiting when the page is resident but latched by someone else
+    /// (`write` must not wait for a latch while it holds the file's resize lock).
+    #[allow(clippy::too_many_arguments)]
     fn acquire(
         &self,
         fh: FileHandle,
@@ -853,16 +895,24 @@ impl Inner {
         fill: Fill,
         read_ahead: bool,
         user: bool,
-    ) -> Result<Latch<'_>, PoolError> {
+        wait: bool,
+    ) -> Result<Option<Latch<'_>>, PoolError> {
         self.check_in_range(page)?;
         let key = fh.key(page);
         loop {
             let slot = self.slot(fh)?;
             if let Some(fid) = self.table.get(key) {
-                let latch = if excl {
-                    Latch::Excl(self.frames.exclusive(fid))
-                } else {
-                    Latch::Shared(self.frames.share_as(fid, user))
+                let latch = match (excl, wait) {
+                    (true, true) => Latch::Excl(self.frames.exclusive(fid)),
+                    (false, true) => Latch::Shared(self.frames.share(fid)),
+                    (true, false) => match self.frames.try_exclusive(fid) {
+                        Some(g) => Latch::Excl(g),
+                        None => return Ok(None),
+                    },
+                    (false, false) => match self.frames.try_share(fid) {
+                        Some(g) => Latch::Shared(g),
+                        None => return Ok(None),
+                    },
                 };
                 let h = self.frames.header(fid);
                 if h.owner.load(Ordering::Relaxed) == fh.owner()
@@ -878,7 +928,7 @@ impl Inner {
                         let start = slot.ra_next.load(Ordering::Relaxed).max(page + 1);
                         self.read_ahead_run(fh, slot, start);
                     }
-                    return Ok(latch);
+                    return Ok(Some(Self::as_user(latch, user)));
                 }
                 // Stale mapping (invariant 2): remove it while pinned, so the frame cannot
                 // be reloaded for this key in between.
@@ -887,14 +937,34 @@ impl Inner {
                 continue;
             }
             if let Some(latch) = self.load(fh, slot, page, excl, fill, read_ahead)? {
-                return Ok(match latch {
-                    Latch::Shared(mut s) if user => {
-                        s.mark_user();
-                        Latch::Shared(s)
-                    }
-                    other => other,
-                });
+                return Ok(Some(Self::as_user(latch, user)));
             }
+        }
+    }
+
+    /// `acquire` that waits for the latch.
+    fn acquire_waiting(
+        &self,
+        fh: FileHandle,
+        page: u64,
+        excl: bool,
+        fill: Fill,
+        read_ahead: bool,
+        user: bool,
+    ) -> Result<Latch<'_>, PoolError> {
+        Ok(self
+            .acquire(fh, page, excl, fill, read_ahead, user, true)?
+            .expect("an acquire that waits always returns a latch"))
+    }
+
+    /// Count a shared latch as the application's pin (`user`), once its page is known.
+    fn as_user(latch: Latch<'_>, user: bool) -> Latch<'_> {
+        match latch {
+            Latch::Shared(mut s) if user => {
+                s.mark_user();
+                Latch::Shared(s)
+            }
+            other => other,
         }
     }
 
@@ -902,8 +972,9 @@ impl Inner {
     /// exclusively latched, with no owner.
     fn alloc_frame(&self, incoming: &Access) -> Result<Exclusive<'_>, PoolError> {
         // Each round either gets a frame, or wrote some dirty pages, or gives up; bound the
-        // rounds in case other threads keep re-dirtying what this one cleans.
-        for _ in 0..1000 {
+        // rounds in case other threads keep re-dirtying what this one cleans (enough to
+        // pass over every frame once when their writes fail, a batch per round).
+        for _ in 0..1000 + self.frames.len() / self.batch {
             let (popped, low) = {
                 let mut free = self.free.lock();
                 let id = free.pop();
@@ -1013,27 +1084,38 @@ impl Inner {
         mine
     }
 
-    /// The next `batch` victims in policy order that are idle but dirty (to be written
-    /// before they can be evicted).
-    fn dirty_victims(&self, state: &PolicyState) -> Vec<FrameId> {
+    /// The next `batch` victims in policy order that are idle and dirty (to be written
+    /// before they can be evicted): those whose last write did not fail, or with `failed`
+    /// only those whose last write did.
+    fn dirty_victims(&self, state: &PolicyState, failed: bool) -> Vec<FrameId> {
         let frames = &self.frames;
+        let pick = |f: FrameId| {
+            let h = frames.header(f.0);
+            frames.is_idle(f.0)
+                && h.dirty.load(Ordering::Relaxed)
+                && h.write_failed.load(Ordering::Relaxed) == failed
+        };
         let mut out = Vec::new();
-        state
-            .policy
-            .victims(self.batch, &|f: FrameId| frames.is_idle(f.0), &mut out);
-        out.retain(|f| frames.header(f.0).dirty.load(Ordering::Relaxed));
+        state.policy.victims(self.batch, &pick, &mut out);
         out
     }
 
     /// Evict a batch; if every evictable frame is dirty (the flusher is behind), write the
     /// policy's next victims from this thread, outside the policy lock, and report
-    /// `Cleaned` so the caller tries again.
+    /// `Cleaned` so the caller tries again. Pages whose writes failed are passed over
+    /// while others can be written (one file on a full disk must not stall misses on every
+    /// file); only when nothing else is left are they tried again, and if they fail the
+    /// miss gets [`PoolError::WriteBackStalled`] with their file's error.
     fn evict_batch(&self, incoming: &Access) -> Result<Evicted, PoolError> {
         let mut state = self.policy.lock();
         if let Some(id) = self.take_or_evict(&mut state, incoming) {
             return Ok(Evicted::Frame(id));
         }
-        let dirty = self.dirty_victims(&state);
+        let mut dirty = self.dirty_victims(&state, false);
+        let only_failed = dirty.is_empty();
+        if only_failed {
+            dirty = self.dirty_victims(&state, true);
+        }
         drop(state);
         if dirty.is_empty() {
             let frames = &self.frames;
@@ -1047,7 +1129,7 @@ impl Inner {
         let mut cleaned = 0;
         let mut first_err = None;
         for f in dirty {
-            match self.clean_frame(f.0, false, Counter::ForegroundWrites) {
+            match self.clean_frame(f.0, false, Counter::ForegroundWrites, None) {
                 Ok(true) => cleaned += 1,
                 Ok(false) => {}
                 Err(e) => {
@@ -1056,9 +1138,13 @@ impl Inner {
             }
         }
         match first_err {
-            Some(e) if cleaned == 0 => Err(e),
-            _ if cleaned == 0 => Ok(Evicted::Busy),
-            _ => Ok(Evicted::Cleaned),
+            Some(e) if cleaned == 0 && only_failed => Err(PoolError::WriteBackStalled {
+                source: Box::new(e),
+            }),
+            // Those pages are marked failed now: the next round looks past them.
+            Some(_) => Ok(Evicted::Cleaned),
+            None if cleaned == 0 => Ok(Evicted::Busy),
+            None => Ok(Evicted::Cleaned),
         }
     }
 
@@ -1073,9 +1159,10 @@ impl Inner {
         }
         let owner = h.owner.load(Ordering::Relaxed);
         if owner != NO_OWNER {
-            let fh = FileHandle::from_owner(owner);
-            self.table
-                .remove(fh.key(h.page.load(Ordering::Relaxed)), id);
+            self.table.remove(
+                self.handle_of(owner).key(h.page.load(Ordering::Relaxed)),
+                id,
+            );
         }
         h.owner.store(NO_OWNER, Ordering::Relaxed);
         h.refs.store(0, Ordering::Relaxed);
@@ -1105,6 +1192,7 @@ impl Inner {
         h.page.store(page, Ordering::Relaxed);
         h.refs.store(0, Ordering::Relaxed);
         h.ra_mark.store(false, Ordering::Relaxed);
+        h.write_failed.store(false, Ordering::Relaxed);
         debug_assert!(!h.dirty.load(Ordering::Relaxed));
         let key = fh.key(page);
         if self.table.insert(key, g.id()).is_err() {
@@ -1408,17 +1496,29 @@ impl Inner {
     }
 
     /// Write a frame's page to storage. The caller holds a latch on the frame (shared or
-    /// exclusive), so the bytes cannot change during the write.
+    /// exclusive), so the bytes cannot change during the write. `Closed` when the page's
+    /// file is being closed (`close` writes its pages itself).
     fn write_out(&self, h: &Header, bytes: &[u8]) -> Result<(), PoolError> {
-        let fh = FileHandle::from_owner(h.owner.load(Ordering::Relaxed));
-        let page = h.page.load(Ordering::Relaxed);
+        let fh = self.handle_of(h.owner.load(Ordering::Relaxed));
         let (file, path) = self.file_of(fh)?;
+        let len = self.slot(fh)?.len.load(Ordering::Acquire);
+        self.write_page(&*file, &path, h.page.load(Ordering::Relaxed), bytes, len)
+    }
+
+    /// Write page `page` (its frame's bytes) of a file of logical length `len`: the part
+    /// inside the file, or in `O_DIRECT` mode the whole page (the bytes past `len` are
+    /// zero, invariant 4, and the trim in `fsync` and `close` cuts them off again).
+    fn write_page(
+        &self,
+        file: &dyn StorageFile,
+        path: &Path,
+        page: u64,
+        bytes: &[u8],
+        len: u64,
+    ) -> Result<(), PoolError> {
         let ps = self.page_size as u64;
         let off = page * ps;
-        let len = self.slot(fh)?.len.load(Ordering::Acquire);
         let n = if self.direct {
-            // O_DIRECT wants whole aligned pages; the tail beyond the logical length is
-            // zero (invariant 4) and trimmed by fsync/close.
             ps
         } else {
             len.saturating_sub(off).min(ps)
@@ -1447,7 +1547,7 @@ impl Inner {
             Err(source) => {
                 self.counters.bump(Counter::WriteErrors);
                 Err(PoolError::Io {
-                    path,
+                    path: path.to_path_buf(),
                     op: "write",
                     source,
                 })
@@ -1455,35 +1555,80 @@ impl Inner {
         }
     }
 
-    /// Write frame `id` if dirty, under a shared pin (`wait`: wait for writers to finish
-    /// instead of skipping a latched frame). `Ok(true)` if this call wrote it.
-    fn clean_frame(&self, id: u32, wait: bool, by: Counter) -> Result<bool, PoolError> {
-        let g = if wait {
-            self.frames.share(id)
-        } else {
-            match self.frames.try_share(id) {
-                Some(g) => g,
-                None => return Ok(false),
+    /// Write the page of exclusively latched frame `id` now (write-through) and mark it
+    /// clean; on error it stays dirty for the next `fsync` to retry and report.
+    fn write_latched(&self, id: u32, h: &Header, bytes: &[u8]) -> Result<(), PoolError> {
+        match self.write_out(h, bytes) {
+            Ok(()) => {
+                self.clear_dirty(id, h);
+                h.write_failed.store(false, Ordering::Relaxed);
+                Ok(())
             }
-        };
-        let h = g.header();
-        if !h.dirty.load(Ordering::Acquire) || h.owner.load(Ordering::Relaxed) == NO_OWNER {
-            return Ok(false);
+            Err(e) => {
+                h.write_failed.store(true, Ordering::Relaxed);
+                Err(e)
+            }
         }
-        let fh = FileHandle::from_owner(h.owner.load(Ordering::Relaxed));
-        if !self.is_open(fh) {
-            // A write that raced with `close` of its file: the file is gone, and so is the
-            // page (see `BufferPool::close`). Drop it so the frame can be reused.
-            self.clear_dirty(id, h);
-            return Ok(false);
-        }
-        self.write_out(h, g.bytes())?;
-        self.clear_dirty(id, h);
-        self.counters.bump(by);
-        Ok(true)
     }
 
-    /// Frames currently owned by `fh`.
+    /// Write frame `id` if dirty, under a shared pin, so readers go on meanwhile (`wait`:
+    /// wait for the frame's latch and for a write already in flight, instead of skipping
+    /// it). Only a page of `owner` is written, when given (the frame may have been reused
+    /// since the caller chose it). `Ok(true)` if this call wrote it.
+    fn clean_frame(
+        &self,
+        id: u32,
+        wait: bool,
+        by: Counter,
+        owner: Option<u64>,
+    ) -> Result<bool, PoolError> {
+        let mut spins = 0;
+        loop {
+            let g = if wait {
+                self.frames.share(id)
+            } else {
+                match self.frames.try_share(id) {
+                    Some(g) => g,
+                    None => return Ok(false),
+                }
+            };
+            let h = g.header();
+            let o = h.owner.load(Ordering::Relaxed);
+            if !h.dirty.load(Ordering::Acquire) || o == NO_OWNER || owner.is_some_and(|w| w != o) {
+                return Ok(false);
+            }
+            // One write of a page at a time (see `Header::writing`).
+            if h.writing
+                .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+                .is_err()
+            {
+                if !wait {
+                    return Ok(false);
+                }
+                drop(g);
+                backoff(&mut spins);
+                continue;
+            }
+            let out = match self.write_out(h, g.bytes()) {
+                Ok(()) => {
+                    self.clear_dirty(id, h);
+                    h.write_failed.store(false, Ordering::Relaxed);
+                    self.counters.bump(by);
+                    Ok(true)
+                }
+                // Its file is being closed, and `close` writes its dirty pages itself.
+                Err(PoolError::Closed(_)) => Ok(false),
+                Err(e) => {
+                    h.write_failed.store(true, Ordering::Relaxed);
+                    Err(e)
+                }
+            };
+            h.writing.store(false, Ordering::Release);
+            return out;
+        }
+    }
+
+    /// Frames currently owned by `fh` (a racy snapshot: callers re-check under a latch).
     fn frames_of(&self, fh: FileHandle) -> Vec<u32> {
         let owner = fh.owner();
         (0..self.frames.len() as u32)
@@ -1500,7 +1645,7 @@ impl Inner {
             .filter(|&id| self.frames.header(id).owner.load(Ordering::Relaxed) == owner)
             .collect();
         for id in mine {
-            if let Err(e) = self.clean_frame(id, true, Counter::ForegroundWrites) {
+            if let Err(e) = self.clean_frame(id, true, Counter::ForegroundWrites, Some(owner)) {
                 first_err.get_or_insert(e);
             }
         }
@@ -1510,15 +1655,16 @@ impl Inner {
         }
     }
 
-    /// In direct mode whole-page writes may leave the file longer than its logical length.
-    fn trim(&self, fh: FileHandle) -> Result<(), PoolError> {
+    /// In direct mode whole-page writes may leave the file longer than its logical length
+    /// `len`: cut it back. The caller holds the file's resize lock exclusively, so no
+    /// write can extend the file meanwhile (a trim to a stale length would cut off a page
+    /// written since).
+    fn trim_to(&self, file: &dyn StorageFile, path: &Path, len: u64) -> Result<(), PoolError> {
         if !self.direct {
             return Ok(());
         }
-        let (file, path) = self.file_of(fh)?;
-        let len = self.slot(fh)?.len.load(Ordering::Acquire);
         let io = |op, source| PoolError::Io {
-            path: path.clone(),
+            path: path.to_path_buf(),
             op,
             source,
         };
@@ -1530,13 +1676,64 @@ impl Inner {
 
     fn fsync(&self, fh: FileHandle) -> Result<(), PoolError> {
         self.flush_file(fh)?;
-        self.trim(fh)?;
         let (file, path) = self.file_of(fh)?;
+        if self.direct {
+            let slot = self.slot(fh)?;
+            let _resize = slot.resize.write();
+            self.slot(fh)?;
+            // After the flush: every whole-page write of a page dirty when fsync began has
+            // landed (the `writing` flag made the flush wait for ones in flight).
+            self.trim_to(&*file, &path, slot.len.load(Ordering::Acquire))?;
+        }
         file.sync().map_err(|source| PoolError::Io {
             path,
             op: "sync",
             source,
         })
+    }
+
+    /// Latch exclusively every resident page of `fh` for which `wanted(page)` holds, and
+    /// return them. The caller holds the file's resize lock exclusively, so no page of the
+    /// file can be loaded meanwhile: a frame that is the file's now was the file's when the
+    /// snapshot was taken, and one that is not can never become it. A wanted page the
+    /// application has pinned is refused with `PagePinned` (an application pin can last for
+    /// ever, and its holder may be waiting for the resize lock); the pool's own latches
+    /// (a copy, a load, a flusher write) are brief and waited out.
+    fn latch_pages(
+        &self,
+        fh: FileHandle,
+        wanted: impl Fn(u64) -> bool,
+    ) -> Result<Vec<(Exclusive<'_>, u64)>, PoolError> {
+        let owner = fh.owner();
+        let mut out = Vec::new();
+        for id in self.frames_of(fh) {
+            let h = self.frames.header(id);
+            let mut spins = 0;
+            loop {
+                if let Some(g) = self.frames.try_exclusive(id) {
+                    let page = h.page.load(Ordering::Relaxed);
+                    if h.owner.load(Ordering::Relaxed) == owner && wanted(page) {
+                        out.push((g, page));
+                    }
+                    break;
+                }
+                // Read the page between two reads of the owner: if both are ours, the frame
+                // held this page of ours throughout (see above).
+                if h.owner.load(Ordering::Acquire) != owner {
+                    break;
+                }
+                let page = h.page.load(Ordering::Acquire);
+                let pinned = self.frames.user_pinned(id);
+                if h.owner.load(Ordering::Acquire) != owner || !wanted(page) {
+                    break;
+                }
+                if pinned {
+                    return Err(PoolError::PagePinned { page });
+                }
+                backoff(&mut spins);
+            }
+        }
+        Ok(out)
     }
 
     /// Drop frame `id` (exclusively latched) from the cache entirely.
@@ -1545,15 +1742,17 @@ impl Inner {
         let h = g.header();
         let owner = h.owner.load(Ordering::Relaxed);
         if owner != NO_OWNER {
-            let fh = FileHandle::from_owner(owner);
-            self.table
-                .remove(fh.key(h.page.load(Ordering::Relaxed)), id);
+            self.table.remove(
+                self.handle_of(owner).key(h.page.load(Ordering::Relaxed)),
+                id,
+            );
         }
         if state.resident[id as usize] {
             state.policy.remove(FrameId(id));
             state.resident[id as usize] = false;
         }
         self.clear_dirty(id, h);
+        h.write_failed.store(false, Ordering::Relaxed);
         h.owner.store(NO_OWNER, Ordering::Relaxed);
         h.refs.store(0, Ordering::Relaxed);
         h.ra_mark.store(false, Ordering::Relaxed);
@@ -1616,7 +1815,7 @@ impl Inner {
             {
                 // Errors stay with the page: it remains dirty, and the next fsync (or
                 // close, or sync_all) retries it and reports the error.
-                let _ = self.clean_frame(id, false, Counter::FlusherWrites);
+                let _ = self.clean_frame(id, false, Counter::FlusherWrites, None);
             }
         }
     }
@@ -1636,7 +1835,7 @@ impl Inner {
                 let mut state = self.policy.lock();
                 self.evict_clean(&mut state, &Access::phantom(), &mut freed);
                 if freed.is_empty() {
-                    self.dirty_victims(&state)
+                    self.dirty_victims(&state, false)
                 } else {
                     Vec::new()
                 }
@@ -1648,7 +1847,7 @@ impl Inner {
             let mut cleaned = 0;
             for f in dirty {
                 // Errors stay with the page (see `write_aged`).
-                if let Ok(true) = self.clean_frame(f.0, false, Counter::FlusherWrites) {
+                if let Ok(true) = self.clean_frame(f.0, false, Counter::FlusherWrites, None) {
                     cleaned += 1;
                 }
             }
@@ -1679,11 +1878,13 @@ impl BufferPool {
     fn open_with(&self, path: &Path, create: bool) -> Result<FileHandle, PoolError> {
         let inner = &*self.inner;
         let _g = inner.open_lock.lock();
-        let Some(slot_no) = inner
-            .files
-            .iter()
-            .position(|s| s.state.load(Ordering::Acquire) & 1 == 0)
-        else {
+        // A free slot (neither open nor still being released by a close) whose generation
+        // can still grow: a slot whose generation would wrap is retired, so that a handle
+        // closed 2^32 opens ago can never become valid again.
+        let Some(slot_no) = inner.files.iter().position(|s| {
+            let state = s.state.load(Ordering::Acquire);
+            state & (OPEN | BUSY) == 0 && s.gen() < u32::MAX
+        }) else {
             return Err(PoolError::TooManyOpenFiles {
                 max: inner.files.len(),
             });
@@ -1705,8 +1906,9 @@ impl BufferPool {
             )
             .map_err(|e| io("open", e))?;
         let len = file.len().map_err(|e| io("stat", e))?;
-        let gen = ((slot.state.load(Ordering::Acquire) >> 1) as u32).wrapping_add(1);
+        let gen = slot.gen() + 1;
         let fh = FileHandle {
+            pool: inner.id,
             slot: slot_no as u32,
             gen,
         };
@@ -1772,7 +1974,7 @@ impl BufferPool {
             let shared = match inner.hit_shared(slot, f, page, false) {
                 Some(g) => g,
                 None => inner
-                    .acquire(f, page, false, Fill::Read, true, false)?
+                    .acquire_waiting(f, page, false, Fill::Read, true, false)?
                     .into_shared(),
             };
             buf[done..done + take].copy_from_slice(&shared.bytes()[in_page..in_page + take]);
@@ -1798,7 +2000,6 @@ impl BufferPool {
         if buf.is_empty() {
             return Ok(());
         }
-        let _resize = slot.resize.read();
         let ps = inner.page_size;
         let mut done = 0usize;
         while done < buf.len() {
@@ -1807,17 +2008,28 @@ impl BufferPool {
             let in_page = (pos as usize) & (ps - 1);
             let take = (ps - in_page).min(buf.len() - done);
             let fill = if take == ps { Fill::Zero } else { Fill::Read };
-            let latch = inner.acquire(f, page, true, fill, false, false)?;
-            let mut g = latch
-                .into_excl()
-                .expect("acquire(excl = true) returns an exclusive latch");
+            // The resize lock keeps the page and the length change together against a
+            // truncation; it is never held while waiting for the page's latch, which an
+            // application pin may hold for ever (a `set_len` waiting for the lock would
+            // then stall everything behind it).
+            let mut spins = 0;
+            let (_resize, mut g) = loop {
+                let resize = slot.resize.read();
+                if let Some(latch) = inner.acquire(f, page, true, fill, false, false, false)? {
+                    let g = latch
+                        .into_excl()
+                        .expect("acquire(excl = true) returns an exclusive latch");
+                    break (resize, g);
+                }
+                drop(resize);
+                backoff(&mut spins);
+            };
             g.bytes_mut()[in_page..in_page + take].copy_from_slice(&buf[done..done + take]);
             done += take;
             slot.len.fetch_max(pos + take as u64, Ordering::AcqRel);
             inner.mark_dirty(g.id(), g.header());
             if inner.write_policy == WritePolicy::WriteThrough {
-                inner.write_out(g.header(), g.bytes())?;
-                inner.clear_dirty(g.id(), g.header());
+                inner.write_latched(g.id(), g.header(), g.bytes())?;
             }
         }
         debug_assert!(slot.len.load(Ordering::Relaxed) >= end);
@@ -1829,71 +2041,47 @@ impl BufferPool {
         Ok(self.inner.slot(f)?.len.load(Ordering::Acquire))
     }
 
-    /// Truncate or extend the file. Cached pages past the new end are dropped (an error if
-    /// one is pinned); the storage file is resized at once.
+    /// Truncate or extend the file. Cached pages past the new end are dropped, and the
+    /// storage file is resized at once. Refused with [`PoolError::PagePinned`] (changing
+    /// nothing) if the application pins a page that would be dropped, or the last page when
+    /// it is cut inside.
     pub fn set_len(&self, f: FileHandle, len: u64) -> Result<(), PoolError> {
         let inner = &*self.inner;
         let slot = inner.slot(f)?;
         let _resize = slot.resize.write();
+        inner.slot(f)?;
         let old = slot.len.load(Ordering::Acquire);
+        if len == old {
+            return Ok(());
+        }
         let ps = inner.page_size as u64;
-        if len < old {
-            let keep_pages = inner.pages_of(len);
-            let mut drop_list = Vec::new();
-            let mut tail = None;
-            for id in inner.frames_of(f) {
-                let page = inner.frames.header(id).page.load(Ordering::Relaxed);
-                if page >= keep_pages {
-                    drop_list.push((id, page));
-                } else if len & (ps - 1) != 0 && page + 1 == keep_pages {
-                    tail = Some((id, page));
-                }
-            }
-            // Refuse if the application pins one of the pages, before anything changes;
-            // the pool's own transient latches (flusher, eviction) are waited for.
-            for &(id, page) in drop_list.iter().chain(tail.iter()) {
-                if inner.frames.user_pinned(id) {
-                    return Err(PoolError::PagePinned { page });
-                }
-            }
-            let mut latched = Vec::with_capacity(drop_list.len());
-            for &(id, page) in &drop_list {
-                let g = inner.frames.exclusive(id);
-                if g.header().owner.load(Ordering::Relaxed) == f.owner()
-                    && g.header().page.load(Ordering::Relaxed) == page
-                {
-                    latched.push(g);
-                }
-            }
-            let tail_latch = tail.and_then(|(id, page)| {
-                let g = inner.frames.exclusive(id);
-                (g.header().owner.load(Ordering::Relaxed) == f.owner()
-                    && g.header().page.load(Ordering::Relaxed) == page)
-                    .then_some(g)
-            });
-            let (file, path) = inner.file_of(f)?;
-            file.set_len(len).map_err(|source| PoolError::Io {
-                path,
-                op: "set_len",
-                source,
-            })?;
-            if let Some(mut g) = tail_latch {
+        let keep_pages = inner.pages_of(len);
+        // The last kept page, when the new end cuts it: its bytes past the end are zeroed
+        // (invariant 4). Growing needs none: the old last page is zero past the old end.
+        let cut_page = (len < old && !len.is_multiple_of(ps)).then(|| keep_pages - 1);
+        let latched = if len < old {
+            inner.latch_pages(f, |page| page >= keep_pages || Some(page) == cut_page)?
+        } else {
+            Vec::new()
+        };
+        let (file, path) = inner.file_of(f)?;
+        file.set_len(len).map_err(|source| PoolError::Io {
+            path,
+            op: "set_len",
+            source,
+        })?;
+        // Published while the pages are still latched: from here on a write of the cut
+        // page (the flusher's, an eviction's) writes only up to the new end, never the old
+        // bytes after the storage truncation.
+        slot.len.store(len, Ordering::Release);
+        let mut state = None;
+        for (mut g, page) in latched {
+            if page >= keep_pages {
+                inner.discard(g, state.get_or_insert_with(|| inner.policy.lock()));
+            } else {
                 let from = (len % ps) as usize;
                 g.bytes_mut()[from..].fill(0);
             }
-            let mut state = inner.policy.lock();
-            for g in latched {
-                inner.discard(g, &mut state);
-            }
-            slot.len.store(len, Ordering::Release);
-        } else if len > old {
-            let (file, path) = inner.file_of(f)?;
-            file.set_len(len).map_err(|source| PoolError::Io {
-                path,
-                op: "set_len",
-                source,
-            })?;
-            slot.len.store(len, Ordering::Release);
         }
         Ok(())
     }
@@ -1906,15 +2094,17 @@ impl BufferPool {
 
     /// `fsync` every open file; returns the first error after trying all.
     pub fn sync_all(&self) -> Result<(), PoolError> {
+        let inner = &*self.inner;
         let mut first_err = None;
-        for (slot_no, s) in self.inner.files.iter().enumerate() {
+        for (slot_no, s) in inner.files.iter().enumerate() {
             let state = s.state.load(Ordering::Acquire);
-            if state & 1 == 1 {
+            if state & OPEN != 0 {
                 let fh = FileHandle {
+                    pool: inner.id,
                     slot: slot_no as u32,
-                    gen: (state >> 1) as u32,
+                    gen: (state >> 2) as u32,
                 };
-                match self.inner.fsync(fh) {
+                match inner.fsync(fh) {
                     Ok(()) | Err(PoolError::Closed(_)) => {}
                     Err(e) => {
                         first_err.get_or_insert(e);
@@ -1931,70 +2121,43 @@ impl BufferPool {
     /// Write the file's dirty pages, drop its pages from the pool and close it. If a page
     /// cannot be written, or is pinned, the error is returned and the file stays open
     /// (nothing is lost; close again later). Close does not sync: call `fsync` first for
-    /// durability.
+    /// durability. Operations on the file that run concurrently with a successful close
+    /// either finish before it or fail with [`PoolError::Closed`].
     pub fn close(&self, f: FileHandle) -> Result<(), PoolError> {
         let inner = &*self.inner;
         let slot = inner.slot(f)?;
-        let _g = inner.open_lock.lock();
+        // No write or load of the file runs while this is held, so no page of it appears.
+        let _resize = slot.resize.write();
         inner.slot(f)?;
-        // Refuse while the application pins a page, before writing anything (a thread
-        // closing a file it still holds a `PageMut` of would otherwise wait for itself).
-        // A racing pin after this check, and the pool's own transient latches, are
-        // waited for below.
-        for id in inner.frames_of(f) {
-            if inner.frames.user_pinned(id) {
-                let page = inner.frames.header(id).page.load(Ordering::Relaxed);
-                return Err(PoolError::PagePinned { page });
+        // Every page of the file, latched: no hit, flusher write or eviction touches them
+        // while the dirty ones are written and all are dropped. An application pin refuses
+        // the close before anything changed.
+        let latched = inner.latch_pages(f, |_| true)?;
+        let (file, path) = inner.file_of(f)?;
+        let len = slot.len.load(Ordering::Acquire);
+        for (g, page) in &latched {
+            let h = g.header();
+            if h.dirty.load(Ordering::Acquire) {
+                // The file stays open on error: the pages not yet written stay dirty.
+                inner.write_page(&*file, &path, *page, g.bytes(), len)?;
+                inner.clear_dirty(g.id(), h);
+                h.write_failed.store(false, Ordering::Relaxed);
             }
         }
-        inner.flush_file(f)?;
-        inner.trim(f)?;
-        // New operations on the handle now fail; in-flight ones finish or back off.
-        slot.state.store(u64::from(f.gen) << 1, Ordering::Release);
-        let (file, path) = {
-            let g = slot.file.read();
-            let of = g.as_ref().ok_or(PoolError::Closed(f))?;
-            (Arc::clone(&of.file), of.path.clone())
-        };
-        for id in inner.frames_of(f) {
-            let g = inner.frames.exclusive(id);
-            let h = g.header();
-            if h.owner.load(Ordering::Relaxed) != f.owner() {
-                continue;
-            }
-            if h.dirty.load(Ordering::Acquire) {
-                // Dirtied by a write racing with close: write it with the file we hold.
-                let ps = inner.page_size as u64;
-                let off = h.page.load(Ordering::Relaxed) * ps;
-                let len = slot.len.load(Ordering::Acquire);
-                let n = if inner.direct {
-                    ps
-                } else {
-                    len.saturating_sub(off).min(ps)
-                } as usize;
-                if n > 0 {
-                    if let Err(source) = file.write_at(&g.bytes()[..n], off).and_then(|w| {
-                        if w == n {
-                            Ok(())
-                        } else {
-                            Err(std::io::ErrorKind::WriteZero.into())
-                        }
-                    }) {
-                        drop(g);
-                        slot.state.store(open_state(f.gen), Ordering::Release);
-                        return Err(PoolError::Io {
-                            path,
-                            op: "write",
-                            source,
-                        });
-                    }
-                    inner.counters.bump(Counter::PagesWritten);
-                }
-            }
-            let mut state = inner.policy.lock();
+        // Last, after every whole-page write: nothing can write a page of the file now.
+        inner.trim_to(&*file, &path, len)?;
+        // Closed: new operations fail; ones already past their check find their pages
+        // gone once the latches drop, and fail at the check when they retry.
+        slot.state
+            .store((u64::from(f.gen) << 2) | BUSY, Ordering::Release);
+        let mut state = inner.policy.lock();
+        for (g, _) in latched {
             inner.discard(g, &mut state);
         }
+        drop(state);
         *slot.file.write() = None;
+        // Free for `open` only now that nothing of the old file is left in the slot.
+        slot.state.store(u64::from(f.gen) << 2, Ordering::Release);
         Ok(())
     }
 
@@ -2052,7 +2215,7 @@ impl BufferPool {
         if page >= pages {
             return Err(PoolError::PastEnd { page, pages });
         }
-        let latch = inner.acquire(f, page, false, Fill::Read, false, true)?;
+        let latch = inner.acquire_waiting(f, page, false, Fill::Read, false, true)?;
         Ok(PageRef {
             guard: latch.into_shared(),
             page,
@@ -2069,7 +2232,7 @@ impl BufferPool {
         if page >= pages {
             return Err(PoolError::PastEnd { page, pages });
         }
-        let latch = inner.acquire(f, page, true, Fill::Read, false, true)?;
+        let latch = inner.acquire_waiting(f, page, true, Fill::Read, false, true)?;
         let mut guard = latch
             .into_excl()
             .expect("acquire(excl = true) returns an exclusive latch");
@@ -2102,7 +2265,7 @@ impl BufferPool {
             .map(|f| {
                 let h = frames.header(f.0);
                 (
-                    FileHandle::from_owner(h.owner.load(Ordering::Relaxed)),
+                    inner.handle_of(h.owner.load(Ordering::Relaxed)),
                     h.page.load(Ordering::Relaxed),
                 )
             })
@@ -2250,13 +2413,11 @@ impl Drop for PageMut<'_> {
             let from = len.saturating_sub(start) as usize;
             self.guard.bytes_mut()[from..].fill(0);
         }
-        if self.inner.write_policy == WritePolicy::WriteThrough
-            && self
-                .inner
-                .write_out(self.guard.header(), self.guard.bytes())
-                .is_ok()
-        {
-            self.inner.clear_dirty(self.guard.id(), self.guard.header());
+        if self.inner.write_policy == WritePolicy::WriteThrough {
+            // An error leaves the page dirty for the next `fsync` to retry and report.
+            let _ =
+                self.inner
+                    .write_latched(self.guard.id(), self.guard.header(), self.guard.bytes());
         }
     }
 }
@@ -2275,9 +2436,42 @@ mod tests {
 
     #[test]
     fn owner_word_round_trips() {
-        let fh = FileHandle { slot: 7, gen: 9 };
-        assert_eq!(FileHandle::from_owner(fh.owner()), fh);
+        let pool = BufferPool::builder()
+            .capacity_frames(16)
+            .build_with_storage(crate::MemStorage::new())
+            .unwrap();
+        let fh = FileHandle {
+            pool: pool.inner.id,
+            slot: 7,
+            gen: 9,
+        };
+        assert_eq!(pool.inner.handle_of(fh.owner()), fh);
         assert_ne!(fh.owner(), NO_OWNER);
+    }
+
+    /// A slot whose generation would wrap is retired: a handle closed 2^32 opens ago must
+    /// never become valid again.
+    #[test]
+    fn a_slot_is_retired_before_its_generation_wraps() {
+        let pool = BufferPool::builder()
+            .capacity_frames(16)
+            .max_open_files(2)
+            .build_with_storage(crate::MemStorage::new())
+            .unwrap();
+        // as if slot 0 had been opened u32::MAX - 1 times
+        pool.inner.files[0]
+            .state
+            .store(u64::from(u32::MAX - 1) << 2, Ordering::Release);
+        let last = pool.create("/a").unwrap();
+        assert_eq!((last.slot, last.gen), (0, u32::MAX));
+        pool.close(last).unwrap();
+        let next = pool.create("/b").unwrap();
+        assert_eq!(next.slot, 1, "slot 0 is retired");
+        assert!(matches!(pool.len(last), Err(PoolError::Closed(_))));
+        assert!(matches!(
+            pool.create("/c"),
+            Err(PoolError::TooManyOpenFiles { max: 2 })
+        ));
     }
 
     #[test]

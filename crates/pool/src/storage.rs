@@ -346,34 +346,62 @@ pub enum FaultKind {
     ShortWrite,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct Fault {
     op: FaultOp,
     kind: FaultKind,
+    /// Only operations on this file (any file when `None`).
+    path: Option<PathBuf>,
     /// Operations of kind `op` to let through before failing.
     skip: usize,
     /// How many failures remain (`usize::MAX` = until cleared).
     times: usize,
 }
 
-/// An in-memory storage that logs every write, length change and sync, and fails chosen
-/// operations on demand. Clones share the log, the files and the faults.
-#[derive(Clone, Default)]
+/// A storage that fails chosen operations on demand and, unless built with
+/// [`RecordingStorage::faults_over`], logs every write, length change and sync in the order
+/// they took effect. [`RecordingStorage::new`] keeps its files in memory; `faults_over`
+/// wraps any storage (real files, `O_DIRECT` included). Clones share the log, the files
+/// and the faults.
+#[derive(Clone)]
 pub struct RecordingStorage {
-    mem: MemStorage,
+    inner: Arc<dyn Storage>,
+    /// Whether operations are logged (a long randomized run would fill memory with it).
+    logging: bool,
     shared: Arc<Mutex<Recording>>,
 }
 
-#[derive(Default)]
+impl Default for RecordingStorage {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 struct Recording {
     log: Vec<StorageEvent>,
     faults: Vec<Fault>,
 }
 
 impl RecordingStorage {
-    /// Empty files, empty log, no faults.
+    /// In-memory files, an empty log, no faults.
     pub fn new() -> Self {
-        Self::default()
+        Self::with(MemStorage::new(), true)
+    }
+
+    /// Fault injection over `inner`, with no log: for long runs over real files.
+    pub fn faults_over(inner: impl Storage) -> Self {
+        Self::with(inner, false)
+    }
+
+    fn with(inner: impl Storage, logging: bool) -> Self {
+        RecordingStorage {
+            inner: Arc::new(inner),
+            logging,
+            shared: Arc::new(Mutex::new(Recording {
+                log: Vec::new(),
+                faults: Vec::new(),
+            })),
+        }
     }
 
     /// Everything logged so far, in order.
@@ -386,17 +414,51 @@ impl RecordingStorage {
         self.shared.lock().log.len()
     }
 
-    /// The current (not necessarily durable) contents of `path`.
+    /// The current (not necessarily durable) contents of `path`, if it exists and can be
+    /// read (read through the wrapped storage, without `O_DIRECT` and without faults).
     pub fn contents(&self, path: &Path) -> Option<Vec<u8>> {
-        self.mem.contents(path)
+        let mode = OpenMode {
+            create: false,
+            direct: false,
+        };
+        let f = self.inner.open(path, mode).ok()?;
+        let mut buf = vec![0u8; usize::try_from(f.len().ok()?).ok()?];
+        let n = read_full_at(&*f, &mut buf, 0).ok()?;
+        buf.truncate(n);
+        Some(buf)
     }
 
     /// Fail the next `times` operations of kind `op` (after letting `skip` through) with
     /// `kind`. `times == usize::MAX` keeps failing until [`RecordingStorage::clear_faults`].
     pub fn inject(&self, op: FaultOp, kind: FaultKind, skip: usize, times: usize) {
+        self.push_fault(None, op, kind, skip, times);
+    }
+
+    /// [`RecordingStorage::inject`] for operations on one file only: a full file system
+    /// seen by one file, while the others keep working.
+    pub fn inject_path(
+        &self,
+        path: impl AsRef<Path>,
+        op: FaultOp,
+        kind: FaultKind,
+        skip: usize,
+        times: usize,
+    ) {
+        self.push_fault(Some(path.as_ref().to_path_buf()), op, kind, skip, times);
+    }
+
+    fn push_fault(
+        &self,
+        path: Option<PathBuf>,
+        op: FaultOp,
+        kind: FaultKind,
+        skip: usize,
+        times: usize,
+    ) {
         self.shared.lock().faults.push(Fault {
             op,
             kind,
+            path,
             skip,
             times,
         });
@@ -407,10 +469,13 @@ impl RecordingStorage {
         self.shared.lock().faults.clear();
     }
 
-    /// Consume a fault for `op`, if one fires now.
-    fn fire(&self, op: FaultOp) -> Option<FaultKind> {
+    /// Consume a fault for `op` on `path`, if one fires now.
+    fn fire(&self, op: FaultOp, path: &Path) -> Option<FaultKind> {
         let mut rec = self.shared.lock();
-        let fault = rec.faults.iter_mut().find(|f| f.op == op && f.times > 0)?;
+        let fault = rec
+            .faults
+            .iter_mut()
+            .find(|f| f.op == op && f.times > 0 && f.path.as_deref().is_none_or(|p| p == path))?;
         if fault.skip > 0 {
             fault.skip -= 1;
             return None;
@@ -419,6 +484,23 @@ impl RecordingStorage {
             fault.times -= 1;
         }
         Some(fault.kind)
+    }
+
+    /// Run `apply` and, when logging, log `event` under the log lock while it takes
+    /// effect, so that the log order is the order of effects. Without a log the operation
+    /// runs unlocked (real files keep their parallelism).
+    fn logged<T>(
+        &self,
+        event: impl FnOnce() -> StorageEvent,
+        apply: impl FnOnce() -> io::Result<T>,
+    ) -> io::Result<T> {
+        if !self.logging {
+            return apply();
+        }
+        let mut rec = self.shared.lock();
+        let out = apply()?;
+        rec.log.push(event());
+        Ok(out)
     }
 }
 
@@ -437,13 +519,15 @@ struct RecordingFile {
 
 impl Storage for RecordingStorage {
     fn open(&self, path: &Path, mode: OpenMode) -> io::Result<Arc<dyn StorageFile>> {
-        let inner = self.mem.open(path, mode)?;
-        if mode.create {
-            self.shared.lock().log.push(StorageEvent::SetLen {
-                path: path.to_path_buf(),
-                len: 0,
-            });
-        }
+        let event = || StorageEvent::SetLen {
+            path: path.to_path_buf(),
+            len: 0,
+        };
+        let inner = if mode.create {
+            self.logged(event, || self.inner.open(path, mode))?
+        } else {
+            self.inner.open(path, mode)?
+        };
         Ok(Arc::new(RecordingFile {
             path: path.to_path_buf(),
             inner,
@@ -452,39 +536,44 @@ impl Storage for RecordingStorage {
     }
 }
 
+impl RecordingFile {
+    fn fire(&self, op: FaultOp) -> Option<FaultKind> {
+        self.storage.fire(op, &self.path)
+    }
+}
+
 impl StorageFile for RecordingFile {
     fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-        if let Some(kind) = self.storage.fire(FaultOp::Read) {
+        if let Some(kind) = self.fire(FaultOp::Read) {
             return Err(fault_error(kind));
         }
         self.inner.read_at(buf, offset)
     }
 
     fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {
-        let n = match self.storage.fire(FaultOp::Write) {
+        let n = match self.fire(FaultOp::Write) {
             None => buf.len(),
             Some(FaultKind::ShortWrite) => buf.len() / 2,
             Some(kind) => return Err(fault_error(kind)),
         };
-        // Log and apply under the log lock so the log order is the order of effects.
-        let mut rec = self.storage.shared.lock();
-        self.inner.write_at(&buf[..n], offset)?;
-        rec.log.push(StorageEvent::Write {
+        let event = || StorageEvent::Write {
             path: self.path.clone(),
             offset,
             data: buf[..n].to_vec(),
-        });
+        };
+        self.storage
+            .logged(event, || self.inner.write_at(&buf[..n], offset))?;
         Ok(n)
     }
 
     fn sync(&self) -> io::Result<()> {
-        if let Some(kind) = self.storage.fire(FaultOp::Sync) {
+        if let Some(kind) = self.fire(FaultOp::Sync) {
             return Err(fault_error(kind));
         }
-        self.storage.shared.lock().log.push(StorageEvent::Sync {
+        let event = || StorageEvent::Sync {
             path: self.path.clone(),
-        });
-        Ok(())
+        };
+        self.storage.logged(event, || self.inner.sync())
     }
 
     fn len(&self) -> io::Result<u64> {
@@ -492,16 +581,14 @@ impl StorageFile for RecordingFile {
     }
 
     fn set_len(&self, len: u64) -> io::Result<()> {
-        if let Some(kind) = self.storage.fire(FaultOp::SetLen) {
+        if let Some(kind) = self.fire(FaultOp::SetLen) {
             return Err(fault_error(kind));
         }
-        let mut rec = self.storage.shared.lock();
-        self.inner.set_len(len)?;
-        rec.log.push(StorageEvent::SetLen {
+        let event = || StorageEvent::SetLen {
             path: self.path.clone(),
             len,
-        });
-        Ok(())
+        };
+        self.storage.logged(event, || self.inner.set_len(len))
     }
 }
 

@@ -167,6 +167,7 @@ fn eviction_that_must_write_reports_the_error_to_the_reader() {
     p.write(f, 0, &vec![3u8; 16 * PS]).unwrap();
     st.inject(FaultOp::Write, FaultKind::Eio, 0, usize::MAX);
     let e = p.write(f, 16 * PS as u64, b"more").unwrap_err();
+    assert!(matches!(e, PoolError::WriteBackStalled { .. }), "{e:?}");
     assert_eq!(os_error(&e), Some(EIO));
     assert_eq!(p.stats().dirty_pages, 16);
     st.clear_faults();
@@ -244,4 +245,73 @@ fn a_failed_prefetch_read_is_returned_and_only_that_page_is_left_out() {
     assert_eq!(p.read(f, 2 * PS as u64, &mut b).unwrap(), 3);
     assert_eq!(b, [2; 3]);
     assert_eq!(p.pin(f, 4).unwrap()[0], 4);
+}
+
+/// One file on a full disk: its dirty pages stay dirty and its own `fsync` reports the
+/// error, while misses on another file go on, evicting around the stuck pages.
+#[test]
+fn one_files_failing_writes_do_not_fail_another_files_misses() {
+    let st = RecordingStorage::new();
+    let p = pool(&st, quiet_write_back(), Lookup::Hashed);
+    let (a, b) = (p.create("/a").unwrap(), p.create("/b").unwrap());
+    p.write(a, 0, &vec![1u8; 64 * PS]).unwrap();
+    p.fsync(a).unwrap();
+    // 8 of 16 frames dirty with pages of /b, whose writes now fail
+    p.write(b, 0, &vec![2u8; 8 * PS]).unwrap();
+    st.inject_path("/b", FaultOp::Write, FaultKind::NoSpace, 0, usize::MAX);
+    // reads and writes of /a keep missing, through every frame not held by /b
+    let mut buf = vec![0u8; PS];
+    for round in 0..3u8 {
+        for page in 0..64u64 {
+            assert_eq!(
+                p.read(a, page * PS as u64, &mut buf).unwrap(),
+                PS,
+                "page {page}"
+            );
+            assert!(buf.iter().all(|&x| x == 1 || x == 10 + round - 1));
+            p.write(a, page * PS as u64, &[10 + round]).unwrap();
+        }
+    }
+    assert_eq!(
+        p.stats().dirty_pages,
+        8 + 8,
+        "/b's 8 stay; 8 of /a's written last"
+    );
+    let e = p.fsync(b).unwrap_err();
+    assert_eq!(os_error(&e), Some(ENOSPC));
+    assert!(e.to_string().contains("/b"), "{e}");
+    p.fsync(a).unwrap();
+    st.clear_faults();
+    p.fsync(b).unwrap();
+    assert_eq!(st.contents(Path::new("/b")).unwrap(), vec![2u8; 8 * PS]);
+    assert_eq!(p.stats().dirty_pages, 0);
+}
+
+/// When the only pages that could make room belong to a file whose writes fail, the miss
+/// on another file says so, naming that file, instead of posing as its own I/O error.
+#[test]
+fn a_miss_stalled_by_another_files_writes_names_that_file() {
+    let st = RecordingStorage::new();
+    let p = pool(&st, quiet_write_back(), Lookup::Mapped);
+    let (a, b) = (p.create("/a").unwrap(), p.create("/b").unwrap());
+    p.write(a, 0, &[1u8; PS]).unwrap();
+    p.fsync(a).unwrap();
+    p.close(a).unwrap();
+    p.write(b, 0, &vec![2u8; 16 * PS]).unwrap();
+    st.inject_path("/b", FaultOp::Write, FaultKind::NoSpace, 0, usize::MAX);
+    let a = p.open("/a").unwrap();
+    let mut buf = [0u8; 8];
+    match p.read(a, 0, &mut buf).unwrap_err() {
+        PoolError::WriteBackStalled { source } => {
+            assert!(source.to_string().contains("/b"), "{source}");
+            assert_eq!(
+                source.io_error().and_then(|e| e.raw_os_error()),
+                Some(ENOSPC)
+            );
+        }
+        e => panic!("{e:?}"),
+    }
+    st.clear_faults();
+    assert_eq!(p.read(a, 0, &mut buf).unwrap(), 8);
+    assert_eq!(buf, [1u8; 8]);
 }
