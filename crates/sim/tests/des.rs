@@ -1,10 +1,10 @@
 //! The discrete-event simulator: exact results of small scripts worked out by hand, the
-//! flusher's ageing rule, and determinism.
+//! flusher's ageing rule, determinism, and inputs that used to hang it or wrap its clock.
 
 use sim::des::config::{Cleaner, SystemConfig, WritePolicy};
 use sim::des::disk::ServiceTime;
 use sim::des::ops::{FileSpec, Op, Script, Workload};
-use sim::des::{simulate, Report, Scenario};
+use sim::des::{simulate, Report, RunError, Scenario};
 
 const BLOCK: u64 = 1024;
 const MS: u64 = 1_000_000;
@@ -292,4 +292,37 @@ fn a_trace_drives_processes_closed_loop_or_by_timestamps() {
     // Each request waits out its timestamp gap after the previous one was served: 3 s of
     // gaps plus the two 10 ms misses.
     assert_eq!(timed.time_s, 3.020);
+}
+
+// ----- inputs that used to hang the simulator or wrap its clock --------------------------
+
+/// Run `f` on its own thread and fail if it has not returned within a few seconds: the
+/// cases below used to hang, and a hung test would otherwise stall the whole suite.
+fn within_seconds<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    const LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+    let start = std::time::Instant::now();
+    let worker = std::thread::spawn(f);
+    while !worker.is_finished() {
+        assert!(
+            start.elapsed() < LIMIT,
+            "still running after {LIMIT:?}: hung"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    worker
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+}
+
+#[test]
+fn a_flush_interval_that_rounds_to_zero_nanoseconds_is_refused() {
+    // The flusher would wake at now + 0 for ever, while the process computes.
+    let mut s = system(8, WritePolicy::Delayed);
+    s.cache.flush_interval_s = 1e-10;
+    let w = one(vec![write(0, 0, BLOCK), Op::Compute(MS)], 1, 0);
+    let e = within_seconds(move || simulate(&s, &w, 1).unwrap_err());
+    match e {
+        RunError::Config(p) => assert_eq!(p.key, "cache.flush_interval_s", "{p}"),
+        other => panic!("expected a configuration error, got {other}"),
+    }
 }

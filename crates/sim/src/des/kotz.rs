@@ -18,7 +18,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 
 use super::disk::ms_to_ns;
-use super::event::{Nanos, NS_PER_S};
+use super::event::{check_time, Nanos, NS_PER_S};
 use super::ops::{FileSpec, Op, Script, Workload};
 
 /// Which of the three patterns.
@@ -116,6 +116,10 @@ impl KotzWorkload {
                 "compute_max_ms",
                 "must be a positive number of milliseconds".into(),
             );
+        }
+        // Every delay is at most the truncation point.
+        if let Err(m) = check_time(self.compute_max_ms, 1e6, "milliseconds") {
+            return bad("compute_max_ms", m);
         }
         Ok(())
     }
