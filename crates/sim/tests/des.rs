@@ -326,3 +326,35 @@ fn a_flush_interval_that_rounds_to_zero_nanoseconds_is_refused() {
         other => panic!("expected a configuration error, got {other}"),
     }
 }
+
+#[test]
+fn time_that_would_pass_2_pow_64_ns_stops_the_run_instead_of_wrapping() {
+    // A process's compute time.
+    let w = one(vec![Op::Compute(u64::MAX - 5), Op::Compute(10)], 1, 0);
+    let e = simulate(&system(8, WritePolicy::WriteBack), &w, 1).unwrap_err();
+    assert!(matches!(e, RunError::TimeOverflow { .. }), "{e}");
+    // A disk's completion: two uncached writes of 10^19 ns each.
+    let mut s = system(0, WritePolicy::WriteBack);
+    s.disks.service = ServiceTime::Constant { ms: 1e13 };
+    let w = one(vec![write(0, 0, BLOCK), write(1, 0, BLOCK)], 2, 0);
+    let e = simulate(&s, &w, 1).unwrap_err();
+    assert!(matches!(e, RunError::TimeOverflow { .. }), "{e}");
+    // CPU costs of a call.
+    let mut s = system(8, WritePolicy::WriteBack);
+    s.cache.syscall_us = 1e16;
+    let w = one((0..3).map(|_| Op::Open(0)).collect(), 1, 0);
+    let e = simulate(&s, &w, 1).unwrap_err();
+    assert!(matches!(e, RunError::TimeOverflow { .. }), "{e}");
+}
+
+#[test]
+fn a_flusher_wake_up_past_the_end_of_time_never_comes() {
+    // The flusher wakes at 10^19 ns and would next wake past 2^64 ns; the process ends at
+    // 1.5 × 10^19 ns. The run ends normally: start, flusher, process end.
+    let mut s = system(8, WritePolicy::Delayed);
+    s.cache.flush_interval_s = 1e10;
+    let w = one(vec![Op::Compute(15 * S * S)], 1, 0);
+    let r = simulate(&s, &w, 1).unwrap();
+    assert_eq!(r.time_s, 1.5e10);
+    assert_eq!(r.events, 3);
+}

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
-use super::event::{check_time, Nanos};
+use super::event::{check_time, later, Nanos};
 
 /// How the next request is chosen from a disk's queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -250,14 +250,14 @@ impl Disk {
         }
         self.head = req.pos;
         let t = self.service.time_ns(distance);
-        self.busy_ns += t;
+        self.busy_ns = self.busy_ns.saturating_add(t);
         if req.write {
             self.writes += 1;
         } else {
             self.reads += 1;
         }
         self.current = Some(req);
-        Some(now + t)
+        Some(later(now, t))
     }
 
     /// Remove and return the request to serve next. Every rule breaks ties by arrival

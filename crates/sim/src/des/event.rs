@@ -14,9 +14,19 @@ pub type Nanos = u64;
 /// Nanoseconds per second, for reports.
 pub const NS_PER_S: f64 = 1e9;
 
-/// Where the clock ends: 2^64 − 1 ns, about 584 years. A run never gets there, and
-/// nothing should wrap around past it into the past.
+/// Where the clock ends: 2^64 − 1 ns, about 584 years. Time additions stop here
+/// ([`later`]) instead of wrapping around into the past, and the engine runs no event due
+/// here: the flusher's wake-up is dropped, anything else stops the run with
+/// [`super::RunError::TimeOverflow`].
 pub const END_OF_TIME: Nanos = Nanos::MAX;
+
+/// `delay` after `time`, or [`END_OF_TIME`] if that is past the clock's end. Every event
+/// time the engine and the disks compute goes through here: a plain `+` would wrap in a
+/// release build and schedule the event in the past.
+#[inline]
+pub fn later(time: Nanos, delay: Nanos) -> Nanos {
+    time.saturating_add(delay)
+}
 
 /// `value` units of `ns_per_unit` nanoseconds (as written in configurations), rounded to
 /// whole nanoseconds, if the clock can hold it: zero or more and before [`END_OF_TIME`].

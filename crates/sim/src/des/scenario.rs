@@ -351,10 +351,12 @@ impl Scenario {
                         key: "workload".into(),
                         message: m,
                     },
-                    stuck @ RunError::Stuck { .. } => ScenarioError::Run {
-                        path: path.to_path_buf(),
-                        message: stuck.to_string(),
-                    },
+                    e @ (RunError::Stuck { .. } | RunError::TimeOverflow { .. }) => {
+                        ScenarioError::Run {
+                            path: path.to_path_buf(),
+                            message: e.to_string(),
+                        }
+                    }
                 })?;
                 Ok(Point {
                     value,

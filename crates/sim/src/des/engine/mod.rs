@@ -30,7 +30,7 @@ use serde::Serialize;
 
 use super::config::{s_to_ns, us_to_ns, Cleaner, Layout, SystemConfig, WritePolicy};
 use super::disk::Disk;
-use super::event::{Event, EventQueue, Nanos, NS_PER_S};
+use super::event::{later, Event, EventQueue, Nanos, END_OF_TIME, NS_PER_S};
 use super::ops::{FileId, Op, Workload};
 use super::ordering::{Checker, Epochs, Graph};
 
@@ -220,6 +220,13 @@ pub enum RunError {
         time_s: f64,
         /// Processes still waiting.
         processes: usize,
+    },
+    /// An event fell due at or past the end of the clock (2^64 ns), where adding time would
+    /// wrap into the past.
+    #[error("at {time_s:.3} s, an event would fall due 2^64 ns or more after the start, past the end of the simulator's clock (about 584 years); shorten the compute or service times")]
+    TimeOverflow {
+        /// Virtual time when the last event ran.
+        time_s: f64,
     },
 }
 
@@ -434,6 +441,17 @@ impl<'w> Engine<'w> {
         }
         while let Some((t, event)) = self.queue.pop() {
             debug_assert!(t >= self.now, "time went backwards");
+            if t == END_OF_TIME {
+                // A flusher wake-up there could start nothing that ends in time: drop it
+                // (the run ends, or reports the processes stuck). Anything else would run
+                // at a time the clock cannot hold.
+                if event == Event::Flusher {
+                    continue;
+                }
+                return Err(RunError::TimeOverflow {
+                    time_s: self.now as f64 / NS_PER_S,
+                });
+            }
             self.now = t;
             self.stats.events += 1;
             match event {
@@ -492,15 +510,17 @@ impl<'w> Engine<'w> {
                     return;
                 }
                 let t = self.procs[p].transfer.take().expect("transfer present");
+                // Saturating: a cost past the clock's end makes the event due at
+                // END_OF_TIME, which stops the run.
                 let mut cost = self.syscall_ns;
                 if self.policy.is_some() {
-                    cost += t.blocks * self.block_ns;
+                    cost = cost.saturating_add(t.blocks.saturating_mul(self.block_ns));
                 }
                 if t.then_compute {
-                    cost += self.next_delay(p);
+                    cost = cost.saturating_add(self.next_delay(p));
                 }
                 if cost > 0 {
-                    self.queue.push(self.now + cost, Event::Process(pid));
+                    self.queue.push(later(self.now, cost), Event::Process(pid));
                     return;
                 }
                 continue;
@@ -572,7 +592,7 @@ impl<'w> Engine<'w> {
             }
             self.procs[p].pc += 1;
             if delay > 0 {
-                self.queue.push(self.now + delay, Event::Process(pid));
+                self.queue.push(later(self.now, delay), Event::Process(pid));
                 return;
             }
         }
@@ -1229,7 +1249,7 @@ impl<'w> Engine<'w> {
             }
         }
         self.queue
-            .push(self.now + self.flush_interval_ns, Event::Flusher);
+            .push(later(self.now, self.flush_interval_ns), Event::Flusher);
     }
 
     // ----- waiting ---------------------------------------------------------------------
