@@ -3,6 +3,7 @@
 
 use sim::des::config::{Cleaner, SystemConfig, WritePolicy};
 use sim::des::disk::ServiceTime;
+use sim::des::kotz::{KotzWorkload, Pattern};
 use sim::des::ops::{FileSpec, Op, Script, Workload};
 use sim::des::{simulate, Report, RunError, Scenario};
 
@@ -357,4 +358,23 @@ fn a_flusher_wake_up_past_the_end_of_time_never_comes() {
     let r = simulate(&s, &w, 1).unwrap();
     assert_eq!(r.time_s, 1.5e10);
     assert_eq!(r.events, 3);
+}
+
+#[test]
+fn a_kotz_truncation_far_below_the_mean_still_draws_its_delays() {
+    // A draw is kept with probability 1 - e^(-max/mean) = 3e-11: rejection alone would
+    // practically never finish.
+    let k = KotzWorkload {
+        pattern: Pattern::Seg,
+        processes: 2,
+        total_blocks: 40,
+        compute: true,
+        compute_mean_ms: 30.0,
+        compute_max_ms: 1e-9,
+        ..Default::default()
+    };
+    let w = within_seconds(move || k.build());
+    let delays: Vec<u64> = w.scripts.iter().flat_map(|s| s.delays.clone()).collect();
+    assert_eq!(delays.len(), 40);
+    assert!(delays.iter().all(|&d| d == 0), "{delays:?}");
 }
