@@ -5,7 +5,9 @@ use sim::des::config::{Cleaner, SystemConfig, WritePolicy};
 use sim::des::disk::ServiceTime;
 use sim::des::kotz::{KotzWorkload, Pattern};
 use sim::des::ops::{FileSpec, Op, Script, Workload};
+use sim::des::syscalls;
 use sim::des::{simulate, Report, RunError, Scenario};
+use std::path::Path;
 
 const BLOCK: u64 = 1024;
 const MS: u64 = 1_000_000;
@@ -377,4 +379,63 @@ fn a_kotz_truncation_far_below_the_mean_still_draws_its_delays() {
     let delays: Vec<u64> = w.scripts.iter().flat_map(|s| s.delays.clone()).collect();
     assert_eq!(delays.len(), 40);
     assert!(delays.iter().all(|&d| d == 0), "{delays:?}");
+}
+
+#[test]
+fn a_syscall_write_of_2_pow_64_minus_1_bytes_is_refused() {
+    // 2^52 blocks of 4 KiB: more than a file may have (the block number must fit the
+    // cache's 32-bit block part of a key), and more than a run could get through.
+    let text = "file big 18446744073709551615\n0 write big 0 18446744073709551615\n";
+    let w = syscalls::parse(text, Path::new("big.sys")).unwrap();
+    let mut s = system(8, WritePolicy::WriteBack);
+    s.cache.block_bytes = 4096;
+    let e = within_seconds(move || simulate(&s, &w, 1).unwrap_err());
+    match e {
+        RunError::Workload(m) => assert!(m.contains("file 0") && m.contains("blocks"), "{m}"),
+        other => panic!("expected a workload error, got {other}"),
+    }
+}
+
+#[test]
+fn writes_past_the_blocks_a_file_may_have_are_refused() {
+    // A declared file of 4 blocks, and transfers whose end overflows or lies past 2^32
+    // blocks: each would have run block by block for ever.
+    let ops = [
+        write(0, 1, u64::MAX),
+        write(0, 0, (1 << 32) * BLOCK + 1),
+        Op::SharedRecords {
+            counter: 0,
+            file: 0,
+            record_bytes: BLOCK,
+            total_bytes: 1 << 50,
+            write: false,
+            compute: false,
+        },
+    ];
+    for op in ops {
+        let mut w = one(vec![op], 4, 0);
+        w.counters = 1;
+        let s = system(8, WritePolicy::WriteBack);
+        let e = within_seconds(move || simulate(&s, &w, 1).unwrap_err());
+        match e {
+            RunError::Workload(m) => {
+                assert!(m.contains("process 0, op 0") && m.contains("blocks"), "{m}")
+            }
+            other => panic!("{op:?}: expected a workload error, got {other}"),
+        }
+    }
+    // A read past the end of the file stops there.
+    let r = run(
+        &system(8, WritePolicy::WriteBack),
+        &one(
+            vec![Op::Read {
+                file: 0,
+                offset: 1,
+                len: u64::MAX,
+            }],
+            4,
+            4,
+        ),
+    );
+    assert_eq!(r.disk_reads, 4);
 }

@@ -44,6 +44,9 @@ const DIRECT: u32 = 1 << 31;
 /// most recently used block.
 const PREFETCH_STREAM: u32 = u32::MAX - 1;
 
+/// Blocks a file may have: a block's key keeps 32 bits for its number ([`block_key`]).
+const MAX_FILE_BLOCKS: u64 = 1 << 32;
+
 fn block_key(file: FileId, block: u64) -> u64 {
     (u64::from(file) << 32) | block
 }
@@ -298,7 +301,7 @@ impl<'w> Engine<'w> {
     /// numbers (the workload carries its own).
     pub fn new(cfg: &SystemConfig, workload: &'w Workload, seed: u64) -> Result<Self, RunError> {
         cfg.validate()?;
-        check_workload(workload)?;
+        check_workload(workload, u64::from(cfg.cache.block_bytes))?;
         let c = &cfg.cache;
         let buffers = c.buffers as usize;
         let policy = if buffers > 0 {
@@ -534,7 +537,10 @@ impl<'w> Engine<'w> {
             match op {
                 Op::Open(_) | Op::Close(_) => {}
                 Op::Read { file, offset, len } => {
-                    let end = (offset + len).min(self.files[file as usize].size);
+                    // A read stops at the end of the file (check_workload bounds the rest).
+                    let end = offset
+                        .saturating_add(len)
+                        .min(self.files[file as usize].size);
                     self.begin(p, file, offset, end.max(offset), false, false);
                     continue;
                 }
@@ -578,7 +584,7 @@ impl<'w> Engine<'w> {
                     let start = i * record_bytes;
                     if start < total_bytes {
                         self.counters[counter as usize] += 1;
-                        let end = (start + record_bytes).min(total_bytes);
+                        let end = start.saturating_add(record_bytes).min(total_bytes);
                         // The loop op stays current until the counter runs out.
                         self.begin(p, file, start, end, write, compute);
                         if write {
@@ -1304,18 +1310,48 @@ fn candidate(b: &Buffer, allow_held: bool) -> bool {
     b.io == Io::Idle && (allow_held || !b.dirty || b.holders == 0)
 }
 
-fn check_workload(w: &Workload) -> Result<(), RunError> {
+fn check_workload(w: &Workload, block_bytes: u64) -> Result<(), RunError> {
     let files = w.files.len();
     if files > u32::MAX as usize / 2 {
         return Err(RunError::Workload(format!(
             "{files} files; at most 2^31 are supported"
         )));
     }
+    // Past MAX_FILE_BLOCKS, block keys would collide (and a run would take for ever).
+    let too_big = |bytes: u64| bytes.div_ceil(block_bytes) > MAX_FILE_BLOCKS;
+    for (f, spec) in w.files.iter().enumerate() {
+        let bytes = spec.max_bytes.max(spec.initial_bytes);
+        if too_big(bytes) {
+            return Err(RunError::Workload(format!(
+                "file {f}: {bytes} bytes; a file may have at most {MAX_FILE_BLOCKS} blocks of {block_bytes} bytes"
+            )));
+        }
+    }
     if w.scripts.len() >= (DIRECT as usize) {
         return Err(RunError::Workload("too many processes".into()));
     }
     for (p, s) in w.scripts.iter().enumerate() {
         for (i, op) in s.ops.iter().enumerate() {
+            // Bytes a transfer may reach: writes extend their file, and shared records are
+            // transferred up to their total whatever the file's size. (A read stops at the
+            // end of its file.)
+            let reach = match *op {
+                Op::Write { offset, len, .. } | Op::GraphWrite { offset, len, .. } => {
+                    Some((offset, len))
+                }
+                Op::SharedRecords { total_bytes, .. } => Some((0, total_bytes)),
+                _ => None,
+            };
+            if let Some((offset, len)) = reach {
+                match offset.checked_add(len) {
+                    Some(end) if !too_big(end) => {}
+                    _ => {
+                        return Err(RunError::Workload(format!(
+                            "process {p}, op {i}: {len} bytes at {offset} reach past the {MAX_FILE_BLOCKS} blocks of {block_bytes} bytes a file may have"
+                        )))
+                    }
+                }
+            }
             let file = match *op {
                 Op::Open(f) | Op::Close(f) | Op::Delete(f) | Op::Sync(Some(f)) => Some(f),
                 Op::Read { file, .. } | Op::Write { file, .. } | Op::Truncate { file, .. } => {
