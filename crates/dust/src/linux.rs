@@ -109,8 +109,10 @@ impl LinuxTarget {
         self.truth
     }
 
-    /// Whether a page of the file is resident, without touching it.
+    /// Whether a page of the file is resident, without touching it. A block past the end
+    /// of the file is an error ([`DustError::OutOfRange`]).
     pub fn resident(&mut self, block: u64) -> Result<bool, DustError> {
+        check_block(block, self.blocks)?;
         match self.truth {
             Truth::Cachestat => {
                 sys::cachestat(&self.file, block * self.page_bytes, self.page_bytes)
@@ -125,8 +127,12 @@ impl LinuxTarget {
         }
     }
 
-    /// Whether a page of the file is resident, by `mincore` (whatever `truth` says).
+    /// Whether a page of the file is resident, by `mincore` (whatever `truth` says). A
+    /// block past the end of the file is an error ([`DustError::OutOfRange`]): checked here,
+    /// and not only by the mapping, because `block * page_bytes` of a huge block wraps
+    /// around to an offset inside it.
     pub fn resident_by_mincore(&mut self, block: u64) -> Result<bool, DustError> {
+        check_block(block, self.blocks)?;
         self.map
             .mincore(
                 block * self.page_bytes,
@@ -326,11 +332,14 @@ mod sys {
         }
 
         /// Residency of the pages of `[offset, offset + len)` into `out` (one byte per
-        /// page; bit 0 set when resident).
+        /// page; bit 0 set when resident). A range that is not inside the mapping is an
+        /// `InvalidInput` error, whatever the numbers: its end is computed without
+        /// wrapping, since the offset becomes a pointer.
         pub fn mincore(&self, offset: u64, len: u64, out: &mut [u8]) -> io::Result<()> {
             let page = page_size();
             let pages = len.div_ceil(page) as usize;
-            if !offset.is_multiple_of(page) || offset + len > self.len as u64 || out.len() < pages {
+            let inside = matches!(offset.checked_add(len), Some(end) if end <= self.len as u64);
+            if !offset.is_multiple_of(page) || !inside || out.len() < pages {
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidInput,
                     "mincore range outside the mapping",
@@ -400,6 +409,50 @@ mod tests {
         assert!(t.resident(3).unwrap());
         t.reset().unwrap();
         agree(&mut t);
+    }
+
+    /// Huge block numbers are errors, not pointers. `block * page` wraps (to 0 for
+    /// 2^52 four-KiB pages, to the page before the mapping for u64::MAX), and the mapping's
+    /// bounds check added two u64s that could wrap too, so such a block reached `ptr.add`
+    /// out of bounds behind a safe function.
+    #[test]
+    fn huge_block_numbers_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("huge.dat");
+        let page = sys::page_size();
+        std::fs::write(&path, vec![1u8; 64 * page as usize]).unwrap();
+        let mut t = LinuxTarget::parse(&format!("linux:{}", path.display())).unwrap();
+        for block in [
+            t.blocks(),
+            1 << 52,
+            u64::MAX / page,
+            u64::MAX / page + 1,
+            u64::MAX,
+        ] {
+            for r in [t.resident_by_mincore(block), t.resident(block)] {
+                assert!(
+                    matches!(r, Err(DustError::OutOfRange { .. })),
+                    "block {block}: {r:?}"
+                );
+            }
+            assert!(t.read(block).is_err(), "block {block}");
+        }
+        // The mapping's own check, with ranges whose end wraps past 2^64 to 0.
+        let mut out = [0u8; 2];
+        for (offset, len) in [
+            (0u64.wrapping_sub(page), page),
+            (0u64.wrapping_sub(2 * page), 2 * page),
+        ] {
+            let e = t.map.mincore(offset, len, &mut out).unwrap_err();
+            assert_eq!(
+                e.kind(),
+                std::io::ErrorKind::InvalidInput,
+                "{offset} + {len}: {e}"
+            );
+        }
+        // In range, it still answers.
+        assert!(t.resident_by_mincore(t.blocks() - 1).is_ok());
+        t.map.mincore(0, 2 * page, &mut out).unwrap();
     }
 
     #[test]

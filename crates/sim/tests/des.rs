@@ -1,10 +1,13 @@
 //! The discrete-event simulator: exact results of small scripts worked out by hand, the
-//! flusher's ageing rule, and determinism.
+//! flusher's ageing rule, determinism, and inputs that used to hang it or wrap its clock.
 
 use sim::des::config::{Cleaner, SystemConfig, WritePolicy};
 use sim::des::disk::ServiceTime;
+use sim::des::kotz::{KotzWorkload, Pattern};
 use sim::des::ops::{FileSpec, Op, Script, Workload};
-use sim::des::{simulate, Report, Scenario};
+use sim::des::syscalls;
+use sim::des::{simulate, Report, RunError, Scenario};
+use std::path::Path;
 
 const BLOCK: u64 = 1024;
 const MS: u64 = 1_000_000;
@@ -292,4 +295,147 @@ fn a_trace_drives_processes_closed_loop_or_by_timestamps() {
     // Each request waits out its timestamp gap after the previous one was served: 3 s of
     // gaps plus the two 10 ms misses.
     assert_eq!(timed.time_s, 3.020);
+}
+
+// ----- inputs that used to hang the simulator or wrap its clock --------------------------
+
+/// Run `f` on its own thread and fail if it has not returned within a few seconds: the
+/// cases below used to hang, and a hung test would otherwise stall the whole suite.
+fn within_seconds<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    const LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+    let start = std::time::Instant::now();
+    let worker = std::thread::spawn(f);
+    while !worker.is_finished() {
+        assert!(
+            start.elapsed() < LIMIT,
+            "still running after {LIMIT:?}: hung"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    worker
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+}
+
+#[test]
+fn a_flush_interval_that_rounds_to_zero_nanoseconds_is_refused() {
+    // The flusher would wake at now + 0 for ever, while the process computes.
+    let mut s = system(8, WritePolicy::Delayed);
+    s.cache.flush_interval_s = 1e-10;
+    let w = one(vec![write(0, 0, BLOCK), Op::Compute(MS)], 1, 0);
+    let e = within_seconds(move || simulate(&s, &w, 1).unwrap_err());
+    match e {
+        RunError::Config(p) => assert_eq!(p.key, "cache.flush_interval_s", "{p}"),
+        other => panic!("expected a configuration error, got {other}"),
+    }
+}
+
+#[test]
+fn time_that_would_pass_2_pow_64_ns_stops_the_run_instead_of_wrapping() {
+    // A process's compute time.
+    let w = one(vec![Op::Compute(u64::MAX - 5), Op::Compute(10)], 1, 0);
+    let e = simulate(&system(8, WritePolicy::WriteBack), &w, 1).unwrap_err();
+    assert!(matches!(e, RunError::TimeOverflow { .. }), "{e}");
+    // A disk's completion: two uncached writes of 10^19 ns each.
+    let mut s = system(0, WritePolicy::WriteBack);
+    s.disks.service = ServiceTime::Constant { ms: 1e13 };
+    let w = one(vec![write(0, 0, BLOCK), write(1, 0, BLOCK)], 2, 0);
+    let e = simulate(&s, &w, 1).unwrap_err();
+    assert!(matches!(e, RunError::TimeOverflow { .. }), "{e}");
+    // CPU costs of a call.
+    let mut s = system(8, WritePolicy::WriteBack);
+    s.cache.syscall_us = 1e16;
+    let w = one((0..3).map(|_| Op::Open(0)).collect(), 1, 0);
+    let e = simulate(&s, &w, 1).unwrap_err();
+    assert!(matches!(e, RunError::TimeOverflow { .. }), "{e}");
+}
+
+#[test]
+fn a_flusher_wake_up_past_the_end_of_time_never_comes() {
+    // The flusher wakes at 10^19 ns and would next wake past 2^64 ns; the process ends at
+    // 1.5 × 10^19 ns. The run ends normally: start, flusher, process end.
+    let mut s = system(8, WritePolicy::Delayed);
+    s.cache.flush_interval_s = 1e10;
+    let w = one(vec![Op::Compute(15 * S * S)], 1, 0);
+    let r = simulate(&s, &w, 1).unwrap();
+    assert_eq!(r.time_s, 1.5e10);
+    assert_eq!(r.events, 3);
+}
+
+#[test]
+fn a_kotz_truncation_far_below_the_mean_still_draws_its_delays() {
+    // A draw is kept with probability 1 - e^(-max/mean) = 3e-11: rejection alone would
+    // practically never finish.
+    let k = KotzWorkload {
+        pattern: Pattern::Seg,
+        processes: 2,
+        total_blocks: 40,
+        compute: true,
+        compute_mean_ms: 30.0,
+        compute_max_ms: 1e-9,
+        ..Default::default()
+    };
+    let w = within_seconds(move || k.build());
+    let delays: Vec<u64> = w.scripts.iter().flat_map(|s| s.delays.clone()).collect();
+    assert_eq!(delays.len(), 40);
+    assert!(delays.iter().all(|&d| d == 0), "{delays:?}");
+}
+
+#[test]
+fn a_syscall_write_of_2_pow_64_minus_1_bytes_is_refused() {
+    // 2^52 blocks of 4 KiB: more than a file may have (the block number must fit the
+    // cache's 32-bit block part of a key), and more than a run could get through.
+    let text = "file big 18446744073709551615\n0 write big 0 18446744073709551615\n";
+    let w = syscalls::parse(text, Path::new("big.sys")).unwrap();
+    let mut s = system(8, WritePolicy::WriteBack);
+    s.cache.block_bytes = 4096;
+    let e = within_seconds(move || simulate(&s, &w, 1).unwrap_err());
+    match e {
+        RunError::Workload(m) => assert!(m.contains("file 0") && m.contains("blocks"), "{m}"),
+        other => panic!("expected a workload error, got {other}"),
+    }
+}
+
+#[test]
+fn writes_past_the_blocks_a_file_may_have_are_refused() {
+    // A declared file of 4 blocks, and transfers whose end overflows or lies past 2^32
+    // blocks: each would have run block by block for ever.
+    let ops = [
+        write(0, 1, u64::MAX),
+        write(0, 0, (1 << 32) * BLOCK + 1),
+        Op::SharedRecords {
+            counter: 0,
+            file: 0,
+            record_bytes: BLOCK,
+            total_bytes: 1 << 50,
+            write: false,
+            compute: false,
+        },
+    ];
+    for op in ops {
+        let mut w = one(vec![op], 4, 0);
+        w.counters = 1;
+        let s = system(8, WritePolicy::WriteBack);
+        let e = within_seconds(move || simulate(&s, &w, 1).unwrap_err());
+        match e {
+            RunError::Workload(m) => {
+                assert!(m.contains("process 0, op 0") && m.contains("blocks"), "{m}")
+            }
+            other => panic!("{op:?}: expected a workload error, got {other}"),
+        }
+    }
+    // A read past the end of the file stops there.
+    let r = run(
+        &system(8, WritePolicy::WriteBack),
+        &one(
+            vec![Op::Read {
+                file: 0,
+                offset: 1,
+                len: u64::MAX,
+            }],
+            4,
+            4,
+        ),
+    );
+    assert_eq!(r.disk_reads, 4);
 }

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::disk::{Scheduler, ServiceTime};
-use super::event::Nanos;
+use super::event::{check_time, Nanos, NS_PER_S};
 
 /// When dirty buffers are written to disk (Kotz & Ellis §3.3.2, plus the Unix flusher).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -211,10 +211,6 @@ fn problem(key: &str, message: impl Into<String>) -> ConfigProblem {
     }
 }
 
-fn seconds_ok(v: f64) -> bool {
-    v.is_finite() && v >= 0.0
-}
-
 impl SystemConfig {
     /// Check every value; the error names the key and what is allowed.
     pub fn validate(&self) -> Result<(), ConfigProblem> {
@@ -239,32 +235,27 @@ impl SystemConfig {
             }
         }
         if c.write_policy == WritePolicy::Delayed {
-            if !(seconds_ok(c.flush_interval_s) && c.flush_interval_s > 0.0) {
+            let interval = check_time(c.flush_interval_s, NS_PER_S, "seconds")
+                .map_err(|m| problem("cache.flush_interval_s", m))?;
+            // The flusher wakes again `interval` after each wake-up: at 0 ns it would wake
+            // at the same instant for ever.
+            if interval == 0 {
                 return Err(problem(
                     "cache.flush_interval_s",
                     format!(
-                        "must be a positive number of seconds, got {}",
+                        "must be at least 1 ns (1e-9 seconds), got {}",
                         c.flush_interval_s
                     ),
                 ));
             }
-            if !seconds_ok(c.flush_age_s) {
-                return Err(problem(
-                    "cache.flush_age_s",
-                    format!("must be zero or more seconds, got {}", c.flush_age_s),
-                ));
-            }
+            check_time(c.flush_age_s, NS_PER_S, "seconds")
+                .map_err(|m| problem("cache.flush_age_s", m))?;
         }
         for (key, v) in [
             ("cache.syscall_us", c.syscall_us),
             ("cache.block_us", c.block_us),
         ] {
-            if !seconds_ok(v) {
-                return Err(problem(
-                    key,
-                    format!("must be zero or more microseconds, got {v}"),
-                ));
-            }
+            check_time(v, 1e3, "microseconds").map_err(|m| problem(key, m))?;
         }
         if c.buffers > 0 && c.pool_high > 0 && c.pool_high >= c.buffers {
             return Err(problem(
@@ -338,6 +329,52 @@ mod tests {
         let mut c = SystemConfig::default();
         c.disks.count = 0;
         assert_eq!(c.validate().unwrap_err().key, "disks.count");
+    }
+
+    #[test]
+    fn times_the_clock_cannot_hold_are_refused() {
+        let refused = |set: fn(&mut SystemConfig)| {
+            let mut c = SystemConfig::default();
+            set(&mut c);
+            c.validate().unwrap_err()
+        };
+        // A flusher period that rounds to 0 ns would wake the flusher at the same instant
+        // for ever.
+        let e = refused(|c| c.cache.flush_interval_s = 1e-10);
+        assert_eq!(e.key, "cache.flush_interval_s");
+        assert!(e.message.contains("at least 1 ns"), "{e}");
+        for (key, e) in [
+            (
+                "cache.flush_interval_s",
+                refused(|c| c.cache.flush_interval_s = 1e300),
+            ),
+            (
+                "cache.flush_age_s",
+                refused(|c| c.cache.flush_age_s = 1e300),
+            ),
+            ("cache.syscall_us", refused(|c| c.cache.syscall_us = 1e300)),
+            (
+                "cache.block_us",
+                refused(|c| c.cache.block_us = f64::INFINITY),
+            ),
+            (
+                "disks.service",
+                refused(|c| c.disks.service = ServiceTime::Constant { ms: 1e300 }),
+            ),
+            (
+                "disks.service",
+                refused(|c| {
+                    c.disks.service = ServiceTime::Linear {
+                        min_ms: 1.0,
+                        max_ms: 1e300,
+                        span_blocks: 10,
+                    }
+                }),
+            ),
+        ] {
+            assert_eq!(e.key, key);
+            assert!(e.message.contains("2^64 ns"), "{e}");
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
-use super::event::Nanos;
+use super::event::{check_time, later, Nanos};
 
 /// How the next request is chosen from a disk's queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -87,12 +87,16 @@ impl ServiceTime {
         }
     }
 
-    /// Check the parameters; the message says what is allowed.
+    /// Check the parameters; the message says what is allowed. Every time must be one the
+    /// clock can hold ([`check_time`]).
     pub fn validate(&self) -> Result<(), String> {
         match *self {
             ServiceTime::Constant { ms } if !(ms.is_finite() && ms > 0.0) => Err(format!(
                 "ms must be a positive number of milliseconds, got {ms}"
             )),
+            ServiceTime::Constant { ms } => check_time(ms, 1e6, "milliseconds")
+                .map(drop)
+                .map_err(|m| format!("ms {m}")),
             ServiceTime::Linear { min_ms, max_ms, .. }
                 if !(min_ms.is_finite()
                     && max_ms.is_finite()
@@ -103,7 +107,10 @@ impl ServiceTime {
                     "need 0 < min_ms <= max_ms, got min_ms = {min_ms}, max_ms = {max_ms}"
                 ))
             }
-            _ => Ok(()),
+            // min_ms <= max_ms: checking max_ms covers both.
+            ServiceTime::Linear { max_ms, .. } => check_time(max_ms, 1e6, "milliseconds")
+                .map(drop)
+                .map_err(|m| format!("max_ms {m}")),
         }
     }
 }
@@ -243,14 +250,14 @@ impl Disk {
         }
         self.head = req.pos;
         let t = self.service.time_ns(distance);
-        self.busy_ns += t;
+        self.busy_ns = self.busy_ns.saturating_add(t);
         if req.write {
             self.writes += 1;
         } else {
             self.reads += 1;
         }
         self.current = Some(req);
-        Some(now + t)
+        Some(later(now, t))
     }
 
     /// Remove and return the request to serve next. Every rule breaks ties by arrival

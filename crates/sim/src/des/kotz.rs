@@ -18,8 +18,12 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 
 use super::disk::ms_to_ns;
-use super::event::{Nanos, NS_PER_S};
+use super::event::{check_time, Nanos, NS_PER_S};
 use super::ops::{FileSpec, Op, Script, Workload};
+
+/// Draws of one compute delay rejected in a row before it is drawn by inverse CDF instead
+/// (see `KotzWorkload::delays`).
+const MAX_REDRAWS: u32 = 64;
 
 /// Which of the three patterns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -117,25 +121,41 @@ impl KotzWorkload {
                 "must be a positive number of milliseconds".into(),
             );
         }
+        // Every delay is at most the truncation point.
+        if let Err(m) = check_time(self.compute_max_ms, 1e6, "milliseconds") {
+            return bad("compute_max_ms", m);
+        }
         Ok(())
     }
 
+    /// Exponential delays truncated at `compute_max_ms`, drawn as the paper does: a draw
+    /// above the truncation point is drawn again. A draw is kept with probability
+    /// 1 − e^(−max/mean) (99.3 % at the paper's 150 and 30 ms), so rejection alone never
+    /// ends when the truncation is far below the mean. After [`MAX_REDRAWS`] rejections in
+    /// a row the delay is therefore taken from the truncated distribution's inverse CDF:
+    /// each delay still follows exactly that distribution, and the paper's parameters
+    /// never get there (probability e^(−5·64) per delay), so their delays are unchanged.
     fn delays(&self, pid: u32, count: u64) -> Vec<Nanos> {
         if !self.compute || self.compute_mean_ms == 0.0 {
             return Vec::new();
         }
         let mut rng =
             Xoshiro256PlusPlus::seed_from_u64(self.seed ^ (u64::from(pid) << 40) ^ 0x6b6f_747a);
-        let max = self.compute_max_ms;
-        (0..count)
-            .map(|_| loop {
+        let (mean, max) = (self.compute_mean_ms, self.compute_max_ms);
+        let mut draw = || {
+            for _ in 0..MAX_REDRAWS {
                 let u: f64 = rng.gen();
-                let ms = -self.compute_mean_ms * (1.0 - u).ln();
+                let ms = -mean * (1.0 - u).ln();
                 if ms <= max {
-                    break ms_to_ns(ms);
+                    return ms_to_ns(ms);
                 }
-            })
-            .collect()
+            }
+            // F(x) = (1 − e^(−x/mean)) / (1 − e^(−max/mean)) on [0, max], inverted.
+            let u: f64 = rng.gen();
+            let ms = -mean * (u * (-max / mean).exp_m1()).ln_1p();
+            ms_to_ns(ms.min(max))
+        };
+        (0..count).map(|_| draw()).collect()
     }
 
     /// The scripts: one file of `total_blocks`, new (nothing on disk at the start).
@@ -314,6 +334,30 @@ mod tests {
         // The mean of an exponential(30 ms) truncated at 150 ms is 30 - 150 e^-5/(1 - e^-5)
         // = 28.97 ms.
         assert!((mean_ms - 28.97).abs() < 0.6, "mean {mean_ms}");
+    }
+
+    #[test]
+    fn delays_truncated_far_below_the_mean_still_follow_the_truncated_distribution() {
+        // Kept draws: 1 - e^-0.1 = 9.5 % (mostly by rejection), 1 - e^-0.001 = 0.1 %
+        // (mostly by inverse CDF). tests/des.rs runs a case that rejection alone would
+        // never finish, under a watchdog.
+        for max_ms in [3.0, 0.03] {
+            let k = KotzWorkload {
+                compute: true,
+                compute_max_ms: max_ms,
+                ..Default::default()
+            };
+            let a = k.delays(3, 20_000);
+            assert_eq!(a, k.delays(3, 20_000));
+            assert!(a.iter().all(|&d| d <= ms_to_ns(max_ms)), "max {max_ms}");
+            let mean_ms = a.iter().sum::<u64>() as f64 / a.len() as f64 / 1e6;
+            // The truncated exponential's mean: mean - max / (e^(max/mean) - 1).
+            let expected = 30.0 - max_ms / (max_ms / 30.0).exp_m1();
+            assert!(
+                (mean_ms - expected).abs() < 0.02 * expected,
+                "max {max_ms}: mean {mean_ms}, expected {expected}"
+            );
+        }
     }
 
     #[test]

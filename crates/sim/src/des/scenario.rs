@@ -351,10 +351,12 @@ impl Scenario {
                         key: "workload".into(),
                         message: m,
                     },
-                    stuck @ RunError::Stuck { .. } => ScenarioError::Run {
-                        path: path.to_path_buf(),
-                        message: stuck.to_string(),
-                    },
+                    e @ (RunError::Stuck { .. } | RunError::TimeOverflow { .. }) => {
+                        ScenarioError::Run {
+                            path: path.to_path_buf(),
+                            message: e.to_string(),
+                        }
+                    }
                 })?;
                 Ok(Point {
                     value,
@@ -455,5 +457,30 @@ mod tests {
         assert!(e.contains("system.disks.count"), "{e}");
         let e = err(&GOOD.replace("[measure]", "[measure]\nmetrics = [\"speed\"]"));
         assert!(e.contains("speed") && e.contains("time_s"), "{e}");
+    }
+
+    #[test]
+    fn times_the_clock_cannot_hold_are_named() {
+        let e = err(&GOOD.replace("ms = 30", "ms = 1e300"));
+        assert!(
+            e.contains("system.disks.service") && e.contains("2^64 ns"),
+            "{e}"
+        );
+        let e = err(&GOOD.replace(
+            "pattern = \"gw\"",
+            "pattern = \"gw\"\ncompute_max_ms = 1e300",
+        ));
+        assert!(
+            e.contains("workload.compute_max_ms") && e.contains("2^64 ns"),
+            "{e}"
+        );
+        let e = err(&GOOD.replace(
+            "kind = \"kotz\"\n        pattern = \"gw\"\n        total_blocks = 200",
+            "kind = \"xmf\"\n        block_bytes = 1024\n        compute_ms = 1e300",
+        ));
+        assert!(
+            e.contains("workload.compute_ms") && e.contains("2^64 ns"),
+            "{e}"
+        );
     }
 }

@@ -31,6 +31,7 @@ use std::path::{Path, PathBuf};
 
 use policy::keymap::FixedHashMap;
 
+use super::event::END_OF_TIME;
 use super::ops::{FileSpec, Op, Script, Workload};
 
 /// A line that does not parse.
@@ -177,7 +178,15 @@ pub fn parse(text: &str, path: &Path) -> Result<Workload, SyscallTraceError> {
             }
             "compute" => {
                 want(1, "compute MICROSECONDS")?;
-                Op::Compute(number(args[0], "microseconds")? * 1_000)
+                let us = number(args[0], "microseconds")?;
+                // Refuse what the clock cannot hold rather than wrap it to a short time.
+                let ns = us.checked_mul(1_000).ok_or_else(|| {
+                    err(format!(
+                        "compute {us}: at most {} microseconds (2^64 ns, where the simulator's clock ends)",
+                        END_OF_TIME / 1_000
+                    ))
+                })?;
+                Op::Compute(ns)
             }
             "truncate" => {
                 want(2, "truncate NAME LEN")?;
@@ -359,6 +368,10 @@ file data 1048576 on_disk
             (
                 "file a 10\n0 read a 0 1 color=red",
                 "2: unknown field `color=`",
+            ),
+            (
+                "file a 10\n0 compute 18446744073709552",
+                "2: compute 18446744073709552: at most 18446744073709551 microseconds",
             ),
         ];
         for (text, needle) in cases {

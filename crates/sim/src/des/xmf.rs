@@ -22,6 +22,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 
 use super::disk::ms_to_ns;
+use super::event::check_time;
 use super::ops::{FileSpec, Op, Script, Workload};
 
 /// Parameters of the temporary-file workload.
@@ -88,12 +89,8 @@ impl XmfWorkload {
         if !(self.source_skew.is_finite() && self.source_skew >= 0.0) {
             return Err(("source_skew".into(), "must be zero or more".into()));
         }
-        if !(self.compute_ms.is_finite() && self.compute_ms >= 0.0) {
-            return Err((
-                "compute_ms".into(),
-                "must be zero or more milliseconds".into(),
-            ));
-        }
+        check_time(self.compute_ms, 1e6, "milliseconds")
+            .map_err(|m| ("compute_ms".to_string(), m))?;
         Ok(())
     }
 

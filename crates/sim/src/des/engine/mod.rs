@@ -30,7 +30,7 @@ use serde::Serialize;
 
 use super::config::{s_to_ns, us_to_ns, Cleaner, Layout, SystemConfig, WritePolicy};
 use super::disk::Disk;
-use super::event::{Event, EventQueue, Nanos, NS_PER_S};
+use super::event::{later, Event, EventQueue, Nanos, END_OF_TIME, NS_PER_S};
 use super::ops::{FileId, Op, Workload};
 use super::ordering::{Checker, Epochs, Graph};
 
@@ -43,6 +43,9 @@ const DIRECT: u32 = 1 << 31;
 /// The stream id read-ahead uses with the policy, so that prefetched blocks are nobody's
 /// most recently used block.
 const PREFETCH_STREAM: u32 = u32::MAX - 1;
+
+/// Blocks a file may have: a block's key keeps 32 bits for its number ([`block_key`]).
+const MAX_FILE_BLOCKS: u64 = 1 << 32;
 
 fn block_key(file: FileId, block: u64) -> u64 {
     (u64::from(file) << 32) | block
@@ -221,6 +224,13 @@ pub enum RunError {
         /// Processes still waiting.
         processes: usize,
     },
+    /// An event fell due at or past the end of the clock (2^64 ns), where adding time would
+    /// wrap into the past.
+    #[error("at {time_s:.3} s, an event would fall due 2^64 ns or more after the start, past the end of the simulator's clock (about 584 years); shorten the compute or service times")]
+    TimeOverflow {
+        /// Virtual time when the last event ran.
+        time_s: f64,
+    },
 }
 
 /// One simulation run: build with [`Engine::new`], then [`Engine::run`].
@@ -291,7 +301,7 @@ impl<'w> Engine<'w> {
     /// numbers (the workload carries its own).
     pub fn new(cfg: &SystemConfig, workload: &'w Workload, seed: u64) -> Result<Self, RunError> {
         cfg.validate()?;
-        check_workload(workload)?;
+        check_workload(workload, u64::from(cfg.cache.block_bytes))?;
         let c = &cfg.cache;
         let buffers = c.buffers as usize;
         let policy = if buffers > 0 {
@@ -434,6 +444,17 @@ impl<'w> Engine<'w> {
         }
         while let Some((t, event)) = self.queue.pop() {
             debug_assert!(t >= self.now, "time went backwards");
+            if t == END_OF_TIME {
+                // A flusher wake-up there could start nothing that ends in time: drop it
+                // (the run ends, or reports the processes stuck). Anything else would run
+                // at a time the clock cannot hold.
+                if event == Event::Flusher {
+                    continue;
+                }
+                return Err(RunError::TimeOverflow {
+                    time_s: self.now as f64 / NS_PER_S,
+                });
+            }
             self.now = t;
             self.stats.events += 1;
             match event {
@@ -492,15 +513,17 @@ impl<'w> Engine<'w> {
                     return;
                 }
                 let t = self.procs[p].transfer.take().expect("transfer present");
+                // Saturating: a cost past the clock's end makes the event due at
+                // END_OF_TIME, which stops the run.
                 let mut cost = self.syscall_ns;
                 if self.policy.is_some() {
-                    cost += t.blocks * self.block_ns;
+                    cost = cost.saturating_add(t.blocks.saturating_mul(self.block_ns));
                 }
                 if t.then_compute {
-                    cost += self.next_delay(p);
+                    cost = cost.saturating_add(self.next_delay(p));
                 }
                 if cost > 0 {
-                    self.queue.push(self.now + cost, Event::Process(pid));
+                    self.queue.push(later(self.now, cost), Event::Process(pid));
                     return;
                 }
                 continue;
@@ -514,7 +537,10 @@ impl<'w> Engine<'w> {
             match op {
                 Op::Open(_) | Op::Close(_) => {}
                 Op::Read { file, offset, len } => {
-                    let end = (offset + len).min(self.files[file as usize].size);
+                    // A read stops at the end of the file (check_workload bounds the rest).
+                    let end = offset
+                        .saturating_add(len)
+                        .min(self.files[file as usize].size);
                     self.begin(p, file, offset, end.max(offset), false, false);
                     continue;
                 }
@@ -558,7 +584,7 @@ impl<'w> Engine<'w> {
                     let start = i * record_bytes;
                     if start < total_bytes {
                         self.counters[counter as usize] += 1;
-                        let end = (start + record_bytes).min(total_bytes);
+                        let end = start.saturating_add(record_bytes).min(total_bytes);
                         // The loop op stays current until the counter runs out.
                         self.begin(p, file, start, end, write, compute);
                         if write {
@@ -572,7 +598,7 @@ impl<'w> Engine<'w> {
             }
             self.procs[p].pc += 1;
             if delay > 0 {
-                self.queue.push(self.now + delay, Event::Process(pid));
+                self.queue.push(later(self.now, delay), Event::Process(pid));
                 return;
             }
         }
@@ -1229,7 +1255,7 @@ impl<'w> Engine<'w> {
             }
         }
         self.queue
-            .push(self.now + self.flush_interval_ns, Event::Flusher);
+            .push(later(self.now, self.flush_interval_ns), Event::Flusher);
     }
 
     // ----- waiting ---------------------------------------------------------------------
@@ -1284,18 +1310,48 @@ fn candidate(b: &Buffer, allow_held: bool) -> bool {
     b.io == Io::Idle && (allow_held || !b.dirty || b.holders == 0)
 }
 
-fn check_workload(w: &Workload) -> Result<(), RunError> {
+fn check_workload(w: &Workload, block_bytes: u64) -> Result<(), RunError> {
     let files = w.files.len();
     if files > u32::MAX as usize / 2 {
         return Err(RunError::Workload(format!(
             "{files} files; at most 2^31 are supported"
         )));
     }
+    // Past MAX_FILE_BLOCKS, block keys would collide (and a run would take for ever).
+    let too_big = |bytes: u64| bytes.div_ceil(block_bytes) > MAX_FILE_BLOCKS;
+    for (f, spec) in w.files.iter().enumerate() {
+        let bytes = spec.max_bytes.max(spec.initial_bytes);
+        if too_big(bytes) {
+            return Err(RunError::Workload(format!(
+                "file {f}: {bytes} bytes; a file may have at most {MAX_FILE_BLOCKS} blocks of {block_bytes} bytes"
+            )));
+        }
+    }
     if w.scripts.len() >= (DIRECT as usize) {
         return Err(RunError::Workload("too many processes".into()));
     }
     for (p, s) in w.scripts.iter().enumerate() {
         for (i, op) in s.ops.iter().enumerate() {
+            // Bytes a transfer may reach: writes extend their file, and shared records are
+            // transferred up to their total whatever the file's size. (A read stops at the
+            // end of its file.)
+            let reach = match *op {
+                Op::Write { offset, len, .. } | Op::GraphWrite { offset, len, .. } => {
+                    Some((offset, len))
+                }
+                Op::SharedRecords { total_bytes, .. } => Some((0, total_bytes)),
+                _ => None,
+            };
+            if let Some((offset, len)) = reach {
+                match offset.checked_add(len) {
+                    Some(end) if !too_big(end) => {}
+                    _ => {
+                        return Err(RunError::Workload(format!(
+                            "process {p}, op {i}: {len} bytes at {offset} reach past the {MAX_FILE_BLOCKS} blocks of {block_bytes} bytes a file may have"
+                        )))
+                    }
+                }
+            }
             let file = match *op {
                 Op::Open(f) | Op::Close(f) | Op::Delete(f) | Op::Sync(Some(f)) => Some(f),
                 Op::Read { file, .. } | Op::Write { file, .. } | Op::Truncate { file, .. } => {
