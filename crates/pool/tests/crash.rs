@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
 
-use pool::{BufferPool, Lookup, RecordingStorage, StorageEvent, WritePolicy};
+use pool::{BufferPool, IoMode, Lookup, RecordingStorage, StorageEvent, WritePolicy};
 use rand::{Rng, SeedableRng};
 
 const PS: usize = 4096;
@@ -26,6 +26,33 @@ struct Promise {
     image: Vec<u8>,
     /// Values each byte may have taken since (later writes may or may not be on disk).
     later: Vec<BTreeSet<u8>>,
+    /// The shortest length the file was cut to since (`set_len`): the file on disk may end
+    /// there, and bytes past it may read as zero after it grew again.
+    cut: usize,
+}
+
+impl Promise {
+    fn new(log_len: usize, image: &[u8]) -> Self {
+        Promise {
+            log_len,
+            image: image.to_vec(),
+            later: vec![BTreeSet::new(); image.len()],
+            cut: image.len(),
+        }
+    }
+
+    /// Bytes `range` took `value` after the promise.
+    fn written(&mut self, range: std::ops::Range<usize>, value: u8) {
+        for i in range.start..range.end.min(self.image.len()) {
+            self.later[i].insert(value);
+        }
+    }
+
+    /// The file was cut to `len` after the promise.
+    fn truncated(&mut self, len: usize) {
+        self.cut = self.cut.min(len);
+        self.written(len..self.image.len(), 0);
+    }
 }
 
 fn apply(image: &mut Vec<u8>, ev: &StorageEvent) {
@@ -96,12 +123,13 @@ fn check_all_crash_states(log: &[StorageEvent], promises: &[Promise]) -> usize {
             states += 1;
             let Some(p) = promise else { continue };
             assert!(
-                img.len() >= p.image.len(),
-                "crash point {c}: file shorter ({}) than fsynced ({})",
+                img.len() >= p.image.len().min(p.cut),
+                "crash point {c}: file shorter ({}) than fsynced ({}, cut to {} since)",
                 img.len(),
-                p.image.len()
+                p.image.len(),
+                p.cut
             );
-            for (i, &want) in p.image.iter().enumerate() {
+            for (i, &want) in p.image.iter().enumerate().take(img.len()) {
                 let got = img[i];
                 assert!(
                     got == want || p.later[i].contains(&got),
@@ -115,7 +143,26 @@ fn check_all_crash_states(log: &[StorageEvent], promises: &[Promise]) -> usize {
     states
 }
 
-fn scripted_run(seed: u64, lookup: Lookup, frames: usize, wp: WritePolicy) -> usize {
+/// Operations of a scripted run beyond writes and fsyncs.
+#[derive(Clone, Copy)]
+struct Script {
+    /// `set_len`, `close` and reopen, and `pin_mut` mixed in.
+    lifecycle: bool,
+    io: IoMode,
+}
+
+const WRITES_ONLY: Script = Script {
+    lifecycle: false,
+    io: IoMode::Buffered,
+};
+
+fn scripted_run(
+    seed: u64,
+    lookup: Lookup,
+    frames: usize,
+    wp: WritePolicy,
+    script: Script,
+) -> usize {
     let st = RecordingStorage::new();
     let pool = BufferPool::builder()
         .capacity_frames(frames)
@@ -123,47 +170,61 @@ fn scripted_run(seed: u64, lookup: Lookup, frames: usize, wp: WritePolicy) -> us
         .read_ahead(0)
         .lookup(lookup)
         .write_policy(wp)
+        .io_mode(script.io)
         .build_with_storage(st.clone())
         .unwrap();
-    let f = pool.create("/f").unwrap();
+    let path = Path::new("/f");
+    let mut f = pool.create(path).unwrap();
     let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
     let mut model: Vec<u8> = Vec::new();
     let mut promises: Vec<Promise> = Vec::new();
     for step in 0..40u32 {
-        if rng.gen_bool(0.2) {
+        let value = (step % 250) as u8 + 1;
+        let roll = rng.gen_range(0..100);
+        if roll < 20 {
             pool.fsync(f).unwrap();
-            promises.push(Promise {
-                log_len: st.log_len(),
-                image: model.clone(),
-                later: vec![BTreeSet::new(); model.len()],
-            });
+            promises.push(Promise::new(st.log_len(), &model));
+        } else if script.lifecycle && roll < 30 {
+            let len = rng.gen_range(0..FILE_PAGES * PS);
+            pool.set_len(f, len as u64).unwrap();
+            model.resize(len, 0);
+            for p in promises.iter_mut() {
+                p.truncated(len);
+            }
+        } else if script.lifecycle && roll < 36 {
+            // close writes every dirty page (without a sync); the file must read back whole
+            pool.close(f).unwrap();
+            f = pool.open(path).unwrap();
+            assert_eq!(pool.len(f).unwrap(), model.len() as u64, "step {step}");
+        } else if script.lifecycle && roll < 45 && !model.is_empty() {
+            let pos = rng.gen_range(0..model.len());
+            let mut g = pool.pin_mut(f, (pos / PS) as u64).unwrap();
+            g[pos % PS] = value;
+            drop(g);
+            model[pos] = value;
+            for p in promises.iter_mut() {
+                p.written(pos..pos + 1, value);
+            }
         } else {
             let off = rng.gen_range(0..FILE_PAGES * PS - 1);
             let len = rng.gen_range(1..=(3 * PS / 2).min(FILE_PAGES * PS - off));
-            let value = (step % 250) as u8 + 1;
             pool.write(f, off as u64, &vec![value; len]).unwrap();
             if model.len() < off + len {
                 model.resize(off + len, 0);
             }
             model[off..off + len].fill(value);
             for p in promises.iter_mut() {
-                for i in off..(off + len).min(p.image.len()) {
-                    p.later[i].insert(value);
-                }
+                p.written(off..off + len, value);
             }
         }
     }
     pool.fsync(f).unwrap();
-    promises.push(Promise {
-        log_len: st.log_len(),
-        image: model.clone(),
-        later: vec![BTreeSet::new(); model.len()],
-    });
+    promises.push(Promise::new(st.log_len(), &model));
     // the pool agrees with the model, and so does the final durable state
     let mut back = vec![0u8; model.len()];
     assert_eq!(pool.read(f, 0, &mut back).unwrap(), model.len());
     assert_eq!(back, model);
-    assert_eq!(st.contents(Path::new("/f")).unwrap(), model);
+    assert_eq!(st.contents(path).unwrap(), model);
     check_all_crash_states(&st.log(), &promises)
 }
 
@@ -183,9 +244,15 @@ fn fsynced_bytes_survive_with_a_busy_flusher_and_with_write_through() {
         age: Duration::ZERO,
     };
     for seed in 20..24 {
-        scripted_run(seed, Lookup::Mapped, 16, eager);
-        scripted_run(seed, Lookup::Hashed, 3, eager);
-        scripted_run(seed, Lookup::Mapped, 4, WritePolicy::WriteThrough);
+        scripted_run(seed, Lookup::Mapped, 16, eager, WRITES_ONLY);
+        scripted_run(seed, Lookup::Hashed, 3, eager, WRITES_ONLY);
+        scripted_run(
+            seed,
+            Lookup::Mapped,
+            4,
+            WritePolicy::WriteThrough,
+            WRITES_ONLY,
+        );
     }
 }
 
@@ -203,8 +270,33 @@ fn every_fsynced_byte_survives_every_crash_state() {
     for seed in 0..8 {
         for lookup in [Lookup::Mapped, Lookup::Hashed] {
             // a tight pool (eviction writes dirty pages in policy order) and a roomy one
-            states += scripted_run(seed, lookup, 3, quiet());
-            states += scripted_run(seed, lookup, 16, quiet());
+            states += scripted_run(seed, lookup, 3, quiet(), WRITES_ONLY);
+            states += scripted_run(seed, lookup, 16, quiet(), WRITES_ONLY);
+        }
+    }
+    eprintln!("checked {states} crash states");
+    assert!(states > 5_000, "only {states} crash states checked");
+}
+
+/// The same with `set_len`, `close` and reopen, and `pin_mut` in the script, buffered and
+/// `O_DIRECT` (whole-page writes, trims), with a quiet and a busy flusher and write-through.
+#[test]
+fn fsynced_bytes_survive_truncation_close_pin_mut_and_direct_io() {
+    let eager = WritePolicy::WriteBack {
+        interval: Duration::from_micros(200),
+        age: Duration::ZERO,
+    };
+    let mut states = 0;
+    for seed in 0..6 {
+        for io in [IoMode::Buffered, IoMode::Direct] {
+            let script = Script {
+                lifecycle: true,
+                io,
+            };
+            states += scripted_run(seed, Lookup::Mapped, 3, quiet(), script);
+            states += scripted_run(seed, Lookup::Hashed, 16, quiet(), script);
+            states += scripted_run(seed, Lookup::Mapped, 16, eager, script);
+            states += scripted_run(seed, Lookup::Hashed, 4, WritePolicy::WriteThrough, script);
         }
     }
     eprintln!("checked {states} crash states");
@@ -225,12 +317,8 @@ fn checker_catches_a_lost_fsynced_write() {
     let f = pool.create("/f").unwrap();
     pool.write(f, 0, &[7u8; 100]).unwrap();
     pool.fsync(f).unwrap();
-    let promise = Promise {
-        // one event shorter: the write removed below
-        log_len: st.log_len() - 1,
-        image: vec![7u8; 100],
-        later: vec![BTreeSet::new(); 100],
-    };
+    // one event shorter: the write removed below
+    let promise = Promise::new(st.log_len() - 1, &[7u8; 100]);
     let mut log = st.log();
     let w = log
         .iter()
