@@ -49,7 +49,10 @@
 //! [`PageRef`] behaves like a read lock on its page and [`PageMut`] like a write lock:
 //! holding a `PageRef` and then writing the same page from the same thread (or holding a
 //! `PageMut` and reading it) waits forever, exactly as with `RwLock`. Pins of *different*
-//! pages never block each other.
+//! pages never block each other, whatever else runs: `set_len` and `close` refuse with
+//! [`PoolError::PagePinned`] rather than wait for a pin they would have to drop, and no
+//! operation waits for a pin while it holds a lock another operation could wait for
+//! (`docs/pool.md`, "Lengths, truncation and close").
 
 mod error;
 mod frames;

@@ -14,6 +14,10 @@
 //!    never exposes old data.
 //! 5. A dirty frame is never evicted and never dropped: it leaves the dirty state only by a
 //!    successful write to storage (or by truncation of its page).
+//! 6. No thread waits for a frame latch the application may hold while it holds a file's
+//!    resize lock (a pin can be held for ever, and its holder may wait for that lock):
+//!    `write` only tries latches under it, `set_len` and `close` refuse application pins.
+//! 7. At most one write of a page to storage is in flight (`Header::writing`).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};

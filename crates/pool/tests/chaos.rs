@@ -439,9 +439,12 @@ impl<'a> Worker<'a> {
     }
 
     /// Read a whole region with retries (faults may fail reads): what the pool holds.
+    /// Retried for up to 10 s: while one file's writes all fail and every frame holds a
+    /// dirty page of it, misses fail (`WriteBackStalled`) until the injector lifts the fault.
     fn read_back(&self, fh: FileHandle, file: usize, r: usize) -> Vec<u8> {
         let mut buf = vec![0u8; REGION];
-        for _ in 0..10_000 {
+        let give_up = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < give_up {
             match self.sh.pool.read(fh, (r * REGION) as u64, &mut buf) {
                 Ok(n) => {
                     buf.truncate(n);
@@ -449,9 +452,9 @@ impl<'a> Worker<'a> {
                 }
                 Err(e) => self.check_error("read back", &e),
             }
-            std::thread::yield_now();
+            std::thread::sleep(Duration::from_micros(200));
         }
-        self.fail(format_args!("file {file} region {r} unreadable"))
+        self.fail(format_args!("file {file} region {r} unreadable for 10 s"))
     }
 
     /// Whether `got` (a read of the whole region at `base`) is what a region holding
