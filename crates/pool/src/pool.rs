@@ -875,6 +875,18 @@ impl Inner {
         Some(g)
     }
 
+    /// `PastEnd` if `page` is past the end of the file now: a pin checks the length before
+    /// it loads, and a truncation may run in between (the pin would then hold a page that
+    /// is not part of the file, though `set_len` reported success).
+    fn still_in_file(&self, slot: &FileSlot, page: u64) -> Result<(), PoolError> {
+        let pages = self.pages_of(slot.len.load(Ordering::Acquire));
+        if page < pages {
+            Ok(())
+        } else {
+            Err(PoolError::PastEnd { page, pages })
+        }
+    }
+
     /// Pages beyond what the lookup table can address are an error, not a panic.
     fn check_in_range(&self, page: u64) -> Result<(), PoolError> {
         if self.table.page_in_range(page) {
@@ -2220,6 +2232,7 @@ impl BufferPool {
             return Err(PoolError::PastEnd { page, pages });
         }
         let latch = inner.acquire_waiting(f, page, false, Fill::Read, false, true)?;
+        inner.still_in_file(slot, page)?;
         Ok(PageRef {
             guard: latch.into_shared(),
             page,
@@ -2237,6 +2250,7 @@ impl BufferPool {
             return Err(PoolError::PastEnd { page, pages });
         }
         let latch = inner.acquire_waiting(f, page, true, Fill::Read, false, true)?;
+        inner.still_in_file(slot, page)?;
         let mut guard = latch
             .into_excl()
             .expect("acquire(excl = true) returns an exclusive latch");
