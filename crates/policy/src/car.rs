@@ -132,6 +132,11 @@ impl Policy for Car {
         Self::NAME
     }
 
+    /// A hit sets the page's reference bit.
+    fn hit_path(&self) -> crate::HitPath {
+        crate::HitPath::Counter { cap: 1 }
+    }
+
     fn len(&self) -> usize {
         self.t1.len() + self.t2.len()
     }

@@ -61,6 +61,11 @@ impl Policy for Clock {
         Self::NAME
     }
 
+    /// A hit sets the frame's reference bit.
+    fn hit_path(&self) -> crate::HitPath {
+        crate::HitPath::Counter { cap: 1 }
+    }
+
     fn len(&self) -> usize {
         self.0.len()
     }

@@ -103,6 +103,11 @@ impl Policy for Clock2Hand {
         Self::NAME
     }
 
+    /// A hit sets the frame's reference bit.
+    fn hit_path(&self) -> crate::HitPath {
+        crate::HitPath::Counter { cap: 1 }
+    }
+
     fn len(&self) -> usize {
         self.a.len() + self.b.len()
     }

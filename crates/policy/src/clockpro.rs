@@ -541,6 +541,11 @@ impl Policy for ClockPro {
         Self::NAME
     }
 
+    /// A hit sets the page's reference bit; the hands read it when they pass.
+    fn hit_path(&self) -> crate::HitPath {
+        crate::HitPath::Counter { cap: 1 }
+    }
+
     fn len(&self) -> usize {
         self.hot_count + self.cold_ring.len()
     }

@@ -64,6 +64,11 @@ impl Policy for GClock {
         Self::NAME
     }
 
+    /// A hit raises the frame's counter, which saturates at `max`.
+    fn hit_path(&self) -> crate::HitPath {
+        crate::HitPath::Counter { cap: self.max }
+    }
+
     fn len(&self) -> usize {
         self.ring.len()
     }

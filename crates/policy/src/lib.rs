@@ -54,57 +54,42 @@ pub mod index;
 pub mod keymap;
 pub mod list;
 pub mod params;
+#[macro_use]
 pub mod registry;
 pub mod testkit;
 
-mod arc;
-mod belady;
-mod car;
-mod clock;
-mod clock2hand;
-mod clockpro;
-mod fifo;
-pub mod gclock;
 mod history;
-mod lfu;
-mod linux;
-mod lirs;
-mod lru;
-mod lruk;
-mod mru;
-mod random;
 pub mod recency;
-mod s3fifo;
-mod sfifo;
-mod sieve;
-mod toss;
-mod twoq;
-mod wtinylfu;
 
-pub use arc::Arc;
-pub use belady::Belady;
 pub use cache::{Cache, DenseIndex, HashIndex, KeyIndex, Outcome};
-pub use car::Car;
-pub use clock::Clock;
-pub use clock2hand::Clock2Hand;
-pub use clockpro::ClockPro;
-pub use fifo::Fifo;
-pub use gclock::GClock;
-pub use lfu::Lfu;
-pub use linux::Linux;
-pub use lirs::Lirs;
-pub use lru::Lru;
-pub use lruk::LruK;
-pub use mru::Mru;
 pub use params::{ConfigError, ParamInfo, Params};
-pub use random::RandomPolicy;
-pub use registry::{AnyPolicy, BuildContext, NamedPolicy, PolicyInfo, PolicySpec, POLICIES};
-pub use s3fifo::S3Fifo;
-pub use sfifo::SFifo;
-pub use sieve::Sieve;
-pub use toss::Toss;
-pub use twoq::TwoQ;
-pub use wtinylfu::WTinyLfu;
+pub use registry::{BuildContext, NamedPolicy, PolicyInfo, PolicySpec};
+
+// Every policy: its module, its type, and its place in `AnyPolicy` and `POLICIES`. This
+// list is the one place a new policy is registered (`docs/ADDING_A_POLICY.md`).
+policies! {
+    Fifo => fifo::Fifo,
+    Lru => lru::Lru,
+    Mru => mru::Mru,
+    Lfu => lfu::Lfu,
+    Random => random::RandomPolicy,
+    Clock => clock::Clock,
+    Clock2Hand => clock2hand::Clock2Hand,
+    GClock => pub gclock::GClock,
+    SFifo => sfifo::SFifo,
+    TwoQ => twoq::TwoQ,
+    LruK => lruk::LruK,
+    Arc => arc::Arc,
+    Car => car::Car,
+    Lirs => lirs::Lirs,
+    ClockPro => clockpro::ClockPro,
+    S3Fifo => s3fifo::S3Fifo,
+    Sieve => sieve::Sieve,
+    WTinyLfu => wtinylfu::WTinyLfu,
+    Toss => toss::Toss,
+    Linux => linux::Linux,
+    Belady => belady::Belady,
+}
 
 /// A dense frame number chosen by the driver. Policies index their per-frame arrays with it.
 ///
@@ -214,6 +199,43 @@ pub trait Policy {
     fn needs_future(&self) -> bool {
         false
     }
+
+    /// What the policy does with hits, and so how a concurrent driver (the buffer pool) may
+    /// report them. The default, [`HitPath::Ordered`], is exact for every online policy;
+    /// a policy whose hits only set a bit or raise a capped counter says so, and the pool
+    /// then records its hits without any lock (`tests/hit_path.rs` holds every policy to
+    /// what it declares).
+    fn hit_path(&self) -> HitPath {
+        if self.needs_future() {
+            HitPath::Offline
+        } else {
+            HitPath::Ordered
+        }
+    }
+}
+
+/// How a policy uses hits: what a driver that sees hits from many threads must do so
+/// that the policy runs exactly as written. Declared by each policy
+/// ([`Policy::hit_path`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HitPath {
+    /// Hits change nothing (FIFO, Random): they need not be reported at all.
+    Ignore,
+    /// A hit sets a reference bit or raises a counter that saturates at `cap`, and the
+    /// policy only ever looks at how many hits (up to `cap`) a frame had since it last
+    /// looked: between two misses, the order of hits and repeats beyond `cap` make no
+    /// difference. A driver may count hits per frame without a lock and report them in a
+    /// batch before it evicts.
+    Counter {
+        /// Hits beyond this many (since the policy last looked) change nothing.
+        cap: u8,
+    },
+    /// Hits reorder the policy's state (an LRU list, ARC's lists, LIRS's stack): each
+    /// hit must be reported, in order (the pool queues them, BP-Wrapper style).
+    Ordered,
+    /// The policy needs the future ([`Access::next_access`]): only a trace replay, which
+    /// knows it, can run the policy.
+    Offline,
 }
 
 /// Lists victims by running `evict` on a clone: always agrees with `evict`, costs a copy

@@ -67,6 +67,11 @@ impl Policy for RandomPolicy {
         Self::NAME
     }
 
+    /// Victims are drawn at random: hits change nothing.
+    fn hit_path(&self) -> crate::HitPath {
+        crate::HitPath::Ignore
+    }
+
     fn len(&self) -> usize {
         self.dense.len()
     }

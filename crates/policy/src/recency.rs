@@ -50,6 +50,15 @@ impl<const MOVE_ON_HIT: bool, const EVICT_NEWEST: bool> Policy
         self.order.len()
     }
 
+    /// LRU and MRU move a hit page to the front; FIFO ignores hits.
+    fn hit_path(&self) -> crate::HitPath {
+        if MOVE_ON_HIT {
+            crate::HitPath::Ordered
+        } else {
+            crate::HitPath::Ignore
+        }
+    }
+
     #[inline]
     fn on_hit(&mut self, frame: FrameId, _: &Access) {
         if MOVE_ON_HIT {

@@ -1,9 +1,10 @@
 //! Every policy by name: the one place a new policy is registered.
 //!
 //! Adding a policy takes two edits: its own file (a type implementing [`Policy`] and
-//! [`NamedPolicy`]) and one line in the `policies!` list below. The list generates
-//! [`AnyPolicy`] (runtime choice by name) and [`POLICIES`] (the catalogue behind
-//! `bufcache policies`). Hot loops stay monomorphic through [`PolicyVisitor`].
+//! [`NamedPolicy`]) and one line in the `policies!` list in `lib.rs`. The list declares
+//! the policy's module and re-exports its type, and generates [`AnyPolicy`] (runtime
+//! choice by name) and [`POLICIES`] (the catalogue behind `bufcache policies`). Hot loops
+//! stay monomorphic through [`PolicyVisitor`].
 //!
 //! ```
 //! use policy::{BuildContext, Cache, PolicySpec, Access};
@@ -17,7 +18,8 @@
 //! ```
 
 use crate::params::{ConfigError, ParamInfo, Params};
-use crate::{Access, FrameId, Policy};
+use crate::Policy;
+pub use crate::{AnyPolicy, POLICIES};
 
 /// What every policy is built from besides its own parameters.
 #[derive(Clone, Copy, Debug, Default)]
@@ -62,6 +64,10 @@ pub trait NamedPolicy: Policy + Clone + Send + Sized {
     /// else must be a pure function of its requests (a test in `tests/invariants.rs`
     /// holds every registered policy to what it declares here).
     const SEEDED: bool = false;
+    /// Whether the policy hashes keys itself (a sketch, a filter), so that its choices
+    /// depend on the key values and not only on which requests repeat: renumbering the
+    /// keys of a trace (the replay engine's dense ids) may then change its results.
+    const HASHES_KEYS: bool = false;
     /// Build for `ctx.capacity` with validated parameters.
     fn build(ctx: &BuildContext, params: &Params) -> Result<Self, ConfigError>;
 }
@@ -77,7 +83,9 @@ pub struct PolicyInfo {
     pub params: &'static [ParamInfo],
     /// See [`NamedPolicy::SEEDED`].
     pub seeded: bool,
-    build: fn(&BuildContext, &Params) -> Result<AnyPolicy, ConfigError>,
+    /// See [`NamedPolicy::HASHES_KEYS`].
+    pub hashes_keys: bool,
+    pub(crate) build: fn(&BuildContext, &Params) -> Result<AnyPolicy, ConfigError>,
 }
 
 impl std::fmt::Debug for PolicyInfo {
@@ -97,8 +105,16 @@ pub trait PolicyVisitor {
     fn visit<P: Policy + Clone + Send>(self, policy: P) -> Self::Output;
 }
 
+/// Declares every policy: `Variant => [pub] module::Type` per line. Emits the modules and
+/// the re-exports, [`AnyPolicy`], [`POLICIES`] and `AnyPolicy`'s dispatch. Invoked once,
+/// in `lib.rs`.
 macro_rules! policies {
-    ($($variant:ident => $ty:ty),* $(,)?) => {
+    ($($variant:ident => $vis:vis $module:ident :: $ty:ident),* $(,)?) => {
+        $(
+            $vis mod $module;
+            pub use $module::$ty;
+        )*
+
         /// Any registered policy, chosen at run time.
         #[derive(Clone, Debug)]
         #[allow(clippy::large_enum_variant)]
@@ -110,19 +126,22 @@ macro_rules! policies {
         }
 
         /// Every registered policy, in the order `bufcache policies` lists them.
-        pub static POLICIES: &[PolicyInfo] = &[
-            $(PolicyInfo {
-                name: <$ty as NamedPolicy>::NAME,
-                summary: <$ty as NamedPolicy>::SUMMARY,
-                params: <$ty as NamedPolicy>::PARAMS,
-                seeded: <$ty as NamedPolicy>::SEEDED,
-                build: |ctx, params| Ok(AnyPolicy::$variant(<$ty as NamedPolicy>::build(ctx, params)?)),
+        pub static POLICIES: &[$crate::registry::PolicyInfo] = &[
+            $($crate::registry::PolicyInfo {
+                name: <$ty as $crate::registry::NamedPolicy>::NAME,
+                summary: <$ty as $crate::registry::NamedPolicy>::SUMMARY,
+                params: <$ty as $crate::registry::NamedPolicy>::PARAMS,
+                seeded: <$ty as $crate::registry::NamedPolicy>::SEEDED,
+                hashes_keys: <$ty as $crate::registry::NamedPolicy>::HASHES_KEYS,
+                build: |ctx, params| {
+                    Ok(AnyPolicy::$variant(<$ty as $crate::registry::NamedPolicy>::build(ctx, params)?))
+                },
             }),*
         ];
 
         impl AnyPolicy {
             /// Hand the concrete policy to `visitor`.
-            pub fn visit<V: PolicyVisitor>(self, visitor: V) -> V::Output {
+            pub fn visit<V: $crate::registry::PolicyVisitor>(self, visitor: V) -> V::Output {
                 match self { $(AnyPolicy::$variant(p) => visitor.visit(p)),* }
             }
         }
@@ -155,32 +174,11 @@ macro_rules! policies {
             fn needs_future(&self) -> bool {
                 match self { $(AnyPolicy::$variant(p) => p.needs_future()),* }
             }
+            fn hit_path(&self) -> $crate::HitPath {
+                match self { $(AnyPolicy::$variant(p) => p.hit_path()),* }
+            }
         }
     };
-}
-
-policies! {
-    Fifo => crate::Fifo,
-    Lru => crate::Lru,
-    Mru => crate::Mru,
-    Lfu => crate::Lfu,
-    Random => crate::RandomPolicy,
-    Clock => crate::Clock,
-    Clock2Hand => crate::Clock2Hand,
-    GClock => crate::GClock,
-    SFifo => crate::SFifo,
-    TwoQ => crate::TwoQ,
-    LruK => crate::LruK,
-    Arc => crate::Arc,
-    Car => crate::Car,
-    Lirs => crate::Lirs,
-    ClockPro => crate::ClockPro,
-    S3Fifo => crate::S3Fifo,
-    Sieve => crate::Sieve,
-    WTinyLfu => crate::WTinyLfu,
-    Toss => crate::Toss,
-    Linux => crate::Linux,
-    Belady => crate::Belady,
 }
 
 /// Look up a policy by its short name.

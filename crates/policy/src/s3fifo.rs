@@ -196,6 +196,11 @@ impl Policy for S3Fifo {
         Self::NAME
     }
 
+    /// A hit raises the object's frequency, which saturates at 3.
+    fn hit_path(&self) -> crate::HitPath {
+        crate::HitPath::Counter { cap: 3 }
+    }
+
     fn len(&self) -> usize {
         self.small.len() + self.main.len()
     }

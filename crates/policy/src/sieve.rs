@@ -76,6 +76,11 @@ impl Policy for Sieve {
         Self::NAME
     }
 
+    /// A hit sets the object's visited bit.
+    fn hit_path(&self) -> crate::HitPath {
+        crate::HitPath::Counter { cap: 1 }
+    }
+
     fn len(&self) -> usize {
         self.queue.len()
     }

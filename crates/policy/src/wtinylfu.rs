@@ -314,6 +314,8 @@ impl NamedPolicy for WTinyLfu {
     const SUMMARY: &'static str =
         "LRU window + SLRU main with TinyLFU sketch admission (Einziger et al. 2017)";
     const SEEDED: bool = true;
+    /// The frequency sketch and the doorkeeper hash keys.
+    const HASHES_KEYS: bool = true;
     const PARAMS: &'static [ParamInfo] = &[
         ParamInfo {
             name: "window",

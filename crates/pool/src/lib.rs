@@ -31,13 +31,13 @@
 //!   (a per-file page table indexed by page number, XMF's address arithmetic). A hit is a
 //!   lookup, a pin (one compare-and-swap) and an owner check: no pool-wide lock.
 //! * **Replacement** reuses the policy crate. The policy sits behind a mutex taken only on
-//!   misses; hits never wait for it. For policies whose hit bookkeeping is a saturating
-//!   bit or counter ([`CONCURRENT_POLICIES`]: clock, gclock, clock2hand, clockpro, car,
-//!   sieve, s3fifo; fifo and random ignore hits) a hit bumps a per-frame counter that is
-//!   fed to the policy when eviction runs. Order-sensitive policies ([`QUEUED_POLICIES`]:
-//!   lru, arc, 2q, lirs, ...) run BP-Wrapper style: each thread queues its hits and they
-//!   are applied in batches under the lock. Only offline `belady` is refused
-//!   ([`PoolError::PolicyNotConcurrent`]).
+//!   misses; hits never wait for it. Each policy declares what it does with hits
+//!   ([`policy::HitPath`]): where a hit only sets a bit or raises a capped counter (clock,
+//!   gclock, sieve, s3fifo, ...; fifo and random ignore hits) a hit bumps a per-frame
+//!   counter that is fed to the policy when eviction runs; where hits reorder the policy
+//!   (lru, arc, 2q, lirs, ..., and any policy that declares nothing) they run BP-Wrapper
+//!   style: each thread queues its hits and they are applied in batches under the lock.
+//!   Only offline `belady` is refused ([`PoolError::PolicyNotConcurrent`]).
 //! * **Writes**: write-back with a flusher thread that writes pages dirty for longer than
 //!   `age` every `interval` and keeps a small pool of clean free frames (XMF's clock
 //!   daemon), or write-through. Eviction never writes unless every evictable frame is
@@ -65,7 +65,7 @@ mod uring;
 pub use error::PoolError;
 pub use pool::{
     BufferPool, BufferPoolBuilder, FileHandle, IoMode, Lookup, PageMut, PageRef, PoolStats,
-    ResidentMap, WritePolicy, CONCURRENT_POLICIES, MAX_OPEN_FILES, QUEUED_POLICIES,
+    ResidentMap, WritePolicy, MAX_OPEN_FILES,
 };
 pub use storage::{
     BatchRead, FaultKind, FaultOp, FileStorage, MemStorage, OpenMode, RecordingStorage, Storage,

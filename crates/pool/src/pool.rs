@@ -26,7 +26,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex, RwLock};
-use policy::{Access, AnyPolicy, BuildContext, FrameId, Policy, PolicySpec};
+use policy::{Access, AnyPolicy, BuildContext, FrameId, HitPath, Policy, PolicySpec};
 
 use crate::error::PoolError;
 use crate::frames::{backoff, Exclusive, Frames, Header, Shared, NO_OWNER};
@@ -121,36 +121,29 @@ impl Default for WritePolicy {
     }
 }
 
-/// Policies whose hits are a saturating bit or counter, with the cap of the per-frame hit
-/// counter fed to each (0: the policy ignores hits). Hits cost a load (and a store until
-/// the counter saturates). See `docs/pool.md`.
-pub const CONCURRENT_POLICIES: &[(&str, u8)] = &[
-    ("fifo", 0),
-    ("random", 0),
-    ("clock", 1),
-    ("clock2hand", 1),
-    ("clockpro", 1),
-    ("car", 1),
-    ("sieve", 1),
-    ("s3fifo", 3),
-    ("gclock", 3),
-];
-
-/// Order-sensitive policies (a hit moves the page in a list), run BP-Wrapper style (Ding
-/// et al., ICDE 2009): each thread queues its hits and they are applied, in each thread's
-/// order, under the policy lock when a queue fills or eviction runs. Hits cost a queue
-/// push under a per-thread-stripe lock.
-pub const QUEUED_POLICIES: &[&str] = &[
-    "lru", "mru", "lfu", "sfifo", "twoq", "lruk", "arc", "lirs", "wtinylfu", "linux", "toss",
-];
-
-/// How hits reach the policy.
+/// How hits reach the policy, from what the policy declares ([`policy::HitPath`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum HitMode {
-    /// Per-frame saturating counter, capped at the value (0: hits are ignored).
+    /// Per-frame saturating counter, capped at the value (0: hits are ignored). Hits cost
+    /// a load (and a store until the counter saturates). See `docs/pool.md`.
     Counter(u8),
-    /// Per-thread queues (BP-Wrapper).
+    /// Order-sensitive policies (a hit moves the page in a list), run BP-Wrapper style
+    /// (Ding et al., ICDE 2009): each thread queues its hits and they are applied, in each
+    /// thread's order, under the policy lock when a queue fills or eviction runs. Hits
+    /// cost a queue push under a per-thread-stripe lock.
     Queue,
+}
+
+impl HitMode {
+    /// `None` for a policy no online cache can run.
+    fn of(path: HitPath) -> Option<HitMode> {
+        match path {
+            HitPath::Ignore => Some(HitMode::Counter(0)),
+            HitPath::Counter { cap } => Some(HitMode::Counter(cap.max(1))),
+            HitPath::Ordered => Some(HitMode::Queue),
+            HitPath::Offline => None,
+        }
+    }
 }
 
 /// Hits a thread queues before it tries to apply them (BP-Wrapper's batch size).
@@ -162,26 +155,20 @@ const QUEUE_MAX: usize = 1024;
 #[repr(align(128))]
 struct HitQueue(Mutex<Vec<(u32, u32)>>);
 
-fn hit_mode(spec: &PolicySpec) -> Option<HitMode> {
-    if QUEUED_POLICIES.contains(&spec.name.as_str()) {
-        return Some(HitMode::Queue);
-    }
-    hit_cap(spec).map(HitMode::Counter)
-}
-
-fn hit_cap(spec: &PolicySpec) -> Option<u8> {
-    let (_, cap) = CONCURRENT_POLICIES.iter().find(|(n, _)| *n == spec.name)?;
-    if spec.name == "gclock" {
-        // GCLOCK counts hits up to its `max`; feed it up to that many.
-        let max = spec
-            .params
-            .iter()
-            .find(|(k, _)| k == "max")
-            .and_then(|(_, v)| v.parse::<u8>().ok())
-            .unwrap_or(*cap);
-        return Some(max.max(1));
-    }
-    Some(*cap)
+/// The registered policies a pool can run (all but the offline ones), for the error that
+/// refuses another.
+fn online_policies() -> String {
+    let ctx = BuildContext::new(16, 0);
+    policy::POLICIES
+        .iter()
+        .filter(|info| {
+            PolicySpec::parse(info.name)
+                .and_then(|spec| spec.build(&ctx))
+                .is_ok_and(|p| HitMode::of(p.hit_path()).is_some())
+        })
+        .map(|info| info.name)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Upper bound of [`BufferPoolBuilder::max_open_files`].
@@ -338,8 +325,9 @@ impl BufferPoolBuilder {
         self
     }
 
-    /// Replacement policy as a `policy::PolicySpec` string (default `clock`). Only the
-    /// policies in [`CONCURRENT_POLICIES`] are accepted.
+    /// Replacement policy as a `policy::PolicySpec` string (default `clock`). Every online
+    /// policy is accepted; how its hits are recorded follows from its
+    /// [`policy::HitPath`].
     pub fn policy(mut self, spec: &str) -> Self {
         self.policy = spec.to_string();
         self
@@ -441,15 +429,10 @@ impl BufferPoolBuilder {
         let spec = PolicySpec::parse(&self.policy)?;
         let ctx = BuildContext::new(frames as u64, self.seed);
         let policy = spec.build(&ctx)?;
-        let Some(mode) = hit_mode(&spec) else {
+        let Some(mode) = HitMode::of(policy.hit_path()) else {
             return Err(PoolError::PolicyNotConcurrent {
                 name: spec.name,
-                allowed: CONCURRENT_POLICIES
-                    .iter()
-                    .map(|(n, _)| *n)
-                    .chain(QUEUED_POLICIES.iter().copied())
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                allowed: online_policies(),
             });
         };
         if self.max_open_files == 0 || self.max_open_files > MAX_OPEN_FILES {
@@ -2493,9 +2476,20 @@ mod tests {
     }
 
     #[test]
-    fn every_concurrent_policy_exists() {
-        for (name, _) in CONCURRENT_POLICIES {
-            assert!(policy::POLICIES.iter().any(|p| p.name == *name), "{name}");
-        }
+    fn hit_modes_follow_the_declared_hit_paths() {
+        let mode = |spec: &str| {
+            let p = PolicySpec::parse(spec)
+                .unwrap()
+                .build(&BuildContext::new(64, 0))
+                .unwrap();
+            HitMode::of(p.hit_path())
+        };
+        assert_eq!(mode("fifo"), Some(HitMode::Counter(0)));
+        assert_eq!(mode("clock"), Some(HitMode::Counter(1)));
+        assert_eq!(mode("gclock:max=7"), Some(HitMode::Counter(7)));
+        assert_eq!(mode("s3fifo"), Some(HitMode::Counter(3)));
+        assert_eq!(mode("lru"), Some(HitMode::Queue));
+        assert_eq!(mode("belady"), None);
+        assert!(online_policies().contains("arc") && !online_policies().contains("belady"));
     }
 }
