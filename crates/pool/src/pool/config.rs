@@ -1,0 +1,328 @@
+//! Building a pool: its settings (capacity, page size, policy, lookup, write policy,
+//! read-ahead, I/O mode, limits) and their validation, which the builder does once so that
+//! nothing later has to check them.
+
+use super::{
+    online_policies, BufferPool, FileSlot, HitMode, HitQueue, Inner, PolicyState, NEXT_POOL_ID,
+};
+use crate::error::PoolError;
+use crate::frames::Frames;
+use crate::lookup::{Hashed, Mapped, Table};
+use crate::stats::{Counters, STRIPE_COUNT};
+use crate::storage::{FileStorage, Storage};
+use parking_lot::{Condvar, Mutex};
+use policy::{BuildContext, Policy, PolicySpec};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How (file, page) is translated to a frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Lookup {
+    /// Per-file page tables indexed by page number (XMF, vmcache): no hashing on a hit.
+    #[default]
+    Mapped,
+    /// A sharded concurrent hash table.
+    Hashed,
+}
+
+/// How files are opened.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum IoMode {
+    /// Through the OS page cache.
+    #[default]
+    Buffered,
+    /// `O_DIRECT`: the pool is the only cache. Pages are read and written whole; a file's
+    /// length is trimmed back to its logical length on `fsync` and `close`.
+    Direct,
+}
+
+/// When dirty pages reach storage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WritePolicy {
+    /// Delayed writes: a flusher thread wakes every `interval` and writes the pages that
+    /// have been dirty for at least `age`; `fsync`, `close`, `sync_all` and eviction
+    /// pressure write the rest.
+    WriteBack {
+        /// How often the flusher runs.
+        interval: Duration,
+        /// How long a page stays dirty before the flusher writes it.
+        age: Duration,
+    },
+    /// Every `write` reaches storage before it returns (not synced: `fsync` still syncs).
+    WriteThrough,
+}
+
+impl WritePolicy {
+    /// Write-back with the flusher every second and pages written once 5 s old: short
+    /// enough to bound what a crash loses without fsync, long enough that a page rewritten
+    /// in a burst is written once (Sprite used 30 s, the Unix `update` daemon 30 s too;
+    /// we prefer less exposure).
+    pub fn write_back() -> Self {
+        WritePolicy::WriteBack {
+            interval: Duration::from_secs(1),
+            age: Duration::from_secs(5),
+        }
+    }
+}
+
+impl Default for WritePolicy {
+    fn default() -> Self {
+        WritePolicy::write_back()
+    }
+}
+
+/// Upper bound of [`BufferPoolBuilder::max_open_files`].
+pub const MAX_OPEN_FILES: usize = 4096;
+
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Capacity {
+    Frames(usize),
+    Bytes(u64),
+}
+
+/// Configures and builds a [`BufferPool`]; see [`BufferPool::builder`].
+#[derive(Clone, Debug)]
+pub struct BufferPoolBuilder {
+    pub(super) capacity: Capacity,
+    pub(super) page_size: usize,
+    pub(super) policy: String,
+    pub(super) lookup: Lookup,
+    pub(super) write_policy: WritePolicy,
+    pub(super) read_ahead: usize,
+    pub(super) io_mode: IoMode,
+    pub(super) max_open_files: usize,
+    pub(super) pin_limit: usize,
+    pub(super) seed: u64,
+    pub(super) free_reserve: Option<usize>,
+}
+
+impl Default for BufferPoolBuilder {
+    fn default() -> Self {
+        BufferPoolBuilder {
+            capacity: Capacity::Frames(1024),
+            page_size: 4096,
+            policy: "clock".into(),
+            lookup: Lookup::Mapped,
+            write_policy: WritePolicy::write_back(),
+            read_ahead: 8,
+            io_mode: IoMode::Buffered,
+            max_open_files: 64,
+            pin_limit: 4,
+            seed: 0,
+            free_reserve: None,
+        }
+    }
+}
+
+impl BufferPoolBuilder {
+    /// Capacity in frames (default 1024).
+    pub fn capacity_frames(mut self, frames: usize) -> Self {
+        self.capacity = Capacity::Frames(frames);
+        self
+    }
+
+    /// Capacity in bytes, rounded down to whole pages.
+    pub fn capacity_bytes(mut self, bytes: u64) -> Self {
+        self.capacity = Capacity::Bytes(bytes);
+        self
+    }
+
+    /// Page size: a power of two from 4 KiB to 64 KiB (default 4 KiB).
+    pub fn page_size(mut self, bytes: usize) -> Self {
+        self.page_size = bytes;
+        self
+    }
+
+    /// Replacement policy as a `policy::PolicySpec` string (default `clock`). Every online
+    /// policy is accepted; how its hits are recorded follows from its
+    /// [`policy::HitPath`].
+    pub fn policy(mut self, spec: &str) -> Self {
+        self.policy = spec.to_string();
+        self
+    }
+
+    /// Lookup scheme (default [`Lookup::Mapped`]).
+    pub fn lookup(mut self, lookup: Lookup) -> Self {
+        self.lookup = lookup;
+        self
+    }
+
+    /// Write policy (default [`WritePolicy::write_back`]).
+    pub fn write_policy(mut self, wp: WritePolicy) -> Self {
+        self.write_policy = wp;
+        self
+    }
+
+    /// Pages read ahead when a file is read sequentially (default 8; 0 turns it off).
+    pub fn read_ahead(mut self, pages: usize) -> Self {
+        self.read_ahead = pages;
+        self
+    }
+
+    /// Buffered or `O_DIRECT` I/O (default buffered).
+    pub fn io_mode(mut self, mode: IoMode) -> Self {
+        self.io_mode = mode;
+        self
+    }
+
+    /// Files open at once (default 64, at most 4096). Each slot of the mapped lookup costs
+    /// 16 KiB up front, so the limit bounds that memory at 64 MiB.
+    pub fn max_open_files(mut self, n: usize) -> Self {
+        self.max_open_files = n;
+        self
+    }
+
+    /// Pages the application promises to keep pinned at most at once (default 4). The
+    /// builder refuses a capacity that could not also hold a read-ahead window and a frame
+    /// to load into; pinning more than this at run time can make misses fail with
+    /// [`PoolError::AllPinned`].
+    pub fn pin_limit(mut self, pages: usize) -> Self {
+        self.pin_limit = pages;
+        self
+    }
+
+    /// Seed for policies that draw random numbers (default 0).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// The low-water mark of clean free frames the flusher keeps ready for misses (XMF's
+    /// free pool); it refills to twice this. Default: 1/64 of the pool, at most 256, none
+    /// below 64 frames. `0` turns the reserve off: frames are then freed only by the
+    /// thread that needs one, so which pages are resident depends on the accesses alone,
+    /// never on when the flusher ran (what a prober such as Dust needs to be repeatable).
+    /// Values above a quarter of the pool are capped there.
+    pub fn free_reserve(mut self, frames: usize) -> Self {
+        self.free_reserve = Some(frames);
+        self
+    }
+
+    /// Build a pool over real files.
+    pub fn build(self) -> Result<BufferPool, PoolError> {
+        self.build_with_storage(FileStorage)
+    }
+
+    /// Build a pool over `storage` (e.g. [`crate::MemStorage`], [`crate::RecordingStorage`]).
+    pub fn build_with_storage<S: Storage>(self, storage: S) -> Result<BufferPool, PoolError> {
+        let ps = self.page_size;
+        if !ps.is_power_of_two() || !(4096..=65536).contains(&ps) {
+            return Err(PoolError::BadPageSize { page_size: ps });
+        }
+        let frames = match self.capacity {
+            Capacity::Frames(n) => n,
+            Capacity::Bytes(b) => usize::try_from(b / ps as u64).unwrap_or(usize::MAX),
+        };
+        let needed = self
+            .pin_limit
+            .saturating_add(self.read_ahead)
+            .saturating_add(1);
+        if frames < needed {
+            return Err(PoolError::CapacityBelowPinLimit {
+                capacity_frames: frames,
+                pin_limit: self.pin_limit,
+                read_ahead: self.read_ahead,
+            });
+        }
+        if frames >= u32::MAX as usize {
+            return Err(PoolError::OutOfMemory {
+                bytes: frames as u128 * ps as u128,
+            });
+        }
+        if let WritePolicy::WriteBack { interval, .. } = self.write_policy {
+            if interval.is_zero() {
+                return Err(PoolError::BadWritePolicy);
+            }
+        }
+        let spec = PolicySpec::parse(&self.policy)?;
+        let ctx = BuildContext::new(frames as u64, self.seed);
+        let policy = spec.build(&ctx)?;
+        let Some(mode) = HitMode::of(policy.hit_path()) else {
+            return Err(PoolError::PolicyNotConcurrent {
+                name: spec.name,
+                allowed: online_policies(),
+            });
+        };
+        if self.max_open_files == 0 || self.max_open_files > MAX_OPEN_FILES {
+            return Err(PoolError::TooManyOpenFiles {
+                max: self.max_open_files,
+            });
+        }
+        let arena = Frames::new(frames, ps).ok_or(PoolError::OutOfMemory {
+            bytes: frames as u128 * ps as u128,
+        })?;
+        let table = match self.lookup {
+            Lookup::Hashed => Table::Hashed(Hashed::new(frames)),
+            Lookup::Mapped => Table::Mapped(Mapped::new(self.max_open_files)),
+        };
+        // Evict a few percent of the pool per batch: large enough that feeding reference
+        // counters (a scan of all headers) is amortized over many evictions, small enough
+        // that a miss does not wait for a long scan.
+        let batch = (frames / 32).clamp(1, 256);
+        let inner = Arc::new(Inner {
+            id: NEXT_POOL_ID.fetch_add(1, Ordering::Relaxed),
+            frames: arena,
+            table,
+            files: (0..self.max_open_files).map(|_| FileSlot::new()).collect(),
+            open_lock: Mutex::new(()),
+            policy: Mutex::new(PolicyState {
+                time: 0,
+                policy,
+                resident: vec![false; frames],
+            }),
+            hit_mode: mode,
+            hit_cap: match mode {
+                HitMode::Counter(c) => c,
+                HitMode::Queue => 0,
+            },
+            hit_queues: (0..STRIPE_COUNT)
+                .map(|_| HitQueue(Mutex::new(Vec::new())))
+                .collect(),
+            // Pop from the end: hand out low frame ids first (nicer for debugging).
+            free: Mutex::new((0..frames as u32).rev().collect()),
+            storage: Arc::new(storage),
+            page_size: ps,
+            page_shift: ps.trailing_zeros(),
+            read_ahead: self.read_ahead as u64,
+            write_policy: self.write_policy,
+            direct: self.io_mode == IoMode::Direct,
+            batch,
+            // The flusher keeps 1/64 of the pool free (XMF's clean free pool); below 64
+            // frames there is no reserve: a frame kept free would be 2% or more of the
+            // cache, and small pools (tests) stay deterministic.
+            low_water: self
+                .free_reserve
+                .map_or((frames / 64).min(256), |n| n.min(frames / 4)),
+            counters: Counters::new(),
+            dirty_pages: AtomicU64::new(0),
+            dirty_map: (0..frames.div_ceil(64))
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+            touched: (0..frames.div_ceil(64))
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+            started: Instant::now(),
+            flusher: (Mutex::new(false), Condvar::new()),
+            flusher_wake: std::sync::atomic::AtomicBool::new(false),
+        });
+        let interval = match self.write_policy {
+            WritePolicy::WriteBack { interval, .. } => interval,
+            WritePolicy::WriteThrough => Duration::from_millis(100),
+        };
+        let worker = Arc::clone(&inner);
+        let flusher = std::thread::Builder::new()
+            .name("bufcache-flusher".into())
+            .spawn(move || worker.flusher_loop(interval))
+            .map_err(|e| PoolError::Io {
+                path: PathBuf::new(),
+                op: "spawn flusher",
+                source: e,
+            })?;
+        Ok(BufferPool {
+            inner,
+            flusher: Some(flusher),
+        })
+    }
+}

@@ -1,0 +1,238 @@
+//! Making room: taking free frames, evicting batches of clean idle victims in policy
+//! order under the policy lock, writing dirty victims when nothing clean is left (passing
+//! over pages whose writes fail), and dropping frames for good.
+
+use super::{Inner, PolicyState};
+use crate::error::PoolError;
+use crate::frames::{Exclusive, NO_OWNER};
+use crate::lookup::PageKey;
+use crate::stats::Counter;
+use policy::{Access, FrameId, Policy};
+use std::sync::atomic::Ordering;
+
+/// Outcome of one eviction attempt.
+pub(super) enum Evicted {
+    /// A frame for the caller (others may have gone to the free list).
+    Frame(u32),
+    /// Only dirty frames were evictable; some were written (or found unwritable and
+    /// marked so), try again.
+    Cleaned,
+    /// Nothing evictable now, but some frames are only latched by the pool itself (loads,
+    /// hits, writes in flight): wait a moment and try again.
+    Busy,
+    /// Every frame is pinned by the application.
+    Nothing,
+}
+
+impl Inner {
+    /// Take a free frame, evicting a batch if there is none. The frame is returned
+    /// exclusively latched, with no owner.
+    pub(super) fn alloc_frame(&self, incoming: &Access) -> Result<Exclusive<'_>, PoolError> {
+        // Each round either gets a frame, or wrote some dirty pages, or gives up; bound the
+        // rounds in case other threads keep re-dirtying what this one cleans (enough to
+        // pass over every frame once when their writes fail, a batch per round).
+        for _ in 0..1000 + self.frames.len() / self.batch {
+            let (popped, low) = {
+                let mut free = self.free.lock();
+                let id = free.pop();
+                (id, free.len() < self.low_water)
+            };
+            if low {
+                self.wake_flusher();
+            }
+            let id = match popped {
+                Some(id) => id,
+                None => match self.evict_batch(incoming)? {
+                    Evicted::Frame(id) => id,
+                    Evicted::Cleaned => continue,
+                    Evicted::Busy => {
+                        std::thread::yield_now();
+                        continue;
+                    }
+                    Evicted::Nothing => {
+                        return Err(PoolError::AllPinned {
+                            frames: self.frames.len(),
+                        })
+                    }
+                },
+            };
+            // A reader holding a stale mapping may pin a free frame for a moment.
+            return Ok(self.frames.exclusive(id));
+        }
+        Err(PoolError::AllPinned {
+            frames: self.frames.len(),
+        })
+    }
+
+    /// Evict up to one batch of clean, idle frames (under the policy lock) into `freed`.
+    /// Dirty frames are skipped, not written: writing is the flusher's job, or
+    /// [`Inner::evict_batch`]'s when there is nothing else.
+    pub(super) fn evict_clean(
+        &self,
+        state: &mut PolicyState,
+        incoming: &Access,
+        freed: &mut Vec<u32>,
+    ) {
+        self.feed_refs(state);
+        // One logical time for the whole batch: it is one miss (ARC adapts once per miss).
+        let incoming = state.stamp(*incoming);
+        let frames = &self.frames;
+        let clean_idle =
+            |f: FrameId| frames.is_idle(f.0) && !frames.header(f.0).dirty.load(Ordering::Relaxed);
+        let goal = freed.len() + self.batch;
+        let mut refused = 0;
+        while freed.len() < goal && refused < self.batch {
+            let Some(f) = state.policy.evict(&incoming, &clean_idle) else {
+                break;
+            };
+            state.resident[f.index()] = false;
+            if self.try_evict_frame(f.0) {
+                freed.push(f.0);
+            } else {
+                // Pinned or dirtied since the predicate looked: keep it resident.
+                refused += 1;
+                let a = state.stamp(Self::access_of(frames.header(f.0)));
+                state.policy.on_insert(f, &a);
+                state.resident[f.index()] = true;
+            }
+        }
+    }
+
+    /// A frame for a thread that found the free list empty: one another thread freed
+    /// while this one waited for the policy lock, or the first of a freshly evicted batch
+    /// (the rest go to the free list).
+    pub(super) fn take_or_evict(&self, state: &mut PolicyState, incoming: &Access) -> Option<u32> {
+        if let Some(id) = self.free.lock().pop() {
+            return Some(id);
+        }
+        let mut freed = Vec::with_capacity(self.batch);
+        self.evict_clean(state, incoming, &mut freed);
+        let mine = freed.pop();
+        if !freed.is_empty() {
+            self.free.lock().extend_from_slice(&freed);
+        }
+        mine
+    }
+
+    /// The next `batch` victims in policy order that are idle and dirty (to be written
+    /// before they can be evicted): those whose last write did not fail, or with `failed`
+    /// only those whose last write did.
+    pub(super) fn dirty_victims(&self, state: &PolicyState, failed: bool) -> Vec<FrameId> {
+        let frames = &self.frames;
+        let pick = |f: FrameId| {
+            let h = frames.header(f.0);
+            frames.is_idle(f.0)
+                && h.dirty.load(Ordering::Relaxed)
+                && h.write_failed.load(Ordering::Relaxed) == failed
+        };
+        let mut out = Vec::new();
+        state.policy.victims(self.batch, &pick, &mut out);
+        out
+    }
+
+    /// Evict a batch; if every evictable frame is dirty (the flusher is behind), write the
+    /// policy's next victims from this thread, outside the policy lock, and report
+    /// `Cleaned` so the caller tries again. Pages whose writes failed are passed over
+    /// while others can be written (one file on a full disk must not stall misses on every
+    /// file); only when nothing else is left are they tried again, and if they fail the
+    /// miss gets [`PoolError::WriteBackStalled`] with their file's error.
+    pub(super) fn evict_batch(&self, incoming: &Access) -> Result<Evicted, PoolError> {
+        let mut state = self.policy.lock();
+        if let Some(id) = self.take_or_evict(&mut state, incoming) {
+            return Ok(Evicted::Frame(id));
+        }
+        let mut dirty = self.dirty_victims(&state, false);
+        let only_failed = dirty.is_empty();
+        if only_failed {
+            dirty = self.dirty_victims(&state, true);
+        }
+        drop(state);
+        if dirty.is_empty() {
+            let frames = &self.frames;
+            let all_user_pinned = (0..frames.len() as u32).all(|id| frames.user_pinned(id));
+            return Ok(if all_user_pinned {
+                Evicted::Nothing
+            } else {
+                Evicted::Busy
+            });
+        }
+        let mut cleaned = 0;
+        let mut first_err = None;
+        for f in dirty {
+            match self.clean_frame(f.0, false, Counter::ForegroundWrites, None) {
+                Ok(true) => cleaned += 1,
+                Ok(false) => {}
+                Err(e) => {
+                    first_err.get_or_insert(e);
+                }
+            }
+        }
+        match first_err {
+            Some(e) if cleaned == 0 && only_failed => Err(PoolError::WriteBackStalled {
+                source: Box::new(e),
+            }),
+            // Those pages are marked failed now: the next round looks past them.
+            Some(_) => Ok(Evicted::Cleaned),
+            None if cleaned == 0 => Ok(Evicted::Busy),
+            None => Ok(Evicted::Cleaned),
+        }
+    }
+
+    /// Unmap a clean idle frame (the policy has already forgotten it).
+    pub(super) fn try_evict_frame(&self, id: u32) -> bool {
+        let Some(g) = self.frames.try_exclusive(id) else {
+            return false;
+        };
+        let h = g.header();
+        if h.dirty.load(Ordering::Acquire) {
+            return false;
+        }
+        let owner = h.owner.load(Ordering::Relaxed);
+        if owner != NO_OWNER {
+            self.table.remove(
+                self.handle_of(owner).key(h.page.load(Ordering::Relaxed)),
+                id,
+            );
+        }
+        h.owner.store(NO_OWNER, Ordering::Relaxed);
+        h.refs.store(0, Ordering::Relaxed);
+        h.ra_mark.store(false, Ordering::Relaxed);
+        self.counters.bump(Counter::Evictions);
+        true
+    }
+
+    /// Give back a claimed frame that was never loaded (or whose load failed).
+    pub(super) fn unclaim(&self, g: Exclusive<'_>, published: Option<PageKey>) {
+        let id = g.id();
+        if let Some(key) = published {
+            self.table.remove(key, id);
+        }
+        g.header().owner.store(NO_OWNER, Ordering::Relaxed);
+        drop(g);
+        self.free.lock().push(id);
+    }
+
+    /// Drop frame `id` (exclusively latched) from the cache entirely.
+    pub(super) fn discard(&self, g: Exclusive<'_>, state: &mut PolicyState) {
+        let id = g.id();
+        let h = g.header();
+        let owner = h.owner.load(Ordering::Relaxed);
+        if owner != NO_OWNER {
+            self.table.remove(
+                self.handle_of(owner).key(h.page.load(Ordering::Relaxed)),
+                id,
+            );
+        }
+        if state.resident[id as usize] {
+            state.policy.remove(FrameId(id));
+            state.resident[id as usize] = false;
+        }
+        self.clear_dirty(id, h);
+        h.write_failed.store(false, Ordering::Relaxed);
+        h.owner.store(NO_OWNER, Ordering::Relaxed);
+        h.refs.store(0, Ordering::Relaxed);
+        h.ra_mark.store(false, Ordering::Relaxed);
+        drop(g);
+        self.free.lock().push(id);
+    }
+}

@@ -1,0 +1,195 @@
+//! Recording hits for the policy without taking its lock: a per-frame saturating counter
+//! for policies that declare `HitPath::Counter` (fed before each eviction), per-thread
+//! queues applied in order for `HitPath::Ordered` (BP-Wrapper), and the shared-pin hit
+//! fast path. Also the policy's view of a page (`Access`).
+
+use super::{open_state, FileHandle, FileSlot, Inner, PolicyState};
+use crate::frames::{Header, Shared};
+use crate::stats::{stripe, Counter};
+use parking_lot::Mutex;
+use policy::{Access, BuildContext, FrameId, HitPath, Policy, PolicySpec};
+use std::sync::atomic::Ordering;
+
+/// How hits reach the policy, from what the policy declares ([`policy::HitPath`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum HitMode {
+    /// Per-frame saturating counter, capped at the value (0: hits are ignored). Hits cost
+    /// a load (and a store until the counter saturates). See `docs/pool.md`.
+    Counter(u8),
+    /// Order-sensitive policies (a hit moves the page in a list), run BP-Wrapper style
+    /// (Ding et al., ICDE 2009): each thread queues its hits and they are applied, in each
+    /// thread's order, under the policy lock when a queue fills or eviction runs. Hits
+    /// cost a queue push under a per-thread-stripe lock.
+    Queue,
+}
+
+impl HitMode {
+    /// `None` for a policy no online cache can run.
+    pub(super) fn of(path: HitPath) -> Option<HitMode> {
+        match path {
+            HitPath::Ignore => Some(HitMode::Counter(0)),
+            HitPath::Counter { cap } => Some(HitMode::Counter(cap.max(1))),
+            HitPath::Ordered => Some(HitMode::Queue),
+            HitPath::Offline => None,
+        }
+    }
+}
+
+/// Hits a thread queues before it tries to apply them (BP-Wrapper's batch size).
+pub(super) const QUEUE_COMMIT: usize = 64;
+/// Hits a queue holds at most; when the policy lock stays busy past this, further hits
+/// are dropped (a lost hint) rather than making a reader wait.
+pub(super) const QUEUE_MAX: usize = 1024;
+
+#[repr(align(128))]
+pub(super) struct HitQueue(pub(super) Mutex<Vec<(u32, u32)>>);
+
+/// The registered policies a pool can run (all but the offline ones), for the error that
+/// refuses another.
+pub(super) fn online_policies() -> String {
+    let ctx = BuildContext::new(16, 0);
+    policy::POLICIES
+        .iter()
+        .filter(|info| {
+            PolicySpec::parse(info.name)
+                .and_then(|spec| spec.build(&ctx))
+                .is_ok_and(|p| HitMode::of(p.hit_path()).is_some())
+        })
+        .map(|info| info.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl Inner {
+    /// The policy's view of page `page` of the file in `slot` at generation `gen`.
+    pub(super) fn access_key(slot: u32, gen: u32, page: u64) -> Access {
+        let mut a = Access::unit((u64::from(slot) << 48) ^ (u64::from(gen) << 40) ^ page, 0);
+        a.stream = slot;
+        a
+    }
+
+    pub(super) fn access(fh: FileHandle, page: u64) -> Access {
+        Self::access_key(fh.slot, fh.gen, page)
+    }
+
+    pub(super) fn access_of(h: &Header) -> Access {
+        let owner = h.owner.load(Ordering::Relaxed);
+        Self::access_key(
+            owner as u32,
+            (owner >> 32) as u32,
+            h.page.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Record a hit for the policy: bump the frame's counter (unless saturated, the common
+    /// case for hot pages: then this is one load) and mark the frame in the touched bitmap
+    /// so the eviction path finds it without scanning every header. The bit is set after
+    /// every increment, so a counter bumped while the feeder resets it is marked again
+    /// and fed next time; a lost increment under a race only loses a hint.
+    #[inline]
+    pub(super) fn touch(&self, id: u32, h: &Header) {
+        if self.hit_cap > 0 {
+            let r = h.refs.load(Ordering::Relaxed);
+            if r < self.hit_cap {
+                h.refs.store(r + 1, Ordering::Relaxed);
+                self.touched[(id / 64) as usize].fetch_or(1 << (id % 64), Ordering::AcqRel);
+            }
+        } else if self.hit_mode == HitMode::Queue {
+            self.queue_hit(id, h);
+        }
+    }
+
+    /// BP-Wrapper: queue the hit in this thread's stripe; once the queue holds a batch,
+    /// apply it if the policy lock is free right now (never wait on the hit path).
+    pub(super) fn queue_hit(&self, id: u32, h: &Header) {
+        let incarnation = h.incarnation.load(Ordering::Relaxed);
+        let mut q = self.hit_queues[stripe()].0.lock();
+        if q.len() < QUEUE_MAX {
+            q.push((id, incarnation));
+        }
+        if q.len() >= QUEUE_COMMIT {
+            if let Some(mut state) = self.policy.try_lock() {
+                self.apply_queued(&mut state, &mut q);
+            }
+        }
+    }
+
+    /// Apply queued hits in queue order, skipping frames that were evicted or reloaded
+    /// since the hit was recorded.
+    pub(super) fn apply_queued(&self, state: &mut PolicyState, q: &mut Vec<(u32, u32)>) {
+        for (id, incarnation) in q.drain(..) {
+            let h = self.frames.header(id);
+            if state.resident[id as usize] && h.incarnation.load(Ordering::Relaxed) == incarnation {
+                let a = state.stamp(Self::access_of(h));
+                state.policy.on_hit(FrameId(id), &a);
+            }
+        }
+    }
+
+    /// The hit fast path for shared pins: the page is resident and not a read-ahead
+    /// trigger. No `Result`s are built or moved here (they are large); anything unusual
+    /// returns `None` and the caller takes the general path (`acquire`), which re-checks
+    /// everything.
+    #[inline]
+    pub(super) fn hit_shared(
+        &self,
+        slot: &FileSlot,
+        fh: FileHandle,
+        page: u64,
+        user: bool,
+    ) -> Option<Shared<'_>> {
+        if slot.state.load(Ordering::Acquire) != open_state(fh.gen) || fh.pool != self.id {
+            return None;
+        }
+        let fid = self.table.get(fh.key(page))?;
+        let mut g = self.frames.try_share(fid)?;
+        let h = g.header();
+        if h.owner.load(Ordering::Relaxed) != fh.owner()
+            || h.page.load(Ordering::Relaxed) != page
+            || h.ra_mark.load(Ordering::Relaxed)
+        {
+            return None;
+        }
+        if user {
+            // Only now, with the page known to be ours: a pin counted as the application's
+            // must never be one taken through a stale mapping, or `set_len` and `close`
+            // could refuse because of another file's reader.
+            g.mark_user();
+        }
+        self.touch(fid, h);
+        self.counters.bump(Counter::Hits);
+        Some(g)
+    }
+
+    /// Feed the hits recorded since the last call to the policy (under its lock).
+    pub(super) fn feed_refs(&self, state: &mut PolicyState) {
+        if self.hit_mode == HitMode::Queue {
+            for q in self.hit_queues.iter() {
+                let mut q = q.0.lock();
+                self.apply_queued(state, &mut q);
+            }
+            return;
+        }
+        if self.hit_cap == 0 {
+            return;
+        }
+        for (w, word) in self.touched.iter().enumerate() {
+            if word.load(Ordering::Relaxed) == 0 {
+                continue;
+            }
+            let mut bits = word.swap(0, Ordering::AcqRel);
+            while bits != 0 {
+                let id = (w * 64) as u32 + bits.trailing_zeros();
+                bits &= bits - 1;
+                let h = self.frames.header(id);
+                let r = h.refs.swap(0, Ordering::AcqRel);
+                if state.resident[id as usize] {
+                    for _ in 0..r.min(self.hit_cap) {
+                        let a = state.stamp(Self::access_of(h));
+                        state.policy.on_hit(FrameId(id), &a);
+                    }
+                }
+            }
+        }
+    }
+}

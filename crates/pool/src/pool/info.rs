@@ -1,0 +1,194 @@
+//! The information interface: counters and gauges (`stats`), which pages are resident,
+//! and the policy's next victims (Burnett's victim list).
+
+use super::{BufferPool, FileHandle};
+use crate::error::PoolError;
+use crate::stats::Counter;
+use policy::{FrameId, Policy};
+use std::sync::atomic::Ordering;
+
+/// Counters and gauges of a pool (see [`BufferPool::stats`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PoolStats {
+    /// Page accesses (read, write, pin) that found the page resident.
+    pub hits: u64,
+    /// Page accesses that had to load (or zero-fill) the page.
+    pub misses: u64,
+    /// Read calls issued to storage (one per miss, read-ahead included in the same call).
+    pub read_calls: u64,
+    /// Pages read from storage.
+    pub pages_read: u64,
+    /// Of those, pages read ahead of demand.
+    pub read_ahead_pages: u64,
+    /// Of those, pages loaded by [`BufferPool::prefetch`] (not counted as misses: the
+    /// accesses that follow count, as hits).
+    pub prefetched_pages: u64,
+    /// Pages written to storage by anyone.
+    pub pages_written: u64,
+    /// Pages written by a thread that needed a frame and found only dirty ones.
+    pub foreground_writes: u64,
+    /// Pages written by the flusher thread.
+    pub flusher_writes: u64,
+    /// Flusher wake-ups.
+    pub flusher_runs: u64,
+    /// Page writes that failed (the page stayed dirty).
+    pub write_errors: u64,
+    /// Pages evicted.
+    pub evictions: u64,
+    /// Pages dirty now.
+    pub dirty_pages: u64,
+    /// Free frames now.
+    pub free_frames: u64,
+    /// Frames in the pool.
+    pub capacity_frames: u64,
+}
+
+/// Which pages of a file are resident: one bit per page (see [`BufferPool::resident`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResidentMap {
+    pub(super) pages: u64,
+    pub(super) words: Vec<u64>,
+}
+
+impl ResidentMap {
+    /// A map of a file of `pages` pages in which `resident` are cached. The bitmap only
+    /// extends to the highest resident page, so a huge sparse file costs nothing.
+    pub(super) fn new(pages: u64, resident: &[u64]) -> Self {
+        let resident: Vec<u64> = resident.iter().copied().filter(|&p| p < pages).collect();
+        let words = resident.iter().max().map_or(0, |&m| m / 64 + 1) as usize;
+        let mut map = ResidentMap {
+            pages,
+            words: vec![0; words],
+        };
+        for p in resident {
+            map.words[(p / 64) as usize] |= 1 << (p % 64);
+        }
+        map
+    }
+
+    /// Pages covered (the file's length in pages when the map was taken).
+    pub fn pages(&self) -> u64 {
+        self.pages
+    }
+
+    /// Whether `page` is resident.
+    pub fn get(&self, page: u64) -> bool {
+        self.words
+            .get((page / 64) as usize)
+            .is_some_and(|w| w & (1 << (page % 64)) != 0)
+    }
+
+    /// Number of resident pages.
+    pub fn count(&self) -> u64 {
+        self.words.iter().map(|w| u64::from(w.count_ones())).sum()
+    }
+
+    /// The resident page numbers in increasing order.
+    pub fn iter(&self) -> impl Iterator<Item = u64> + '_ {
+        self.words.iter().enumerate().flat_map(|(i, &w)| {
+            (0..64u64)
+                .filter(move |b| w & (1 << b) != 0)
+                .map(move |b| i as u64 * 64 + b)
+        })
+    }
+
+    /// The bitmap words: bit `p % 64` of word `p / 64` is page `p`. There are only as
+    /// many words as the highest resident page needs; pages beyond them are not resident.
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
+}
+
+impl BufferPool {
+    /// The next `n` pages the policy would evict, in order (Burnett's victim list). Pinned
+    /// and dirty pages are skipped, as eviction would skip them.
+    pub fn victims(&self, n: usize) -> Vec<(FileHandle, u64)> {
+        let inner = &*self.inner;
+        // No more victims than frames, whatever is asked (and no huge allocation).
+        let n = n.min(inner.frames.len());
+        let mut state = inner.policy.lock();
+        inner.feed_refs(&mut state);
+        let frames = &inner.frames;
+        let mut out = Vec::with_capacity(n);
+        state.policy.victims(
+            n,
+            &|f: FrameId| frames.is_idle(f.0) && !frames.header(f.0).dirty.load(Ordering::Relaxed),
+            &mut out,
+        );
+        out.into_iter()
+            .map(|f| {
+                let h = frames.header(f.0);
+                (
+                    inner.handle_of(h.owner.load(Ordering::Relaxed)),
+                    h.page.load(Ordering::Relaxed),
+                )
+            })
+            .collect()
+    }
+
+    /// Whether page `page` of `f` is resident now: one lookup and an owner check, no
+    /// pin, and nothing counted or told to the policy — so a prober (Dust) can ask before
+    /// each read without disturbing what it measures. A page being loaded counts as
+    /// resident (its frame is mapped).
+    ///
+    /// ```
+    /// use pool::{BufferPool, MemStorage};
+    ///
+    /// let pool = BufferPool::builder().capacity_frames(16).build_with_storage(MemStorage::new())?;
+    /// let f = pool.create("/t")?;
+    /// pool.write(f, 0, &[1u8; 4096])?;
+    /// assert!(pool.is_resident(f, 0)?);
+    /// assert!(!pool.is_resident(f, 1)?);
+    /// assert_eq!(pool.stats().hits, 0);
+    /// # Ok::<(), pool::PoolError>(())
+    /// ```
+    pub fn is_resident(&self, f: FileHandle, page: u64) -> Result<bool, PoolError> {
+        let inner = &*self.inner;
+        inner.slot(f)?;
+        if !inner.table.page_in_range(page) {
+            return Ok(false);
+        }
+        Ok(inner.table.get(f.key(page)).is_some_and(|id| {
+            let h = inner.frames.header(id);
+            h.owner.load(Ordering::Acquire) == f.owner() && h.page.load(Ordering::Relaxed) == page
+        }))
+    }
+
+    /// Which pages of the file are resident now.
+    pub fn resident(&self, f: FileHandle) -> Result<ResidentMap, PoolError> {
+        let inner = &*self.inner;
+        let slot = inner.slot(f)?;
+        let pages: Vec<u64> = inner
+            .frames_of(f)
+            .into_iter()
+            .map(|id| inner.frames.header(id).page.load(Ordering::Relaxed))
+            .collect();
+        Ok(ResidentMap::new(
+            inner.pages_of(slot.len.load(Ordering::Acquire)),
+            &pages,
+        ))
+    }
+
+    /// Counters and gauges.
+    pub fn stats(&self) -> PoolStats {
+        let i = &*self.inner;
+        let c = &i.counters;
+        PoolStats {
+            hits: c.get(Counter::Hits),
+            misses: c.get(Counter::Misses),
+            read_calls: c.get(Counter::ReadCalls),
+            pages_read: c.get(Counter::PagesRead),
+            read_ahead_pages: c.get(Counter::ReadAheadPages),
+            prefetched_pages: c.get(Counter::PrefetchedPages),
+            pages_written: c.get(Counter::PagesWritten),
+            foreground_writes: c.get(Counter::ForegroundWrites),
+            flusher_writes: c.get(Counter::FlusherWrites),
+            flusher_runs: c.get(Counter::FlusherRuns),
+            write_errors: c.get(Counter::WriteErrors),
+            evictions: c.get(Counter::Evictions),
+            dirty_pages: i.dirty_pages.load(Ordering::Relaxed),
+            free_frames: i.free.lock().len() as u64,
+            capacity_frames: i.frames.len() as u64,
+        }
+    }
+}

@@ -1,0 +1,439 @@
+//! Bringing pages in: finding or loading a page and latching it (`acquire`), claiming and
+//! publishing frames, demand reads with read-ahead, and `prefetch` with several reads in
+//! flight.
+
+use super::{FileHandle, FileSlot, Fill, Inner, Latch};
+use crate::error::PoolError;
+use crate::frames::Exclusive;
+use crate::stats::Counter;
+use crate::storage::{read_full_at, BatchRead, StorageFile};
+use policy::{FrameId, Policy};
+use std::sync::atomic::Ordering;
+
+impl Inner {
+    /// `PastEnd` if `page` is past the end of the file now: a pin checks the length before
+    /// it loads, and a truncation may run in between (the pin would then hold a page that
+    /// is not part of the file, though `set_len` reported success).
+    pub(super) fn still_in_file(&self, slot: &FileSlot, page: u64) -> Result<(), PoolError> {
+        let pages = self.pages_of(slot.len.load(Ordering::Acquire));
+        if page < pages {
+            Ok(())
+        } else {
+            Err(PoolError::PastEnd { page, pages })
+        }
+    }
+
+    /// Pages beyond what the lookup table can address are an error, not a panic.
+    pub(super) fn check_in_range(&self, page: u64) -> Result<(), PoolError> {
+        if self.table.page_in_range(page) {
+            Ok(())
+        } else {
+            Err(PoolError::OutOfRange {
+                offset: page.saturating_mul(self.page_size as u64),
+                len: self.page_size as u64,
+            })
+        }
+    }
+
+    /// Find or load `page` of `fh` and latch it (exclusive when `excl`). With `wait` false,
+    /// `Ok(None)` instead of waiting when the page is resident but latched by someone else
+    /// (`write` must not wait for a latch while it holds the file's resize lock).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn acquire(
+        &self,
+        fh: FileHandle,
+        page: u64,
+        excl: bool,
+        fill: Fill,
+        read_ahead: bool,
+        user: bool,
+        wait: bool,
+    ) -> Result<Option<Latch<'_>>, PoolError> {
+        self.check_in_range(page)?;
+        let key = fh.key(page);
+        loop {
+            let slot = self.slot(fh)?;
+            if let Some(fid) = self.table.get(key) {
+                let latch = match (excl, wait) {
+                    (true, true) => Latch::Excl(self.frames.exclusive(fid)),
+                    (false, true) => Latch::Shared(self.frames.share(fid)),
+                    (true, false) => match self.frames.try_exclusive(fid) {
+                        Some(g) => Latch::Excl(g),
+                        None => return Ok(None),
+                    },
+                    (false, false) => match self.frames.try_share(fid) {
+                        Some(g) => Latch::Shared(g),
+                        None => return Ok(None),
+                    },
+                };
+                let h = self.frames.header(fid);
+                if h.owner.load(Ordering::Relaxed) == fh.owner()
+                    && h.page.load(Ordering::Relaxed) == page
+                {
+                    self.touch(fid, h);
+                    self.counters.bump(Counter::Hits);
+                    if read_ahead
+                        && h.ra_mark.load(Ordering::Relaxed)
+                        && h.ra_mark.swap(false, Ordering::Relaxed)
+                    {
+                        // The reader reached the read-ahead window: fetch the next one.
+                        let start = slot.ra_next.load(Ordering::Relaxed).max(page + 1);
+                        self.read_ahead_run(fh, slot, start);
+                    }
+                    return Ok(Some(Self::as_user(latch, user)));
+                }
+                // Stale mapping (invariant 2): remove it while pinned, so the frame cannot
+                // be reloaded for this key in between.
+                self.table.remove(key, fid);
+                drop(latch);
+                continue;
+            }
+            if let Some(latch) = self.load(fh, slot, page, excl, fill, read_ahead)? {
+                return Ok(Some(Self::as_user(latch, user)));
+            }
+        }
+    }
+
+    /// `acquire` that waits for the latch.
+    pub(super) fn acquire_waiting(
+        &self,
+        fh: FileHandle,
+        page: u64,
+        excl: bool,
+        fill: Fill,
+        read_ahead: bool,
+        user: bool,
+    ) -> Result<Latch<'_>, PoolError> {
+        Ok(self
+            .acquire(fh, page, excl, fill, read_ahead, user, true)?
+            .expect("an acquire that waits always returns a latch"))
+    }
+
+    /// Count a shared latch as the application's pin (`user`), once its page is known.
+    pub(super) fn as_user(latch: Latch<'_>, user: bool) -> Latch<'_> {
+        match latch {
+            Latch::Shared(mut s) if user => {
+                s.mark_user();
+                Latch::Shared(s)
+            }
+            other => other,
+        }
+    }
+
+    /// Claim a free frame for `page` and publish the mapping. `Ok(None)`: someone else
+    /// mapped the page first.
+    pub(super) fn claim(
+        &self,
+        fh: FileHandle,
+        page: u64,
+    ) -> Result<Option<Exclusive<'_>>, PoolError> {
+        let g = self.alloc_frame(&Self::access(fh, page))?;
+        let h = g.header();
+        h.incarnation.fetch_add(1, Ordering::Relaxed);
+        h.owner.store(fh.owner(), Ordering::Relaxed);
+        h.page.store(page, Ordering::Relaxed);
+        h.refs.store(0, Ordering::Relaxed);
+        h.ra_mark.store(false, Ordering::Relaxed);
+        h.write_failed.store(false, Ordering::Relaxed);
+        debug_assert!(!h.dirty.load(Ordering::Relaxed));
+        let key = fh.key(page);
+        if self.table.insert(key, g.id()).is_err() {
+            self.unclaim(g, None);
+            self.slot(fh)?;
+            return Ok(None);
+        }
+        if !self.is_open(fh) {
+            // Closed while we claimed: leave nothing behind.
+            self.unclaim(g, Some(key));
+            return Err(PoolError::Closed(fh));
+        }
+        Ok(Some(g))
+    }
+
+    /// Register loaded frames with the policy.
+    pub(super) fn insert_loaded(&self, frames: &[u32]) {
+        let mut state = self.policy.lock();
+        for &id in frames {
+            let a = state.stamp(Self::access_of(self.frames.header(id)));
+            state.policy.on_insert(FrameId(id), &a);
+            state.resident[id as usize] = true;
+        }
+    }
+
+    /// Load `page` (a miss). `Ok(None)` when another thread mapped it first.
+    pub(super) fn load(
+        &self,
+        fh: FileHandle,
+        slot: &FileSlot,
+        page: u64,
+        excl: bool,
+        fill: Fill,
+        read_ahead: bool,
+    ) -> Result<Option<Latch<'_>>, PoolError> {
+        // A load must not race a truncation: it could bring back a page past the new end,
+        // with its old bytes (invariant 4). Recursive: `write` already holds it shared.
+        let _resize = slot.resize.read_recursive();
+        let Some(mut g) = self.claim(fh, page)? else {
+            return Ok(None);
+        };
+        let len = slot.len.load(Ordering::Acquire);
+        let ps = self.page_size as u64;
+        let fill = if page.saturating_mul(ps) >= len {
+            Fill::Zero
+        } else {
+            fill
+        };
+        self.counters.bump(Counter::Misses);
+        let mut extra: Vec<Exclusive<'_>> = Vec::new();
+        if fill == Fill::Zero {
+            g.bytes_mut().fill(0);
+        } else {
+            let (file, path) = match self.file_of(fh) {
+                Ok(f) => f,
+                Err(e) => {
+                    self.unclaim(g, Some(fh.key(page)));
+                    return Err(e);
+                }
+            };
+            let sequential =
+                read_ahead && self.read_ahead > 0 && slot.ra_next.load(Ordering::Relaxed) == page;
+            if sequential {
+                let pages = self.pages_of(len);
+                let end = (page + 1 + self.read_ahead).min(pages);
+                extra = self.claim_run(fh, page + 1, end);
+            }
+            let result = {
+                let mut bufs: Vec<&mut [u8]> = Vec::with_capacity(1 + extra.len());
+                bufs.push(g.bytes_mut());
+                for x in extra.iter_mut() {
+                    bufs.push(x.bytes_mut());
+                }
+                self.read_into(&*file, &mut bufs, page * ps)
+            };
+            match result {
+                Ok(()) => {}
+                Err(e) => {
+                    for x in extra {
+                        let p = x.header().page.load(Ordering::Relaxed);
+                        self.unclaim(x, Some(fh.key(p)));
+                    }
+                    self.unclaim(g, Some(fh.key(page)));
+                    return Err(PoolError::Io {
+                        path,
+                        op: "read",
+                        source: e,
+                    });
+                }
+            }
+            self.counters.bump(Counter::ReadCalls);
+            self.counters
+                .add(Counter::PagesRead, 1 + extra.len() as u64);
+            self.counters
+                .add(Counter::ReadAheadPages, extra.len() as u64);
+        }
+        slot.ra_next
+            .store(page + 1 + extra.len() as u64, Ordering::Relaxed);
+        let mut ids = Vec::with_capacity(1 + extra.len());
+        ids.push(g.id());
+        ids.extend(extra.iter().map(|x| x.id()));
+        self.insert_loaded(&ids);
+        if let Some(first) = extra.first() {
+            first.header().ra_mark.store(true, Ordering::Relaxed);
+        }
+        drop(extra);
+        Ok(Some(if excl {
+            Latch::Excl(g)
+        } else {
+            Latch::Shared(g.downgrade())
+        }))
+    }
+
+    /// Load the non-resident pages of `pages` with their reads in flight together; see
+    /// [`BufferPool::prefetch`]. A chunk claims at most a quarter of the pool, so a huge
+    /// list cannot latch every frame and starve other threads.
+    pub(super) fn prefetch(&self, fh: FileHandle, pages: &[u64]) -> Result<usize, PoolError> {
+        let slot = self.slot(fh)?;
+        for &page in pages {
+            self.check_in_range(page)?;
+        }
+        // Like `load`: a prefetch must not race a truncation.
+        let _resize = slot.resize.read_recursive();
+        let (file, path) = self.file_of(fh)?;
+        let in_file = self.pages_of(slot.len.load(Ordering::Acquire));
+        let ps = self.page_size as u64;
+        let mut loaded = 0;
+        let mut first_err = None;
+        for chunk in pages.chunks((self.frames.len() / 4).max(1)) {
+            let mut claimed: Vec<Exclusive<'_>> = Vec::with_capacity(chunk.len());
+            for &page in chunk {
+                // Past the end there is nothing to read: an access there zero-fills.
+                if page >= in_file || self.table.get(fh.key(page)).is_some() {
+                    continue;
+                }
+                match self.claim(fh, page) {
+                    Ok(Some(g)) => claimed.push(g),
+                    Ok(None) => {}
+                    Err(e) => {
+                        for g in claimed {
+                            let p = g.header().page.load(Ordering::Relaxed);
+                            self.unclaim(g, Some(fh.key(p)));
+                        }
+                        return Err(e);
+                    }
+                }
+            }
+            if claimed.is_empty() {
+                continue;
+            }
+            let results: Vec<std::io::Result<usize>> = {
+                let mut reads: Vec<BatchRead<'_>> = claimed
+                    .iter_mut()
+                    .map(|g| {
+                        let offset = g.header().page.load(Ordering::Relaxed) * ps;
+                        BatchRead::new(offset, g.bytes_mut())
+                    })
+                    .collect();
+                file.read_batch(&mut reads);
+                reads.into_iter().map(|r| r.result).collect()
+            };
+            self.counters.bump(Counter::ReadCalls);
+            let mut ok = Vec::with_capacity(claimed.len());
+            for (mut g, result) in claimed.into_iter().zip(results) {
+                match result {
+                    Ok(n) => {
+                        // Short only at the end of the file: the rest of the page is zeros.
+                        g.bytes_mut()[n.min(self.page_size)..].fill(0);
+                        ok.push(g);
+                    }
+                    Err(source) => {
+                        let p = g.header().page.load(Ordering::Relaxed);
+                        self.unclaim(g, Some(fh.key(p)));
+                        first_err.get_or_insert(PoolError::Io {
+                            path: path.clone(),
+                            op: "read",
+                            source,
+                        });
+                    }
+                }
+            }
+            let ids: Vec<u32> = ok.iter().map(|g| g.id()).collect();
+            self.insert_loaded(&ids);
+            self.counters.add(Counter::PagesRead, ids.len() as u64);
+            self.counters
+                .add(Counter::PrefetchedPages, ids.len() as u64);
+            loaded += ids.len();
+        }
+        match first_err {
+            Some(e) => Err(e),
+            None => Ok(loaded),
+        }
+    }
+
+    /// Read consecutive pages into `bufs`, zero-filling whatever lies past the end of file.
+    pub(super) fn read_into(
+        &self,
+        file: &dyn StorageFile,
+        bufs: &mut [&mut [u8]],
+        offset: u64,
+    ) -> std::io::Result<()> {
+        let n = if bufs.len() == 1 {
+            read_full_at(file, bufs[0], offset)?
+        } else {
+            file.read_vectored_at(bufs, offset)?
+        };
+        let ps = self.page_size;
+        for (i, b) in bufs.iter_mut().enumerate() {
+            let got = n.saturating_sub(i * ps).min(ps);
+            b[got..].fill(0);
+        }
+        Ok(())
+    }
+
+    /// Claim frames for the non-resident pages `start..end`, stopping at the first page
+    /// that is resident or when no frame is free without waiting. Read-ahead is a hint:
+    /// it never fails and never writes dirty pages to make room.
+    pub(super) fn claim_run(&self, fh: FileHandle, start: u64, end: u64) -> Vec<Exclusive<'_>> {
+        let mut out = Vec::new();
+        for p in start..end {
+            if self.table.get(fh.key(p)).is_some() {
+                break;
+            }
+            // Only take frames that are free or clean: never block a hint on a write.
+            let id = {
+                let popped = self.free.lock().pop();
+                match popped {
+                    Some(id) => id,
+                    // Never wait for another thread's eviction either.
+                    None => match self.policy.try_lock() {
+                        Some(mut state) => {
+                            match self.take_or_evict(&mut state, &Self::access(fh, p)) {
+                                Some(id) => id,
+                                None => break,
+                            }
+                        }
+                        None => break,
+                    },
+                }
+            };
+            let g = self.frames.exclusive(id);
+            let h = g.header();
+            h.incarnation.fetch_add(1, Ordering::Relaxed);
+            h.owner.store(fh.owner(), Ordering::Relaxed);
+            h.page.store(p, Ordering::Relaxed);
+            h.refs.store(0, Ordering::Relaxed);
+            h.ra_mark.store(false, Ordering::Relaxed);
+            if self.table.insert(fh.key(p), id).is_err() {
+                self.unclaim(g, None);
+                break;
+            }
+            out.push(g);
+        }
+        if !self.is_open(fh) {
+            for g in out.drain(..) {
+                let p = g.header().page.load(Ordering::Relaxed);
+                self.unclaim(g, Some(fh.key(p)));
+            }
+        }
+        out
+    }
+
+    /// Read-ahead triggered by a hit on a marked page: load `start..start+depth`.
+    pub(super) fn read_ahead_run(&self, fh: FileHandle, slot: &FileSlot, start: u64) {
+        // Never wait here: the caller holds a latch that a running `set_len` may wait for.
+        let Some(_resize) = slot.resize.try_read_recursive() else {
+            return;
+        };
+        let len = slot.len.load(Ordering::Acquire);
+        let end = (start + self.read_ahead).min(self.pages_of(len));
+        if start >= end {
+            return;
+        }
+        let Ok((file, _)) = self.file_of(fh) else {
+            return;
+        };
+        let mut run = self.claim_run(fh, start, end);
+        if run.is_empty() {
+            return;
+        }
+        let result = {
+            let mut bufs: Vec<&mut [u8]> = run.iter_mut().map(|g| g.bytes_mut()).collect();
+            self.read_into(&*file, &mut bufs, start * self.page_size as u64)
+        };
+        if result.is_err() {
+            // A hint failed: forget it; the demand read will report the error.
+            for g in run {
+                let p = g.header().page.load(Ordering::Relaxed);
+                self.unclaim(g, Some(fh.key(p)));
+            }
+            return;
+        }
+        self.counters.bump(Counter::ReadCalls);
+        self.counters.add(Counter::PagesRead, run.len() as u64);
+        self.counters.add(Counter::ReadAheadPages, run.len() as u64);
+        slot.ra_next
+            .store(start + run.len() as u64, Ordering::Relaxed);
+        let ids: Vec<u32> = run.iter().map(|g| g.id()).collect();
+        self.insert_loaded(&ids);
+        run[0].header().ra_mark.store(true, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,379 @@
+//! Dirty pages on their way to storage: dirty tracking (flag plus bitmap), writing a page
+//! (one writer at a time), `fsync` and the `O_DIRECT` trim, and the flusher thread
+//! (delayed-write ageing and the clean free-frame reserve).
+
+use super::{BufferPool, FileHandle, Inner, WritePolicy, OPEN};
+use crate::error::PoolError;
+use crate::frames::{backoff, Header, NO_OWNER};
+use crate::stats::Counter;
+use crate::storage::StorageFile;
+use policy::Access;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+impl Inner {
+    pub(super) fn now_ns(&self) -> u64 {
+        self.started.elapsed().as_nanos() as u64
+    }
+
+    /// Mark frame `id` (exclusively latched by the caller) dirty. Its bit in the dirty
+    /// map is set first, so that a dirty frame always has its bit (a bit may outlive
+    /// the flag for a moment; readers of the map check the flag).
+    pub(super) fn mark_dirty(&self, id: u32, h: &Header) {
+        if !h.dirty.load(Ordering::Relaxed) {
+            self.dirty_map[(id / 64) as usize].fetch_or(1 << (id % 64), Ordering::Release);
+            h.dirty_since_ns.store(self.now_ns(), Ordering::Relaxed);
+            h.dirty.store(true, Ordering::Release);
+            self.dirty_pages.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Mark frame `id` clean (the caller holds a latch on it, so no `mark_dirty` races).
+    pub(super) fn clear_dirty(&self, id: u32, h: &Header) {
+        if h.dirty.swap(false, Ordering::AcqRel) {
+            self.dirty_map[(id / 64) as usize].fetch_and(!(1 << (id % 64)), Ordering::Release);
+            self.dirty_pages.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The frames whose dirty bit is set, in id order: what `fsync` and ageing look at,
+    /// without walking every frame header (a 1 GiB pool has 262 144 of them, 16 MiB).
+    pub(super) fn dirty_frames(&self) -> impl Iterator<Item = u32> + '_ {
+        self.dirty_map.iter().enumerate().flat_map(|(w, word)| {
+            let mut bits = word.load(Ordering::Acquire);
+            std::iter::from_fn(move || {
+                (bits != 0).then(|| {
+                    let id = (w * 64) as u32 + bits.trailing_zeros();
+                    bits &= bits - 1;
+                    id
+                })
+            })
+        })
+    }
+
+    /// Write a frame's page to storage. The caller holds a latch on the frame (shared or
+    /// exclusive), so the bytes cannot change during the write. `Closed` when the page's
+    /// file is being closed (`close` writes its pages itself).
+    pub(super) fn write_out(&self, h: &Header, bytes: &[u8]) -> Result<(), PoolError> {
+        let fh = self.handle_of(h.owner.load(Ordering::Relaxed));
+        let (file, path) = self.file_of(fh)?;
+        let len = self.slot(fh)?.len.load(Ordering::Acquire);
+        self.write_page(&*file, &path, h.page.load(Ordering::Relaxed), bytes, len)
+    }
+
+    /// Write page `page` (its frame's bytes) of a file of logical length `len`: the part
+    /// inside the file, or in `O_DIRECT` mode the whole page (the bytes past `len` are
+    /// zero, invariant 4, and the trim in `fsync` and `close` cuts them off again).
+    pub(super) fn write_page(
+        &self,
+        file: &dyn StorageFile,
+        path: &Path,
+        page: u64,
+        bytes: &[u8],
+        len: u64,
+    ) -> Result<(), PoolError> {
+        let ps = self.page_size as u64;
+        let off = page * ps;
+        let n = if self.direct {
+            ps
+        } else {
+            len.saturating_sub(off).min(ps)
+        } as usize;
+        if n == 0 {
+            return Ok(());
+        }
+        let result = loop {
+            match file.write_at(&bytes[..n], off) {
+                Ok(w) if w == n => break Ok(()),
+                Ok(w) => {
+                    break Err(std::io::Error::new(
+                        std::io::ErrorKind::WriteZero,
+                        format!("short write: {w} of {n} bytes at offset {off}"),
+                    ))
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => break Err(e),
+            }
+        };
+        match result {
+            Ok(()) => {
+                self.counters.bump(Counter::PagesWritten);
+                Ok(())
+            }
+            Err(source) => {
+                self.counters.bump(Counter::WriteErrors);
+                Err(PoolError::Io {
+                    path: path.to_path_buf(),
+                    op: "write",
+                    source,
+                })
+            }
+        }
+    }
+
+    /// Write the page of exclusively latched frame `id` now (write-through) and mark it
+    /// clean; on error it stays dirty for the next `fsync` to retry and report.
+    pub(super) fn write_latched(&self, id: u32, h: &Header, bytes: &[u8]) -> Result<(), PoolError> {
+        match self.write_out(h, bytes) {
+            Ok(()) => {
+                self.clear_dirty(id, h);
+                h.write_failed.store(false, Ordering::Relaxed);
+                Ok(())
+            }
+            Err(e) => {
+                h.write_failed.store(true, Ordering::Relaxed);
+                Err(e)
+            }
+        }
+    }
+
+    /// Write frame `id` if dirty, under a shared pin, so readers go on meanwhile (`wait`:
+    /// wait for the frame's latch and for a write already in flight, instead of skipping
+    /// it). Only a page of `owner` is written, when given (the frame may have been reused
+    /// since the caller chose it). `Ok(true)` if this call wrote it.
+    pub(super) fn clean_frame(
+        &self,
+        id: u32,
+        wait: bool,
+        by: Counter,
+        owner: Option<u64>,
+    ) -> Result<bool, PoolError> {
+        let mut spins = 0;
+        loop {
+            let g = if wait {
+                self.frames.share(id)
+            } else {
+                match self.frames.try_share(id) {
+                    Some(g) => g,
+                    None => return Ok(false),
+                }
+            };
+            let h = g.header();
+            let o = h.owner.load(Ordering::Relaxed);
+            if !h.dirty.load(Ordering::Acquire) || o == NO_OWNER || owner.is_some_and(|w| w != o) {
+                return Ok(false);
+            }
+            // One write of a page at a time (see `Header::writing`).
+            if h.writing
+                .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+                .is_err()
+            {
+                if !wait {
+                    return Ok(false);
+                }
+                drop(g);
+                backoff(&mut spins);
+                continue;
+            }
+            let out = match self.write_out(h, g.bytes()) {
+                Ok(()) => {
+                    self.clear_dirty(id, h);
+                    h.write_failed.store(false, Ordering::Relaxed);
+                    self.counters.bump(by);
+                    Ok(true)
+                }
+                // Its file is being closed, and `close` writes its dirty pages itself.
+                Err(PoolError::Closed(_)) => Ok(false),
+                Err(e) => {
+                    h.write_failed.store(true, Ordering::Relaxed);
+                    Err(e)
+                }
+            };
+            h.writing.store(false, Ordering::Release);
+            return out;
+        }
+    }
+
+    /// Write every dirty page of `fh`; the first error is returned after trying all.
+    pub(super) fn flush_file(&self, fh: FileHandle) -> Result<(), PoolError> {
+        let mut first_err = None;
+        let owner = fh.owner();
+        let mine: Vec<u32> = self
+            .dirty_frames()
+            .filter(|&id| self.frames.header(id).owner.load(Ordering::Relaxed) == owner)
+            .collect();
+        for id in mine {
+            if let Err(e) = self.clean_frame(id, true, Counter::ForegroundWrites, Some(owner)) {
+                first_err.get_or_insert(e);
+            }
+        }
+        match first_err {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// In direct mode whole-page writes may leave the file longer than its logical length
+    /// `len`: cut it back. The caller holds the file's resize lock exclusively, so no
+    /// write can extend the file meanwhile (a trim to a stale length would cut off a page
+    /// written since).
+    pub(super) fn trim_to(
+        &self,
+        file: &dyn StorageFile,
+        path: &Path,
+        len: u64,
+    ) -> Result<(), PoolError> {
+        if !self.direct {
+            return Ok(());
+        }
+        let io = |op, source| PoolError::Io {
+            path: path.to_path_buf(),
+            op,
+            source,
+        };
+        if file.len().map_err(|e| io("stat", e))? != len {
+            file.set_len(len).map_err(|e| io("set_len", e))?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn fsync(&self, fh: FileHandle) -> Result<(), PoolError> {
+        self.flush_file(fh)?;
+        let (file, path) = self.file_of(fh)?;
+        if self.direct {
+            let slot = self.slot(fh)?;
+            let _resize = slot.resize.write();
+            self.slot(fh)?;
+            // After the flush: every whole-page write of a page dirty when fsync began has
+            // landed (the `writing` flag made the flush wait for ones in flight).
+            self.trim_to(&*file, &path, slot.len.load(Ordering::Acquire))?;
+        }
+        file.sync().map_err(|source| PoolError::Io {
+            path,
+            op: "sync",
+            source,
+        })
+    }
+
+    /// Ask the flusher to refill the free list now. The flag makes the request stick even
+    /// if the flusher is busy (not waiting) when it is made: a bare `notify` would be lost.
+    pub(super) fn wake_flusher(&self) {
+        if !self.flusher_wake.swap(true, Ordering::AcqRel) {
+            // Taking the mutex orders this with the flusher's check of the flag: either it
+            // has not checked yet (and will see it) or it is waiting (and is notified).
+            let _g = self.flusher.0.lock();
+            self.flusher.1.notify_one();
+        }
+    }
+
+    /// The flusher thread: delayed writes every `interval`, and the free-frame reserve
+    /// whenever a miss finds it below the low-water mark. The two are separate on purpose:
+    /// a refill must not pay for a walk over every frame header, or a miss-heavy workload
+    /// spends its time scanning.
+    pub(super) fn flusher_loop(&self, interval: Duration) {
+        let mut next_ageing = Instant::now() + interval;
+        loop {
+            {
+                let mut stop = self.flusher.0.lock();
+                if !*stop && !self.flusher_wake.load(Ordering::Acquire) {
+                    self.flusher.1.wait_until(&mut stop, next_ageing);
+                }
+                if *stop {
+                    return;
+                }
+            }
+            self.counters.bump(Counter::FlusherRuns);
+            if self.flusher_wake.swap(false, Ordering::AcqRel) {
+                self.refill_free();
+            }
+            if Instant::now() >= next_ageing {
+                self.write_aged();
+                next_ageing = Instant::now() + interval;
+            }
+        }
+    }
+
+    /// Write the pages dirty for longer than the delayed-write age.
+    pub(super) fn write_aged(&self) {
+        let WritePolicy::WriteBack { age, .. } = self.write_policy else {
+            return;
+        };
+        if self.dirty_pages.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        let now = self.now_ns();
+        let age_ns = u64::try_from(age.as_nanos()).unwrap_or(u64::MAX);
+        for id in self.dirty_frames() {
+            let h = self.frames.header(id);
+            if h.dirty.load(Ordering::Relaxed)
+                && now.saturating_sub(h.dirty_since_ns.load(Ordering::Relaxed)) >= age_ns
+            {
+                // Errors stay with the page: it remains dirty, and the next fsync (or
+                // close, or sync_all) retries it and reports the error.
+                let _ = self.clean_frame(id, false, Counter::FlusherWrites, None);
+            }
+        }
+    }
+
+    /// Refill the free list up to twice the low-water mark (XMF's pool of clean frames),
+    /// a batch at a time. When the policy's next victims are all dirty, write them here,
+    /// so that the threads that need frames do not have to.
+    pub(super) fn refill_free(&self) {
+        let high_water = 2 * self.low_water;
+        let mut freed = Vec::with_capacity(self.batch);
+        // Bounded: other threads may take frames as fast as this one frees them.
+        for _ in 0..high_water.div_ceil(self.batch) + 4 {
+            if self.free.lock().len() >= high_water {
+                return;
+            }
+            let dirty = {
+                let mut state = self.policy.lock();
+                self.evict_clean(&mut state, &Access::phantom(), &mut freed);
+                if freed.is_empty() {
+                    self.dirty_victims(&state, false)
+                } else {
+                    Vec::new()
+                }
+            };
+            if !freed.is_empty() {
+                self.free.lock().append(&mut freed);
+                continue;
+            }
+            let mut cleaned = 0;
+            for f in dirty {
+                // Errors stay with the page (see `write_aged`).
+                if let Ok(true) = self.clean_frame(f.0, false, Counter::FlusherWrites, None) {
+                    cleaned += 1;
+                }
+            }
+            if cleaned == 0 {
+                return;
+            }
+        }
+    }
+}
+
+impl BufferPool {
+    /// Write the file's dirty pages and sync it. On error the pages that could not be
+    /// written stay dirty and a later `fsync` retries them.
+    pub fn fsync(&self, f: FileHandle) -> Result<(), PoolError> {
+        self.inner.fsync(f)
+    }
+
+    /// `fsync` every open file; returns the first error after trying all.
+    pub fn sync_all(&self) -> Result<(), PoolError> {
+        let inner = &*self.inner;
+        let mut first_err = None;
+        for (slot_no, s) in inner.files.iter().enumerate() {
+            let state = s.state.load(Ordering::Acquire);
+            if state & OPEN != 0 {
+                let fh = FileHandle {
+                    pool: inner.id,
+                    slot: slot_no as u32,
+                    gen: (state >> 2) as u32,
+                };
+                match inner.fsync(fh) {
+                    Ok(()) | Err(PoolError::Closed(_)) => {}
+                    Err(e) => {
+                        first_err.get_or_insert(e);
+                    }
+                }
+            }
+        }
+        match first_err {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
