@@ -1,10 +1,10 @@
 //! Bare loops over the pool's hit paths, for instruction counts and profiles without a
-//! benchmark harness around them: pin + unpin of a random resident page, or a 64-byte
-//! `read` of one, next to a 64-byte `pread` of the same offsets from a file in the OS
+//! benchmark harness around them: pin + unpin of a random resident page, a 64-byte `read`
+//! or `write` of one, next to a 64-byte `pread` of the same offsets from a file in the OS
 //! page cache.
 //!
 //! ```text
-//! target/release/examples/pin_loop [mapped|hashed] [pin|read64|pread64]
+//! target/release/examples/pin_loop [mapped|hashed] [pin|read64|write64|pread64]
 //! N=1000000 valgrind --tool=callgrind target/release/examples/pin_loop ...  # minus N=0
 //! ```
 
@@ -56,6 +56,13 @@ fn main() {
             for _ in 0..n {
                 pool.read(f, next_page() * PS + 128, &mut buf).unwrap();
                 std::hint::black_box(&buf);
+            }
+        }
+        "write64" => {
+            // the flusher never runs during the loop (1 s interval, 5 s age)
+            for i in 0..n {
+                buf[0] = i as u8;
+                pool.write(f, next_page() * PS + 128, &buf).unwrap();
             }
         }
         "pread64" => {
