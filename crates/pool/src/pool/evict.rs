@@ -85,6 +85,10 @@ impl Inner {
             let Some(f) = state.policy.evict(&incoming, &clean_idle) else {
                 break;
             };
+            debug_assert!(
+                state.resident[f.index()],
+                "the policy evicted a frame it did not hold"
+            );
             state.resident[f.index()] = false;
             if self.try_evict_frame(f.0) {
                 freed.push(f.0);

@@ -298,6 +298,12 @@ impl BufferPool {
                 g.bytes_mut()[from..].fill(0);
             }
         }
+        drop(state);
+        // No page past the end is left (none can be loaded while the resize lock is held).
+        debug_assert!(inner
+            .frames_of(f)
+            .iter()
+            .all(|&id| { inner.frames.header(id).page.load(Ordering::Relaxed) < keep_pages }));
         Ok(())
     }
 
@@ -338,6 +344,10 @@ impl BufferPool {
             inner.discard(g, &mut state);
         }
         drop(state);
+        debug_assert!(
+            inner.frames_of(f).is_empty(),
+            "a page of a closed file is left"
+        );
         *slot.file.write() = None;
         // Free for `open` only now that nothing of the old file is left in the slot.
         slot.state.store(u64::from(f.gen) << 2, Ordering::Release);

@@ -154,6 +154,8 @@ impl Inner {
     pub(super) fn insert_loaded(&self, frames: &[u32]) {
         let mut state = self.policy.lock();
         for &id in frames {
+            // Invariant 3: a frame being loaded is not in the policy yet.
+            debug_assert!(!state.resident[id as usize], "frame {id} inserted twice");
             let a = state.stamp(Self::access_of(self.frames.header(id)));
             state.policy.on_insert(FrameId(id), &a);
             state.resident[id as usize] = true;
