@@ -80,7 +80,8 @@ pub enum PoolError {
         /// The page.
         page: u64,
     },
-    /// No frame could be freed: every resident page is pinned (or pinned and dirty).
+    /// No frame could be freed: every resident page is pinned by the application (or every
+    /// frame stayed latched by the pool's own operations for 10 s).
     #[error("all {frames} frames are pinned")]
     AllPinned {
         /// Frames in the pool.

@@ -46,6 +46,8 @@ struct Slow {
     write: Duration,
     /// Before each length change.
     set_len: Duration,
+    /// Before each read.
+    read: Duration,
 }
 
 struct SlowFile(Arc<dyn StorageFile>, Slow);
@@ -58,6 +60,7 @@ impl Storage for Slow {
 
 impl StorageFile for SlowFile {
     fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+        std::thread::sleep(self.1.read);
         self.0.read_at(buf, offset)
     }
     fn write_at(&self, buf: &[u8], offset: u64) -> std::io::Result<usize> {
@@ -374,4 +377,54 @@ fn set_len_refuses_only_for_its_own_pinned_pages() {
         p.set_len(a, PS as u64 + 1).unwrap();
         assert!(matches!(p.close(a), Err(PoolError::PagePinned { page: 0 })));
     }
+}
+
+/// Threads prefetching long page lists through a pool barely larger than their pins: a
+/// prefetch used to hold the frames it had claimed while it waited for the next one, so
+/// that concurrent prefetches starved each other until a miss gave up with `AllPinned`
+/// although no page was pinned by anyone.
+#[test]
+fn concurrent_prefetches_never_starve_each_other_of_frames() {
+    within(60, "concurrent prefetches", || {
+        // Slow reads keep claimed frames claimed long enough for the others to run dry.
+        let st = Slow {
+            read: Duration::from_micros(200),
+            ..Slow::default()
+        };
+        let p = Arc::new(
+            BufferPool::builder()
+                .capacity_frames(12)
+                .pin_limit(4)
+                .read_ahead(2)
+                .build_with_storage(st)
+                .unwrap(),
+        );
+        let files: Vec<_> = (0..8)
+            .map(|i| {
+                let f = p.create(format!("/p{i}")).unwrap();
+                p.write(f, 0, &vec![i as u8 + 1; 64 * PS]).unwrap();
+                p.fsync(f).unwrap();
+                f
+            })
+            .collect();
+        let threads: Vec<_> = files
+            .iter()
+            .enumerate()
+            .map(|(t, &f)| {
+                let p = Arc::clone(&p);
+                std::thread::spawn(move || {
+                    let mut buf = [0u8; 8];
+                    for round in 0..100u64 {
+                        let pages: Vec<u64> = (0..16).map(|k| (round * 7 + k * 5) % 64).collect();
+                        p.prefetch(f, &pages).unwrap();
+                        p.read(f, pages[3] * PS as u64, &mut buf).unwrap();
+                        assert_eq!(buf, [t as u8 + 1; 8], "thread {t}");
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+    });
 }

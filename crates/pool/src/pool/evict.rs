@@ -4,11 +4,12 @@
 
 use super::{Inner, PolicyState};
 use crate::error::PoolError;
-use crate::frames::{Exclusive, NO_OWNER};
+use crate::frames::{backoff, Exclusive, NO_OWNER};
 use crate::lookup::PageKey;
 use crate::stats::Counter;
 use policy::{Access, FrameId, Policy};
 use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
 
 /// Outcome of one eviction attempt.
 pub(super) enum Evicted {
@@ -24,14 +25,25 @@ pub(super) enum Evicted {
     Nothing,
 }
 
+/// How long a miss waits while every frame is latched by the pool's own operations before
+/// it gives up with `AllPinned` (see `alloc_frame`).
+const BUSY_WAIT: Duration = Duration::from_secs(10);
+
 impl Inner {
     /// Take a free frame, evicting a batch if there is none. The frame is returned
     /// exclusively latched, with no owner.
     pub(super) fn alloc_frame(&self, incoming: &Access) -> Result<Exclusive<'_>, PoolError> {
-        // Each round either gets a frame, or wrote some dirty pages, or gives up; bound the
-        // rounds in case other threads keep re-dirtying what this one cleans (enough to
-        // pass over every frame once when their writes fail, a batch per round).
-        for _ in 0..1000 + self.frames.len() / self.batch {
+        // Rounds that wrote dirty pages are bounded, in case other threads keep re-dirtying
+        // what this one cleans (enough to pass over every frame once when their writes
+        // fail, a batch per round).
+        let mut cleaning_rounds = 1000 + self.frames.len() / self.batch;
+        // While every frame is latched by the pool's own operations (loads and their reads,
+        // copies, writes in flight, other threads' claims), wait: those end without waiting
+        // for this thread. A count of rounds is no bound here: on a loaded machine a read
+        // can outlast any number of yields. Only an absurd wait ends in an error.
+        let mut busy_since: Option<Instant> = None;
+        let mut spins = 0;
+        loop {
             let (popped, low) = {
                 let mut free = self.free.lock();
                 let id = free.pop();
@@ -44,12 +56,21 @@ impl Inner {
                 Some(id) => id,
                 None => match self.evict_batch(incoming)? {
                     Evicted::Frame(id) => id,
-                    Evicted::Cleaned => continue,
-                    Evicted::Busy => {
-                        std::thread::yield_now();
+                    Evicted::Cleaned if cleaning_rounds > 0 => {
+                        cleaning_rounds -= 1;
                         continue;
                     }
-                    Evicted::Nothing => {
+                    Evicted::Busy
+                        if busy_since.get_or_insert_with(Instant::now).elapsed() < BUSY_WAIT =>
+                    {
+                        if spins > 1000 {
+                            std::thread::sleep(Duration::from_micros(50));
+                        } else {
+                            backoff(&mut spins);
+                        }
+                        continue;
+                    }
+                    Evicted::Cleaned | Evicted::Busy | Evicted::Nothing => {
                         return Err(PoolError::AllPinned {
                             frames: self.frames.len(),
                         })
@@ -59,9 +80,6 @@ impl Inner {
             // A reader holding a stale mapping may pin a free frame for a moment.
             return Ok(self.frames.exclusive(id));
         }
-        Err(PoolError::AllPinned {
-            frames: self.frames.len(),
-        })
     }
 
     /// Evict up to one batch of clean, idle frames (under the policy lock) into `freed`.

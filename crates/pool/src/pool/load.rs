@@ -7,7 +7,8 @@ use crate::error::PoolError;
 use crate::frames::Exclusive;
 use crate::stats::Counter;
 use crate::storage::{read_full_at, BatchRead, StorageFile};
-use policy::{FrameId, Policy};
+use policy::{Access, FrameId, Policy};
+use std::path::Path;
 use std::sync::atomic::Ordering;
 
 impl Inner {
@@ -120,14 +121,26 @@ impl Inner {
         }
     }
 
-    /// Claim a free frame for `page` and publish the mapping. `Ok(None)`: someone else
-    /// mapped the page first.
+    /// Claim a frame for `page` and publish the mapping. With `wait`, evict (writing dirty
+    /// victims if need be) until a frame is free; without, take one only if it can be had
+    /// at once (the free list, or a batch of clean victims if the policy lock is free):
+    /// what a thread that already holds claimed frames must do, or two such threads can
+    /// starve each other.
     pub(super) fn claim(
         &self,
         fh: FileHandle,
         page: u64,
-    ) -> Result<Option<Exclusive<'_>>, PoolError> {
-        let g = self.alloc_frame(&Self::access(fh, page))?;
+        wait: bool,
+    ) -> Result<Claim<'_>, PoolError> {
+        let incoming = Self::access(fh, page);
+        let g = if wait {
+            self.alloc_frame(&incoming)?
+        } else {
+            match self.frame_now(&incoming) {
+                Some(g) => g,
+                None => return Ok(Claim::NoFrame),
+            }
+        };
         let h = g.header();
         h.incarnation.fetch_add(1, Ordering::Relaxed);
         h.owner.store(fh.owner(), Ordering::Relaxed);
@@ -140,14 +153,36 @@ impl Inner {
         if self.table.insert(key, g.id()).is_err() {
             self.unclaim(g, None);
             self.slot(fh)?;
-            return Ok(None);
+            return Ok(Claim::Mapped);
         }
         if !self.is_open(fh) {
             // Closed while we claimed: leave nothing behind.
             self.unclaim(g, Some(key));
             return Err(PoolError::Closed(fh));
         }
-        Ok(Some(g))
+        Ok(Claim::Frame(g))
+    }
+
+    /// A free frame, exclusively latched, if one can be had without waiting.
+    fn frame_now(&self, incoming: &Access) -> Option<Exclusive<'_>> {
+        let popped = self.free.lock().pop();
+        let id = match popped {
+            Some(id) => id,
+            None => {
+                let mut state = self.policy.try_lock()?;
+                self.take_or_evict(&mut state, incoming)?
+            }
+        };
+        // A reader holding a stale mapping may pin a free frame for a moment.
+        Some(self.frames.exclusive(id))
+    }
+
+    /// Give back frames claimed for pages of `fh` that will not be loaded.
+    fn unclaim_all(&self, fh: FileHandle, claimed: Vec<Exclusive<'_>>) {
+        for g in claimed {
+            let p = g.header().page.load(Ordering::Relaxed);
+            self.unclaim(g, Some(fh.key(p)));
+        }
     }
 
     /// Register loaded frames with the policy.
@@ -175,8 +210,10 @@ impl Inner {
         // A load must not race a truncation: it could bring back a page past the new end,
         // with its old bytes (invariant 4). Recursive: `write` already holds it shared.
         let _resize = slot.resize.read_recursive();
-        let Some(mut g) = self.claim(fh, page)? else {
-            return Ok(None);
+        let mut g = match self.claim(fh, page, true)? {
+            Claim::Frame(g) => g,
+            Claim::Mapped => return Ok(None),
+            Claim::NoFrame => unreachable!("a claim that waits always gets a frame"),
         };
         let len = slot.len.load(Ordering::Acquire);
         let ps = self.page_size as u64;
@@ -262,73 +299,89 @@ impl Inner {
         let _resize = slot.resize.read_recursive();
         let (file, path) = self.file_of(fh)?;
         let in_file = self.pages_of(slot.len.load(Ordering::Acquire));
-        let ps = self.page_size as u64;
-        let mut loaded = 0;
-        let mut first_err = None;
-        for chunk in pages.chunks((self.frames.len() / 4).max(1)) {
-            let mut claimed: Vec<Exclusive<'_>> = Vec::with_capacity(chunk.len());
-            for &page in chunk {
-                // Past the end there is nothing to read: an access there zero-fills.
-                if page >= in_file || self.table.get(fh.key(page)).is_some() {
-                    continue;
-                }
-                match self.claim(fh, page) {
-                    Ok(Some(g)) => claimed.push(g),
-                    Ok(None) => {}
-                    Err(e) => {
-                        for g in claimed {
-                            let p = g.header().page.load(Ordering::Relaxed);
-                            self.unclaim(g, Some(fh.key(p)));
-                        }
-                        return Err(e);
-                    }
-                }
-            }
-            if claimed.is_empty() {
+        let most = (self.frames.len() / 4).max(1);
+        let mut batch = Batch {
+            file: &*file,
+            path: &path,
+            loaded: 0,
+            first_err: None,
+        };
+        let mut claimed: Vec<Exclusive<'_>> = Vec::with_capacity(most.min(pages.len()));
+        for &page in pages {
+            // Past the end there is nothing to read: an access there zero-fills.
+            if page >= in_file || self.table.get(fh.key(page)).is_some() {
                 continue;
             }
-            let results: Vec<std::io::Result<usize>> = {
-                let mut reads: Vec<BatchRead<'_>> = claimed
-                    .iter_mut()
-                    .map(|g| {
-                        let offset = g.header().page.load(Ordering::Relaxed) * ps;
-                        BatchRead::new(offset, g.bytes_mut())
-                    })
-                    .collect();
-                file.read_batch(&mut reads);
-                reads.into_iter().map(|r| r.result).collect()
-            };
-            self.counters.bump(Counter::ReadCalls);
-            let mut ok = Vec::with_capacity(claimed.len());
-            for (mut g, result) in claimed.into_iter().zip(results) {
-                match result {
-                    Ok(n) => {
-                        // Short only at the end of the file: the rest of the page is zeros.
-                        g.bytes_mut()[n.min(self.page_size)..].fill(0);
-                        ok.push(g);
-                    }
-                    Err(source) => {
-                        let p = g.header().page.load(Ordering::Relaxed);
-                        self.unclaim(g, Some(fh.key(p)));
-                        first_err.get_or_insert(PoolError::Io {
-                            path: path.clone(),
-                            op: "read",
-                            source,
-                        });
-                    }
+            // Wait for a frame only while holding none (see `claim`); otherwise read what
+            // is claimed first, which frees the way.
+            let mut claim = self.claim(fh, page, claimed.is_empty());
+            if let Ok(Claim::NoFrame) = claim {
+                self.read_batch(fh, std::mem::take(&mut claimed), &mut batch);
+                claim = self.claim(fh, page, true);
+            }
+            match claim {
+                Ok(Claim::Frame(g)) => claimed.push(g),
+                Ok(Claim::Mapped | Claim::NoFrame) => {}
+                Err(e) => {
+                    self.unclaim_all(fh, claimed);
+                    return Err(e);
                 }
             }
-            let ids: Vec<u32> = ok.iter().map(|g| g.id()).collect();
-            self.insert_loaded(&ids);
-            self.counters.add(Counter::PagesRead, ids.len() as u64);
-            self.counters
-                .add(Counter::PrefetchedPages, ids.len() as u64);
-            loaded += ids.len();
+            if claimed.len() == most {
+                self.read_batch(fh, std::mem::take(&mut claimed), &mut batch);
+            }
         }
-        match first_err {
+        self.read_batch(fh, claimed, &mut batch);
+        match batch.first_err {
             Some(e) => Err(e),
-            None => Ok(loaded),
+            None => Ok(batch.loaded),
         }
+    }
+
+    /// Read the claimed pages with their reads in flight together, and register the ones
+    /// read with the policy; a failed read leaves its page out (the first error is kept).
+    fn read_batch(&self, fh: FileHandle, mut claimed: Vec<Exclusive<'_>>, batch: &mut Batch<'_>) {
+        if claimed.is_empty() {
+            return;
+        }
+        let ps = self.page_size as u64;
+        let results: Vec<std::io::Result<usize>> = {
+            let mut reads: Vec<BatchRead<'_>> = claimed
+                .iter_mut()
+                .map(|g| {
+                    let offset = g.header().page.load(Ordering::Relaxed) * ps;
+                    BatchRead::new(offset, g.bytes_mut())
+                })
+                .collect();
+            batch.file.read_batch(&mut reads);
+            reads.into_iter().map(|r| r.result).collect()
+        };
+        self.counters.bump(Counter::ReadCalls);
+        let mut ok = Vec::with_capacity(claimed.len());
+        for (mut g, result) in claimed.into_iter().zip(results) {
+            match result {
+                Ok(n) => {
+                    // Short only at the end of the file: the rest of the page is zeros.
+                    g.bytes_mut()[n.min(self.page_size)..].fill(0);
+                    ok.push(g);
+                }
+                Err(source) => {
+                    let p = g.header().page.load(Ordering::Relaxed);
+                    self.unclaim(g, Some(fh.key(p)));
+                    batch.first_err.get_or_insert(PoolError::Io {
+                        path: batch.path.to_path_buf(),
+                        op: "read",
+                        source,
+                    });
+                }
+            }
+        }
+        let ids: Vec<u32> = ok.iter().map(|g| g.id()).collect();
+        self.insert_loaded(&ids);
+        self.counters.add(Counter::PagesRead, ids.len() as u64);
+        self.counters
+            .add(Counter::PrefetchedPages, ids.len() as u64);
+        batch.loaded += ids.len();
     }
 
     /// Read consecutive pages into `bufs`, zero-filling whatever lies past the end of file.
@@ -360,40 +413,14 @@ impl Inner {
             if self.table.get(fh.key(p)).is_some() {
                 break;
             }
-            // Only take frames that are free or clean: never block a hint on a write.
-            let id = {
-                let popped = self.free.lock().pop();
-                match popped {
-                    Some(id) => id,
-                    // Never wait for another thread's eviction either.
-                    None => match self.policy.try_lock() {
-                        Some(mut state) => {
-                            match self.take_or_evict(&mut state, &Self::access(fh, p)) {
-                                Some(id) => id,
-                                None => break,
-                            }
-                        }
-                        None => break,
-                    },
+            match self.claim(fh, p, false) {
+                Ok(Claim::Frame(g)) => out.push(g),
+                Ok(Claim::Mapped | Claim::NoFrame) => break,
+                Err(_) => {
+                    // The file was closed: a hint needs no error.
+                    self.unclaim_all(fh, out);
+                    return Vec::new();
                 }
-            };
-            let g = self.frames.exclusive(id);
-            let h = g.header();
-            h.incarnation.fetch_add(1, Ordering::Relaxed);
-            h.owner.store(fh.owner(), Ordering::Relaxed);
-            h.page.store(p, Ordering::Relaxed);
-            h.refs.store(0, Ordering::Relaxed);
-            h.ra_mark.store(false, Ordering::Relaxed);
-            if self.table.insert(fh.key(p), id).is_err() {
-                self.unclaim(g, None);
-                break;
-            }
-            out.push(g);
-        }
-        if !self.is_open(fh) {
-            for g in out.drain(..) {
-                let p = g.header().page.load(Ordering::Relaxed);
-                self.unclaim(g, Some(fh.key(p)));
             }
         }
         out
@@ -438,4 +465,22 @@ impl Inner {
         self.insert_loaded(&ids);
         run[0].header().ra_mark.store(true, Ordering::Relaxed);
     }
+}
+
+/// Outcome of [`Inner::claim`].
+pub(super) enum Claim<'a> {
+    /// A frame for the page, exclusively latched, mapped, not yet loaded.
+    Frame(Exclusive<'a>),
+    /// Another thread mapped the page first.
+    Mapped,
+    /// No frame could be had without waiting (only when not asked to wait).
+    NoFrame,
+}
+
+/// A prefetch's progress over its batches.
+struct Batch<'a> {
+    file: &'a dyn StorageFile,
+    path: &'a Path,
+    loaded: usize,
+    first_err: Option<PoolError>,
 }
