@@ -30,9 +30,10 @@ use serde::Serialize;
 
 use super::config::{s_to_ns, us_to_ns, Cleaner, Layout, SystemConfig, WritePolicy};
 use super::disk::Disk;
-use super::event::{later, Event, EventQueue, Nanos, END_OF_TIME, NS_PER_S};
+use super::event::{Event, EventQueue};
 use super::ops::{FileId, Op, Workload};
 use super::ordering::{Checker, Epochs, Graph};
+use super::time::{Nanos, VTime};
 
 mod ordered;
 
@@ -73,7 +74,7 @@ struct Buffer {
     dirty: bool,
     /// Bytes written since the buffer was last clean (WriteFull's "full" test).
     filled: u64,
-    dirty_since: Nanos,
+    dirty_since: VTime,
     holders: u32,
     in_policy: bool,
     in_pool: bool,
@@ -100,7 +101,7 @@ impl Buffer {
         io: Io::Idle,
         dirty: false,
         filled: 0,
-        dirty_since: 0,
+        dirty_since: VTime::ZERO,
         holders: 0,
         in_policy: false,
         in_pool: false,
@@ -237,7 +238,7 @@ pub enum RunError {
 pub struct Engine<'w> {
     cfg: SystemConfig,
     workload: &'w Workload,
-    now: Nanos,
+    now: VTime,
     queue: EventQueue,
     procs: Vec<Proc>,
     live: usize,
@@ -268,10 +269,10 @@ pub struct Engine<'w> {
     block_ns: Nanos,
     flush_interval_ns: Nanos,
     flush_age_ns: Nanos,
-    processes_done: Nanos,
+    processes_done: VTime,
     /// Time of the last process step or disk completion (a flusher wake-up with nothing
     /// left to do does not lengthen the run).
-    end_ns: Nanos,
+    end: VTime,
     stats: Report,
     /// Cache buffers handed out so far (indices `0..issued`; duplicates live above
     /// `buffers`).
@@ -366,7 +367,7 @@ impl<'w> Engine<'w> {
         Ok(Engine {
             cfg: cfg.clone(),
             workload,
-            now: 0,
+            now: VTime::ZERO,
             queue: EventQueue::new(),
             procs,
             live: workload.scripts.len(),
@@ -395,8 +396,8 @@ impl<'w> Engine<'w> {
             block_ns: us_to_ns(c.block_us),
             flush_interval_ns: s_to_ns(c.flush_interval_s),
             flush_age_ns: s_to_ns(c.flush_age_s),
-            processes_done: 0,
-            end_ns: 0,
+            processes_done: VTime::ZERO,
+            end: VTime::ZERO,
             stats: Report {
                 time_s: 0.0,
                 processes_done_s: 0.0,
@@ -434,17 +435,18 @@ impl<'w> Engine<'w> {
     /// in flight that could wake them (every buffer held by a process, say).
     pub fn run(mut self) -> Result<Report, RunError> {
         for pid in 0..self.procs.len() as u32 {
-            self.queue.push(0, Event::Process(pid));
+            self.queue.push(VTime::ZERO, Event::Process(pid));
         }
         if self.live == 0 {
             self.all_processes_done();
         }
         if self.policy.is_some() && self.cfg.cache.write_policy == WritePolicy::Delayed {
-            self.queue.push(self.flush_interval_ns, Event::Flusher);
+            self.queue
+                .push(VTime::ZERO.later(self.flush_interval_ns), Event::Flusher);
         }
         while let Some((t, event)) = self.queue.pop() {
             debug_assert!(t >= self.now, "time went backwards");
-            if t == END_OF_TIME {
+            if t.is_end() {
                 // A flusher wake-up there could start nothing that ends in time: drop it
                 // (the run ends, or reports the processes stuck). Anything else would run
                 // at a time the clock cannot hold.
@@ -452,18 +454,18 @@ impl<'w> Engine<'w> {
                     continue;
                 }
                 return Err(RunError::TimeOverflow {
-                    time_s: self.now as f64 / NS_PER_S,
+                    time_s: self.now.as_secs_f64(),
                 });
             }
             self.now = t;
             self.stats.events += 1;
             match event {
                 Event::Process(pid) => {
-                    self.end_ns = t;
+                    self.end = t;
                     self.run_process(pid)
                 }
                 Event::DiskDone(d) => {
-                    self.end_ns = t;
+                    self.end = t;
                     self.disk_done(d)
                 }
                 Event::Flusher => self.flush(),
@@ -471,7 +473,7 @@ impl<'w> Engine<'w> {
         }
         if self.live > 0 {
             return Err(RunError::Stuck {
-                time_s: self.now as f64 / NS_PER_S,
+                time_s: self.now.as_secs_f64(),
                 processes: self.live,
             });
         }
@@ -479,9 +481,9 @@ impl<'w> Engine<'w> {
     }
 
     fn finish(mut self) -> Report {
-        let end = self.end_ns.max(self.processes_done);
-        self.stats.time_s = end as f64 / NS_PER_S;
-        self.stats.processes_done_s = self.processes_done as f64 / NS_PER_S;
+        let end = self.end.max(self.processes_done);
+        self.stats.time_s = end.as_secs_f64();
+        self.stats.processes_done_s = self.processes_done.as_secs_f64();
         self.stats.violations = self.checker.violations();
         self.stats.first_violation = self.checker.first_violation().map(str::to_string);
         self.stats.disks = self
@@ -490,10 +492,10 @@ impl<'w> Engine<'w> {
             .map(|d| DiskReport {
                 reads: d.reads,
                 writes: d.writes,
-                utilization: if end == 0 {
+                utilization: if end == VTime::ZERO {
                     0.0
                 } else {
-                    d.busy_ns() as f64 / end as f64
+                    d.busy_ns() as f64 / end.as_ns() as f64
                 },
             })
             .collect();
@@ -514,7 +516,7 @@ impl<'w> Engine<'w> {
                 }
                 let t = self.procs[p].transfer.take().expect("transfer present");
                 // Saturating: a cost past the clock's end makes the event due at
-                // END_OF_TIME, which stops the run.
+                // the end of time, which stops the run.
                 let mut cost = self.syscall_ns;
                 if self.policy.is_some() {
                     cost = cost.saturating_add(t.blocks.saturating_mul(self.block_ns));
@@ -523,7 +525,7 @@ impl<'w> Engine<'w> {
                     cost = cost.saturating_add(self.next_delay(p));
                 }
                 if cost > 0 {
-                    self.queue.push(later(self.now, cost), Event::Process(pid));
+                    self.queue.push(self.now.later(cost), Event::Process(pid));
                     return;
                 }
                 continue;
@@ -598,7 +600,7 @@ impl<'w> Engine<'w> {
             }
             self.procs[p].pc += 1;
             if delay > 0 {
-                self.queue.push(later(self.now, delay), Event::Process(pid));
+                self.queue.push(self.now.later(delay), Event::Process(pid));
                 return;
             }
         }
@@ -1247,7 +1249,7 @@ impl<'w> Engine<'w> {
             let b = &self.bufs[f as usize];
             if b.dirty
                 && b.io == Io::Idle
-                && self.now - b.dirty_since >= self.flush_age_ns
+                && self.now.since(b.dirty_since) >= self.flush_age_ns
                 && self.may_write(f)
             {
                 self.start_write(f);
@@ -1255,7 +1257,7 @@ impl<'w> Engine<'w> {
             }
         }
         self.queue
-            .push(later(self.now, self.flush_interval_ns), Event::Flusher);
+            .push(self.now.later(self.flush_interval_ns), Event::Flusher);
     }
 
     // ----- waiting ---------------------------------------------------------------------

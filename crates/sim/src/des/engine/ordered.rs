@@ -151,7 +151,7 @@ impl Engine<'_> {
     pub(super) fn on_write_done(&mut self, f: u32) {
         let b = self.bufs[f as usize];
         let carried = std::mem::take(&mut self.in_flight[f as usize]);
-        self.checker.reached_disk(&carried, b.key, self.now);
+        self.checker.reached_disk(&carried, b.key, self.now.as_ns());
         self.in_flight[f as usize] = carried;
         self.in_flight[f as usize].clear();
         let mut moved = self.epochs.leave(b.epoch);
@@ -307,10 +307,10 @@ impl Engine<'_> {
             self.procs[p].sync_mark = None;
             if self.ordering {
                 match file {
-                    Some(file) => self.checker.fsync_returned(file, mark, self.now),
+                    Some(file) => self.checker.fsync_returned(file, mark, self.now.as_ns()),
                     None => {
                         for file in 0..self.files.len() as u32 {
-                            self.checker.fsync_returned(file, mark, self.now);
+                            self.checker.fsync_returned(file, mark, self.now.as_ns());
                         }
                     }
                 }
