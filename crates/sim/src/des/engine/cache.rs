@@ -159,7 +159,7 @@ pub(super) struct BufferCache {
     write_policy: WritePolicy,
     pub(super) cleaner: Cleaner,
     read_ahead: u64,
-    flush_age: Nanos,
+    pub(super) flush_age: Nanos,
     pub(super) bufs: Vec<Buffer>,
     pub(super) map: FixedHashMap<u32>,
     pub(super) policy: AnyPolicy,
@@ -593,4 +593,4 @@ impl BufferCache {
 
 #[cfg(test)]
 #[path = "cache_tests.rs"]
-mod tests;
+pub(super) mod tests;

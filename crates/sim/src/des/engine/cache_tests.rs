@@ -11,19 +11,19 @@ const B: u64 = 1024;
 
 /// The rest of the simulator, played by hand: file 0 has `initial` blocks on disk.
 #[derive(Debug, Default)]
-struct Fake {
-    now: VTime,
+pub(in crate::des::engine) struct Fake {
+    pub now: VTime,
     on_disk: HashSet<BlockKey>,
     file_bytes: u64,
     /// Requests started and not yet completed: (block, write, buffer).
-    io: Vec<(u64, bool, u32)>,
+    pub io: Vec<(u64, bool, u32)>,
     /// Every request started, in order.
-    log: Vec<(u64, bool)>,
+    pub log: Vec<(u64, bool)>,
     woken: Vec<u32>,
 }
 
 impl Fake {
-    fn new(initial: u64) -> Self {
+    pub fn new(initial: u64) -> Self {
         Fake {
             on_disk: (0..initial).map(|b| block_key(0, b)).collect(),
             file_bytes: initial * B,
@@ -32,14 +32,14 @@ impl Fake {
     }
 
     /// Complete every request in flight, oldest first.
-    fn complete_all(&mut self, c: &mut BufferCache) {
+    pub fn complete_all(&mut self, c: &mut BufferCache) {
         while !self.io.is_empty() {
             let (_, write, f) = self.io.remove(0);
             c.io_done(self, f, write);
         }
     }
 
-    fn woken(&mut self) -> Vec<u32> {
+    pub fn woken(&mut self) -> Vec<u32> {
         std::mem::take(&mut self.woken)
     }
 }

@@ -445,3 +445,103 @@ impl BufferCache {
         self.pump(env);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::cache::tests::Fake;
+    use super::*;
+    use crate::des::config::{SystemConfig, WritePolicy};
+    use crate::des::time::VTime;
+
+    const B: u64 = 1024;
+
+    /// A delayed-write LRU cache of 4 buffers that orders writes, for 2 processes and
+    /// file 0 (whose block `b` has key `b`).
+    fn ordered(ignore: bool) -> BufferCache {
+        let mut cfg = SystemConfig::default();
+        cfg.cache.block_bytes = B as u32;
+        cfg.cache.buffers = 4;
+        cfg.cache.policy = "lru".into();
+        cfg.cache.write_policy = WritePolicy::Delayed;
+        cfg.cache.ignore_ordering = ignore;
+        BufferCache::new(&cfg, 2, 1, true, 1).unwrap()
+    }
+
+    /// Process 0 writes block `b` whole (never on disk: no read).
+    fn write(c: &mut BufferCache, env: &mut Fake, b: u64) {
+        let tag = c.order.begin_write(0, None);
+        assert!(c.access(env, 0, b, B, Some(tag), true));
+    }
+
+    #[test]
+    fn a_block_written_again_after_a_barrier_is_duplicated_and_the_old_version_goes_first() {
+        let mut env = Fake::new(0);
+        let mut c = ordered(false);
+        write(&mut c, &mut env, 0);
+        c.order.barrier();
+        write(&mut c, &mut env, 0);
+        // The old version went to a duplicate above the 4 cache buffers, written at once;
+        // the new one (epoch 1) waits for epoch 0 to be on disk.
+        assert_eq!(c.stats.duplicates, 1);
+        assert_eq!(env.io, [(0, true, 4)]);
+        assert!(c.bufs[0].dirty && !c.may_write(0));
+        env.complete_all(&mut c);
+        assert!(c.may_write(0));
+        // The duplicate is released for reuse.
+        assert_eq!(c.order.dup_free, [4]);
+        assert_eq!(c.order.violations(), (0, None));
+        assert_eq!(c.invariants(), Ok(()));
+    }
+
+    #[test]
+    fn fsync_writes_the_files_dirty_blocks_and_waits_for_them() {
+        let mut env = Fake::new(0);
+        let mut c = ordered(false);
+        write(&mut c, &mut env, 0);
+        write(&mut c, &mut env, 1);
+        let mut mark = None;
+        assert!(!c.sync(&mut env, 1, Some(0), &mut mark));
+        assert_eq!(mark, Some(2));
+        assert_eq!(env.log, [(0, true), (1, true)]);
+        env.complete_all(&mut c);
+        // It waited for the write started last.
+        assert_eq!(env.woken(), [1]);
+        assert!(c.sync(&mut env, 1, Some(0), &mut mark));
+        assert_eq!(mark, None);
+        assert_eq!(c.order.violations(), (0, None));
+    }
+
+    #[test]
+    fn the_flusher_holds_back_writes_behind_a_barrier() {
+        let mut env = Fake::new(0);
+        let mut c = ordered(false);
+        write(&mut c, &mut env, 0);
+        c.order.barrier();
+        write(&mut c, &mut env, 1);
+        env.now = VTime::ZERO.later(c.flush_age);
+        c.flush(&mut env);
+        // Only epoch 0 may go; epoch 1 follows once it is on disk.
+        assert_eq!(env.log, [(0, true)]);
+        env.complete_all(&mut c);
+        c.flush(&mut env);
+        assert_eq!(env.log, [(0, true), (1, true)]);
+    }
+
+    #[test]
+    fn ignoring_the_order_is_caught_by_the_checker() {
+        let mut env = Fake::new(0);
+        let mut c = ordered(true);
+        write(&mut c, &mut env, 0);
+        c.order.barrier();
+        write(&mut c, &mut env, 1);
+        env.now = VTime::ZERO.later(c.flush_age);
+        c.flush(&mut env);
+        assert_eq!(env.log, [(0, true), (1, true)]);
+        // Epoch 1's write lands first.
+        let (_, _, f) = env.io.pop().unwrap();
+        c.io_done(&mut env, f, true);
+        let (n, first) = c.order.violations();
+        assert_eq!(n, 1);
+        assert!(first.unwrap().contains("epoch 1 while epoch 0"));
+    }
+}

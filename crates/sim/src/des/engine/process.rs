@@ -367,3 +367,163 @@ fn drop_blocks(cache: &mut Cache, world: &mut World, file: FileId, from_bytes: u
         c.drop_blocks(world, file, first);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::storage::Storage;
+    use super::*;
+    use crate::des::disk::ServiceTime;
+    use crate::des::event::EventQueue;
+    use crate::des::ops::{FileSpec, Script};
+    use crate::des::time::VTime;
+
+    const B: u64 = 1024;
+    const MS: u64 = 1_000_000;
+
+    /// No cache, one disk of 1 ms requests, 10 µs per call; file 0 of 4 blocks, 1 on disk.
+    fn setup(scripts: Vec<Vec<Op>>, counters: u16) -> (SystemConfig, Workload) {
+        let mut cfg = SystemConfig::default();
+        cfg.cache.block_bytes = B as u32;
+        cfg.cache.buffers = 0;
+        cfg.cache.syscall_us = 10.0;
+        cfg.disks.service = ServiceTime::Constant { ms: 1.0 };
+        let workload = Workload {
+            files: vec![FileSpec {
+                initial_bytes: B,
+                max_bytes: 4 * B,
+            }],
+            scripts: scripts
+                .into_iter()
+                .map(|ops| Script {
+                    ops,
+                    delays: vec![7, 9],
+                })
+                .collect(),
+            counters,
+            deps: Vec::new(),
+        };
+        (cfg, workload)
+    }
+
+    /// Play the engine's part by hand: run processes as their events come up, complete
+    /// disk requests; the events seen, in order.
+    fn play(procs: &mut Processes, storage: &mut Storage) -> Vec<(VTime, Event)> {
+        let mut queue = EventQueue::new();
+        let mut cache = Cache::Off;
+        for pid in 0..procs.count() as u32 {
+            queue.push(VTime::ZERO, Event::Process(pid));
+        }
+        let mut seen = Vec::new();
+        let mut lasts = 0;
+        while let Some((now, event)) = queue.pop() {
+            seen.push((now, event));
+            match event {
+                Event::Process(pid) => {
+                    let mut world = World {
+                        now,
+                        queue: &mut queue,
+                        storage,
+                    };
+                    if procs.run(pid, &mut cache, &mut world) {
+                        assert_eq!(procs.live(), 0);
+                        lasts += 1;
+                    }
+                }
+                Event::DiskDone(d) => {
+                    let done = storage.complete(d, now);
+                    if let Some(t) = done.next {
+                        queue.push(t, Event::DiskDone(d));
+                    }
+                    let Requester::Process(pid) = done.requester else {
+                        panic!("no cache, yet a buffer did I/O");
+                    };
+                    procs.direct_done(pid, done.write);
+                    queue.push(now, Event::Process(pid));
+                }
+                Event::Flusher => unreachable!("no cache, no flusher"),
+            }
+        }
+        assert_eq!(lasts, 1, "one process ends last");
+        seen
+    }
+
+    #[test]
+    fn an_uncached_partial_write_reads_modifies_and_writes() {
+        let write = Op::Write {
+            file: 0,
+            offset: 10,
+            len: 100,
+        };
+        let (cfg, w) = setup(vec![vec![write]], 0);
+        let mut procs = Processes::new(&cfg, &w);
+        let mut storage = Storage::new(&cfg, &w);
+        let seen = play(&mut procs, &mut storage);
+        let t = VTime::from_ns;
+        assert_eq!(
+            seen,
+            [
+                (t(0), Event::Process(0)),
+                // The read, then the write, of block 0.
+                (t(MS), Event::DiskDone(0)),
+                (t(MS), Event::Process(0)),
+                (t(2 * MS), Event::DiskDone(0)),
+                (t(2 * MS), Event::Process(0)),
+                // The call's CPU cost (no per-block cost without a cache).
+                (t(2 * MS + 10_000), Event::Process(0)),
+            ]
+        );
+        assert_eq!((storage.reads, storage.writes), (1, 1));
+        assert_eq!((procs.direct_misses, procs.live()), (1, 0));
+    }
+
+    #[test]
+    fn a_read_stops_at_the_end_of_the_file() {
+        let read = Op::Read {
+            file: 0,
+            offset: 0,
+            len: 10 * B,
+        };
+        // Block 1 is not on disk: writing it whole needs no read; it extends the file.
+        let grow = Op::Write {
+            file: 0,
+            offset: B,
+            len: B,
+        };
+        let (cfg, w) = setup(vec![vec![grow, read]], 0);
+        let mut procs = Processes::new(&cfg, &w);
+        let mut storage = Storage::new(&cfg, &w);
+        play(&mut procs, &mut storage);
+        assert_eq!(storage.file_bytes(0), 2 * B);
+        // The write of block 1, then reads of blocks 0 and 1 and no further.
+        assert_eq!((storage.reads, storage.writes), (2, 1));
+        assert_eq!(procs.direct_misses, 3);
+    }
+
+    #[test]
+    fn computes_take_their_delays_and_shared_records_are_dealt_out_once() {
+        let shared = Op::SharedRecords {
+            counter: 0,
+            file: 0,
+            record_bytes: B,
+            total_bytes: 3 * B,
+            write: true,
+            compute: true,
+        };
+        let (cfg, w) = setup(vec![vec![Op::Compute(5), shared], vec![shared]], 1);
+        let mut procs = Processes::new(&cfg, &w);
+        let mut storage = Storage::new(&cfg, &w);
+        let seen = play(&mut procs, &mut storage);
+        // Three records in all, each written once, whoever took it.
+        assert_eq!((storage.writes, procs.counters[0]), (3, 3));
+        let t = VTime::from_ns;
+        assert_eq!(
+            seen[..3],
+            [
+                (t(0), Event::Process(0)),
+                (t(0), Event::Process(1)),
+                (t(5), Event::Process(0)),
+            ]
+        );
+        assert_eq!(procs.live(), 0);
+    }
+}
