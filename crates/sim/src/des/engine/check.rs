@@ -101,3 +101,74 @@ pub(super) fn check_workload(w: &Workload, block_bytes: u64) -> Result<(), RunEr
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::des::ops::{FileSpec, Script};
+
+    fn workload(max_bytes: u64, ops: Vec<Op>) -> Workload {
+        Workload {
+            files: vec![FileSpec {
+                initial_bytes: 0,
+                max_bytes,
+            }],
+            scripts: vec![Script {
+                ops,
+                delays: Vec::new(),
+            }],
+            counters: 0,
+            deps: Vec::new(),
+        }
+    }
+
+    fn refused(w: &Workload) -> String {
+        match check_workload(w, 1024) {
+            Err(RunError::Workload(m)) => m,
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn files_and_writes_past_what_a_block_key_can_number_are_refused() {
+        let most = MAX_FILE_BLOCKS * 1024;
+        assert!(check_workload(&workload(most, Vec::new()), 1024).is_ok());
+        assert!(refused(&workload(most + 1, Vec::new())).starts_with("file 0:"));
+        let write = |offset, len| Op::Write {
+            file: 0,
+            offset,
+            len,
+        };
+        assert!(check_workload(&workload(0, vec![write(most - 10, 10)]), 1024).is_ok());
+        assert!(refused(&workload(0, vec![write(most - 10, 11)])).contains("op 0"));
+        // An end that does not even fit in 64 bits.
+        assert!(refused(&workload(0, vec![write(u64::MAX, 2)])).contains("reach past"));
+    }
+
+    #[test]
+    fn references_to_what_does_not_exist_are_refused() {
+        let m = refused(&workload(0, vec![Op::Barrier, Op::Close(1)]));
+        assert!(
+            m.contains("op 1: file 1 but the workload declares 1 files"),
+            "{m}"
+        );
+        let shared = Op::SharedRecords {
+            counter: 0,
+            file: 0,
+            record_bytes: 10,
+            total_bytes: 100,
+            write: false,
+            compute: false,
+        };
+        assert!(refused(&workload(0, vec![shared])).contains("counter 0"));
+        let graph = Op::GraphWrite {
+            file: 0,
+            offset: 0,
+            len: 1,
+            id: 1,
+            deps_start: 0,
+            deps_len: 1,
+        };
+        assert!(refused(&workload(0, vec![graph])).contains("dependencies 0..1"));
+    }
+}
