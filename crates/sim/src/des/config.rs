@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::disk::{Scheduler, ServiceTime};
-use super::event::{check_time, Nanos, NS_PER_S};
+use super::time::{check_time, Nanos, NS_PER_S};
 
 /// When dirty buffers are written to disk (Kotz & Ellis §3.3.2, plus the Unix flusher).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

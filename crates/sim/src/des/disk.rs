@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
-use super::event::{check_time, later, Nanos};
+use super::time::{check_time, Nanos, VTime};
 
 /// How the next request is chosen from a disk's queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -186,12 +186,12 @@ impl Disk {
     /// at `now` (the caller schedules the completion event), `None` if it waits in line.
     pub fn submit(
         &mut self,
-        now: Nanos,
+        now: VTime,
         pos: u64,
         write: bool,
         token: u32,
         block: u64,
-    ) -> Option<Nanos> {
+    ) -> Option<VTime> {
         self.seq += 1;
         let req = DiskRequest {
             pos,
@@ -215,7 +215,7 @@ impl Disk {
 
     /// The request in service finished at `now`: returns it and, if another was queued,
     /// the completion time of the one just started.
-    pub fn complete(&mut self, now: Nanos) -> (DiskRequest, Option<Nanos>) {
+    pub fn complete(&mut self, now: VTime) -> (DiskRequest, Option<VTime>) {
         let done = self
             .current
             .take()
@@ -242,7 +242,7 @@ impl Disk {
         self.busy_ns
     }
 
-    fn start_next(&mut self, now: Nanos) -> Option<Nanos> {
+    fn start_next(&mut self, now: VTime) -> Option<VTime> {
         let req = self.take_next()?;
         let distance = req.pos.abs_diff(self.head);
         if req.pos != self.head {
@@ -257,7 +257,7 @@ impl Disk {
             self.reads += 1;
         }
         self.current = Some(req);
-        Some(later(now, t))
+        Some(now.later(t))
     }
 
     /// Remove and return the request to serve next. Every rule breaks ties by arrival
@@ -316,9 +316,9 @@ mod tests {
     fn order(scheduler: Scheduler, start: u64, queued: &[u64]) -> Vec<u64> {
         let mut d = Disk::new(scheduler, ONE_MS);
         d.head = start;
-        let mut now = d.submit(0, start, false, 0, 0).unwrap();
+        let mut now = d.submit(VTime::ZERO, start, false, 0, 0).unwrap();
         for &p in queued {
-            assert!(d.submit(0, p, false, 0, 0).is_none());
+            assert!(d.submit(VTime::ZERO, p, false, 0, 0).is_none());
         }
         let mut served = Vec::new();
         loop {
@@ -412,7 +412,7 @@ mod tests {
             // The model: queued (pos, seq), head and direction, advanced the same way.
             let mut model: Vec<(u64, u64)> = Vec::new();
             let (mut head, mut up, mut seq) = (start, true, 0u64);
-            let mut now = 0;
+            let mut now = VTime::ZERO;
             let mut busy = false;
             for batch in batches {
                 for pos in batch {
@@ -472,12 +472,12 @@ mod tests {
     #[test]
     fn utilization_counts_service_time() {
         let mut d = Disk::new(Scheduler::Fifo, ServiceTime::Constant { ms: 30.0 });
-        let t = d.submit(0, 5, true, 1, 7).unwrap();
-        assert_eq!(t, 30_000_000);
-        assert!(d.submit(10, 6, false, 2, 8).is_none());
+        let t = d.submit(VTime::ZERO, 5, true, 1, 7).unwrap();
+        assert_eq!(t, VTime::from_ns(30_000_000));
+        assert!(d.submit(VTime::from_ns(10), 6, false, 2, 8).is_none());
         let (done, next) = d.complete(t);
         assert_eq!((done.token, done.block, done.write), (1, 7, true));
-        assert_eq!(next, Some(60_000_000));
+        assert_eq!(next, Some(VTime::from_ns(60_000_000)));
         assert_eq!(d.busy_ns(), 60_000_000);
         assert_eq!((d.reads, d.writes), (1, 1));
     }

@@ -18,8 +18,8 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 
 use super::disk::ms_to_ns;
-use super::event::{check_time, Nanos, NS_PER_S};
 use super::ops::{FileSpec, Op, Script, Workload};
+use super::time::{check_time, Nanos, NS_PER_S};
 
 /// Draws of one compute delay rejected in a row before it is drawn by inverse CDF instead
 /// (see `KotzWorkload::delays`).

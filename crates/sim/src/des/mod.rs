@@ -7,6 +7,7 @@
 //!
 //! The parts, each in its own module:
 //!
+//! * [`time`] — virtual time: instants that cannot wrap, durations in nanoseconds;
 //! * [`event`] — the event enum and the (time, sequence) queue;
 //! * [`disk`] — disks with FIFO / SSTF / LOOK / C-LOOK queues and constant or linear
 //!   service times;
@@ -50,6 +51,7 @@ pub mod ops;
 pub mod ordering;
 pub mod scenario;
 pub mod syscalls;
+pub mod time;
 pub mod tpcb;
 pub mod xmf;
 

@@ -5,7 +5,7 @@
 //! which the next record a process writes depends on when it gets to the shared counter,
 //! so it cannot be written down in advance without fixing the timing.
 
-use super::event::Nanos;
+use super::time::Nanos;
 
 /// A file, numbered densely from 0 in the order the workload declares them.
 pub type FileId = u32;

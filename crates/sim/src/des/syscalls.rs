@@ -31,8 +31,8 @@ use std::path::{Path, PathBuf};
 
 use policy::keymap::FixedHashMap;
 
-use super::event::END_OF_TIME;
 use super::ops::{FileSpec, Op, Script, Workload};
+use super::time::END_OF_TIME;
 
 /// A line that does not parse.
 #[derive(Debug, thiserror::Error)]
