@@ -9,23 +9,21 @@
 # usage: scripts/fuzz-ci.sh [SECONDS [TARGET...]]     (default: 30 s each, every target)
 #
 # Each run takes a fresh libFuzzer seed and prints it (`-seed=N` in FUZZ_ARGS replays a
-# run's mutations). FUZZ_ARGS adds libFuzzer flags; BUFCACHE_NIGHTLY names another
-# toolchain than `nightly`.
+# run's mutations). FUZZ_ARGS adds libFuzzer flags. The toolchain is the pinned nightly of
+# scripts/nightly.sh, installed through rustup if missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/nightly.sh
 
 seconds=${1:-30}
 shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(text csv oracle oracle_zst)
 
-toolchain=${BUFCACHE_NIGHTLY:-nightly}
-if ! rustup run "$toolchain" rustc --version >/dev/null 2>&1; then
-    rustup toolchain install "$toolchain" --profile minimal
-fi
+ensure_nightly
 
 fuzz=crates/trace/fuzz
-host=$(rustup run "$toolchain" rustc -vV | sed -n 's/^host: //p')
+host=$(rustup run "$nightly" rustc -vV | sed -n 's/^host: //p')
 # The flags `cargo fuzz build -O -a` passes (release, debug assertions): SanitizerCoverage
 # feeding libFuzzer (8-bit edge counters, PC table, comparison operands), `cfg(fuzzing)`,
 # assertions and overflow checks, AddressSanitizer. Left out: its tuning flags
@@ -37,7 +35,7 @@ export RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4
 export ASAN_OPTIONS="detect_odr_violation=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 # `--target`: RUSTFLAGS then apply to the targets and their dependencies only, not to
 # build scripts (which are not linked with libFuzzer or ASan).
-cargo "+$toolchain" build --release --manifest-path "$fuzz/Cargo.toml" --target "$host" --bins
+cargo "+$nightly" build --release --manifest-path "$fuzz/Cargo.toml" --target "$host" --bins
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
