@@ -65,21 +65,22 @@ pub struct Calibration {
 /// smallest value of the high class (their geometric midpoint), or `None` when all values
 /// are equal.
 pub fn otsu_threshold(latencies_ns: &[u64]) -> Option<u64> {
-    let mut logs: Vec<f64> = latencies_ns
-        .iter()
-        .map(|&t| (t.max(1) as f64).ln())
-        .collect();
-    logs.sort_by(|a, b| a.total_cmp(b));
-    let n = logs.len();
-    if n < 2 || logs[0] == logs[n - 1] {
+    // Ties are told on the integers, not on their logarithms: `ln`'s rounding is not
+    // specified and may differ from one call to the next (Miri varies it), so equal
+    // latencies need not give equal logs.
+    let mut sorted: Vec<u64> = latencies_ns.iter().map(|&t| t.max(1)).collect();
+    sorted.sort_unstable();
+    let n = sorted.len();
+    if n < 2 || sorted[0] == sorted[n - 1] {
         return None;
     }
+    let logs: Vec<f64> = sorted.iter().map(|&t| (t as f64).ln()).collect();
     let total: f64 = logs.iter().sum();
     let mut prefix = 0.0;
     let mut best = (f64::NEG_INFINITY, 0usize);
     for i in 1..n {
         prefix += logs[i - 1];
-        if logs[i] == logs[i - 1] {
+        if sorted[i] == sorted[i - 1] {
             continue; // cut only between distinct values
         }
         let w0 = i as f64 / n as f64;
@@ -94,8 +95,7 @@ pub fn otsu_threshold(latencies_ns: &[u64]) -> Option<u64> {
     let i = best.1;
     let cut = ((logs[i - 1] + logs[i]) / 2.0).exp();
     // Keep the cut strictly above the low class even after rounding.
-    let low_max = logs[i - 1].exp().round() as u64;
-    Some((cut.round() as u64).max(low_max + 1))
+    Some((cut.round() as u64).max(sorted[i - 1] + 1))
 }
 
 fn median(v: &mut [u64]) -> u64 {

@@ -384,6 +384,10 @@ mod tests {
     /// cachestat and mincore agree page by page, after reading some pages and after
     /// dropping them (on a kernel without cachestat both answers are mincore's).
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "real files, mmap, mincore and cachestat are outside what Miri emulates"
+    )]
     fn cachestat_and_mincore_agree() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("truth.dat");
@@ -456,6 +460,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "real files, mmap, mincore and cachestat are outside what Miri emulates"
+    )]
     fn reads_are_timed_and_judged_against_mincore() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("probe.dat");

@@ -349,6 +349,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "opens a real path, which Miri's isolation forbids; the test above runs the pool under Miri"
+    )]
     fn bad_pool_targets_say_what_is_wrong() {
         for (text, says) in [
             ("pool:", "expected pool:POLICY"),

@@ -662,6 +662,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "real file I/O (preadv) is outside what Miri emulates")]
     fn real_files_vectored_read() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("f");

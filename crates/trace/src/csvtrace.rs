@@ -7,7 +7,9 @@
 //!   `[offset × offset_unit, offset × offset_unit + size × size_unit)`. It is split into
 //!   fixed-size pages of `page_size` bytes and yields one [`Request`] per page touched, in
 //!   ascending order, with `key` = page number and `size` = `page_size`. A row of size 0
-//!   touches no page and yields nothing. If `stream_in_key` is set (MSR: the disk number),
+//!   touches no page and yields nothing. The split is lazy: the reader keeps the row as a
+//!   page range and yields one page per call, so memory does not grow with a request's
+//!   size (a 48-byte file asking for 1 TiB is 2²⁸ pages of 4 KiB, read one at a time). If `stream_in_key` is set (MSR: the disk number),
 //!   the key is `stream << 40 | page`: page numbers below 2⁴⁰ (4 PiB of 4 KiB pages) and
 //!   streams below 2²⁴ never collide, and anything larger is a
 //!   [`TraceError::OutOfRange`] rather than a silent collision.
@@ -765,6 +767,22 @@ mod tests {
         // Offset + size overflowing u64.
         let e = read(&format!("{h}1,1,28,512,36028797018963967\n"), None, 4096).unwrap_err();
         assert!(matches!(e, TraceError::OutOfRange { line: 2, .. }), "{e:?}");
+    }
+
+    #[test]
+    fn huge_request_is_split_lazily() {
+        // 48 bytes asking for 1 TiB: 2^28 pages of 4 KiB. Collecting them would take 8 GiB;
+        // the reader holds the rest of the row as a page range.
+        let s = "version,time,op,size,lbn\n1,1,28,1099511627776,0\n";
+        assert_eq!(s.len(), 48);
+        let mut r = CsvReader::new(s.as_bytes(), Path::new("t.csv"), None, 4096).unwrap();
+        let keys: Vec<u64> = crate::Requests::new(&mut r)
+            .take(1000)
+            .map(|q| q.unwrap().key)
+            .collect();
+        assert_eq!(keys, (0..1000).collect::<Vec<u64>>());
+        assert_eq!((r.next_page, r.end_page), (1000, 1 << 28));
+        assert!(r.rec.as_slice().len() <= s.len());
     }
 
     #[test]

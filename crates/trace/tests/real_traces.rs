@@ -1,30 +1,26 @@
 //! The real traces in the project's shared folder, read completely.
 //!
-//! The folder is outside the repository, so each test prints a note and passes when the
-//! file is missing (a fresh clone elsewhere), and checks exact counts when it is present.
+//! The folder (`../shared/traces/`) is outside the repository, so these tests are
+//! `#[ignore]`d: `cargo test --release -- --ignored` runs them, and they fail if a file is
+//! missing.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use trace::{fill_next_access, open, read_all, Format, Op, ReadOptions, TraceReader, NEVER};
 
-fn shared(name: &str) -> Option<PathBuf> {
+fn shared(name: &str) -> PathBuf {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../../shared/traces")
         .join(name);
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!("note: {} is missing; skipping", p.display());
-        None
-    }
+    assert!(p.exists(), "{} is missing", p.display());
+    p
 }
 
 #[test]
+#[ignore = "needs ../shared/traces/cloudPhysicsIO.oracleGeneral.bin"]
 fn oracle_general_counts_and_next_access() {
-    let Some(p) = shared("cloudPhysicsIO.oracleGeneral.bin") else {
-        return;
-    };
+    let p = shared("cloudPhysicsIO.oracleGeneral.bin");
     let reqs = read_all(&p, None, &ReadOptions::default()).unwrap();
     assert_eq!(reqs.len(), 113_872);
     let distinct: HashSet<u64> = reqs.iter().map(|r| r.key).collect();
@@ -45,10 +41,9 @@ fn oracle_general_counts_and_next_access() {
 }
 
 #[test]
+#[ignore = "needs ../shared/traces/cloudPhysicsIO.oracleGeneral.bin"]
 fn oracle_general_zstd_round_trip_of_real_file() {
-    let Some(p) = shared("cloudPhysicsIO.oracleGeneral.bin") else {
-        return;
-    };
+    let p = shared("cloudPhysicsIO.oracleGeneral.bin");
     let reqs = read_all(&p, None, &ReadOptions::default()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("c.oracleGeneral.zst");
@@ -60,10 +55,9 @@ fn oracle_general_zstd_round_trip_of_real_file() {
 }
 
 #[test]
+#[ignore = "needs ../shared/traces/cloudPhysicsIO.csv"]
 fn cloudphysics_csv_pages() {
-    let Some(p) = shared("cloudPhysicsIO.csv") else {
-        return;
-    };
+    let p = shared("cloudPhysicsIO.csv");
     // At 4096-byte pages: 113,872 block requests cover 1,141,869 pages, 269,210 distinct
     // (counted independently with a short script over the CSV).
     let reqs = read_all(&p, None, &ReadOptions::default()).unwrap();
@@ -93,13 +87,10 @@ fn cloudphysics_csv_pages() {
 }
 
 #[test]
+#[ignore = "needs ../shared/traces/cloudPhysicsIO.csv and .oracleGeneral.bin"]
 fn csv_rows_are_the_oracle_records() {
-    let (Some(csv), Some(bin)) = (
-        shared("cloudPhysicsIO.csv"),
-        shared("cloudPhysicsIO.oracleGeneral.bin"),
-    ) else {
-        return;
-    };
+    let csv = shared("cloudPhysicsIO.csv");
+    let bin = shared("cloudPhysicsIO.oracleGeneral.bin");
     // Read the CSV in key mode (one request per row, key = lbn, size in bytes). Record
     // for record, time and key equal the oracleGeneral file's. The sizes differ on 13,671
     // rows: the converter that produced the binary file keeps each object's size fixed at

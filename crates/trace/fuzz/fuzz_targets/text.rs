@@ -1,16 +1,15 @@
-//! Text parser: any bytes give requests then the end or one typed error, never a panic.
+//! Text parser: any bytes give requests then the end or one typed error, never a panic,
+//! within the heap bound of `bufcache_trace_fuzz` (one request per line: no amplification).
 #![no_main]
+use bufcache_trace_fuzz::{drain, run};
 use libfuzzer_sys::fuzz_target;
 use std::path::Path;
 use trace::text::TextReader;
-use trace::Requests;
 
 fuzz_target!(|data: &[u8]| {
-    let hash = data.first().is_some_and(|b| b & 1 == 1);
-    let r = TextReader::new(data, Path::new("fuzz.txt"), 4096).hash_strings(hash);
-    for item in Requests::new(r) {
-        if item.is_err() {
-            break;
-        }
-    }
+    run(data.len(), || {
+        let hash = data.first().is_some_and(|b| b & 1 == 1);
+        let r = TextReader::new(data, Path::new("fuzz.txt"), 4096).hash_strings(hash);
+        drain(r, data.len());
+    });
 });

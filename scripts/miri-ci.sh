@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Miri over the unit tests (`--lib`) of the pool (its frame arena is the project's unsafe
+# code) and of Dust (which drives the pool through its latches). Tests Miri cannot run
+# (real files, mmap, mincore, io_uring) are marked `#[cfg_attr(miri, ignore = "...")]`.
+#
+# Installs the pinned nightly (scripts/nightly.sh) with Miri through rustup if missing.
+# Every run takes a fresh Miri seed (thread schedules, weak-memory outcomes, float
+# rounding) and prints it; `MIRI_SEED=N scripts/miri-ci.sh` replays a run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/nightly.sh
+ensure_nightly miri rust-src
+
+seed=${MIRI_SEED:-$RANDOM}
+echo "miri seed: $seed (replay: MIRI_SEED=$seed scripts/miri-ci.sh)"
+# parking_lot_core keeps a pointer in a usize; permissive provenance only silences Miri's
+# warning about that cast (it is Miri's default behaviour).
+export MIRIFLAGS="-Zmiri-seed=$seed -Zmiri-permissive-provenance ${MIRIFLAGS:-}"
+cargo "+$nightly" miri test -p bufcache-pool -p bufcache-dust --lib
