@@ -420,6 +420,7 @@ mod tests {
     /// bounds check added two u64s that could wrap too, so such a block reached `ptr.add`
     /// out of bounds behind a safe function.
     #[test]
+    #[cfg_attr(miri, ignore = "real files and mmap are outside what Miri emulates")]
     fn huge_block_numbers_are_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("huge.dat");
