@@ -6,8 +6,9 @@
 # type-checks the C-variadic arguments of `syscall` (rust-lang/rust#161734, in nightlies
 # from 2026-09-10) and stops at parking_lot_core 0.9.12, the pool's lock crate, which
 # passes `&AtomicI32` to `syscall(SYS_futex, ..)` where `*mut u32` is expected: every
-# thread that parks fails. Move the pin once the locked parking_lot_core passes (0.10
-# rewrote that call). BUFCACHE_NIGHTLY=nightly (or another date) overrides it.
+# thread that parks fails. Move the pin once the locked parking_lot_core passes (0.10,
+# which parking_lot 0.13 uses, casts to `*mut u32`). BUFCACHE_NIGHTLY=nightly (or another
+# date) overrides it.
 nightly=${BUFCACHE_NIGHTLY:-nightly-2026-05-20}
 
 ensure_nightly() {
