@@ -208,6 +208,17 @@ fn fault_explains(e: &PoolError) -> bool {
     matches!(e, PoolError::Io { .. } | PoolError::WriteBackStalled { .. })
 }
 
+/// See [`Worker::lock_page`].
+struct PageLocks<'a> {
+    fh: RwLockReadGuard<'a, FileHandle>,
+    regs: Vec<MutexGuard<'a, Vec<u8>>>,
+    /// The first locked region.
+    from: usize,
+    count: &'a PinCount,
+    /// The model's length once the locks are held.
+    len0: u64,
+}
+
 /// A pin held by a worker across operations.
 struct Held<'a> {
     file: usize,
@@ -534,6 +545,26 @@ impl<'a> Worker<'a> {
         }
     }
 
+    /// What a pin of `page` of `file` is checked under: the handle lock, the locks of the
+    /// regions the page overlaps, and the page's pin count, raised before the pin exists
+    /// (so the count never misses a pin the pool sees; the caller lowers it again).
+    fn lock_page(&self, file: usize, page: u64) -> Option<PageLocks<'a>> {
+        let fh = self.handle(file)?;
+        let (from, to) = self.regions_of_page(page);
+        let regs = self.regions(file, from, to)?;
+        let m = &self.sh.files[file];
+        let count = &m.pins[page as usize];
+        count.held.fetch_add(1, Ordering::AcqRel);
+        count.taken.fetch_add(1, Ordering::AcqRel);
+        Some(PageLocks {
+            fh,
+            regs,
+            from,
+            count,
+            len0: m.len.load(Ordering::Acquire),
+        })
+    }
+
     fn pin(&mut self, file: usize) {
         let ps = self.ps();
         let page = self.rng.gen_range(0..pages_of(FILE_MAX as u64, ps) + 1);
@@ -541,17 +572,16 @@ impl<'a> Worker<'a> {
         {
             return;
         }
-        let Some(fh) = self.handle(file) else { return };
-        let (from, to) = self.regions_of_page(page);
-        let Some(regs) = self.regions(file, from, to) else {
+        let Some(PageLocks {
+            fh,
+            regs,
+            from,
+            count,
+            len0,
+        }) = self.lock_page(file, page)
+        else {
             return;
         };
-        let m = &self.sh.files[file];
-        let count = &m.pins[page as usize];
-        // Counted before the pin exists, so the count never misses a pin the pool sees.
-        count.held.fetch_add(1, Ordering::AcqRel);
-        count.taken.fetch_add(1, Ordering::AcqRel);
-        let len0 = m.len.load(Ordering::Acquire);
         match self.sh.pool.pin(*fh, page) {
             // A page past the model's end may be inside the pool's: a write to a later
             // region may be lengthening the file right now. Its bytes are zero either way.
@@ -573,16 +603,18 @@ impl<'a> Worker<'a> {
     fn pin_mut(&mut self, file: usize) {
         let ps = self.ps();
         let page = self.rng.gen_range(0..pages_of(FILE_MAX as u64, ps) + 1);
-        let Some(fh) = self.handle(file) else { return };
-        let (from, to) = self.regions_of_page(page);
-        let Some(mut regs) = self.regions(file, from, to) else {
+        let Some(PageLocks {
+            fh,
+            mut regs,
+            from,
+            count,
+            len0,
+        }) = self.lock_page(file, page)
+        else {
             return;
         };
         let m = &self.sh.files[file];
-        let count = &m.pins[page as usize];
-        count.held.fetch_add(1, Ordering::AcqRel);
-        count.taken.fetch_add(1, Ordering::AcqRel);
-        let len0 = m.len.load(Ordering::Acquire);
+        let to = from + regs.len();
         match self.sh.pool.pin_mut(*fh, page) {
             Ok(mut g) => {
                 let len = m.len.load(Ordering::Acquire);

@@ -237,6 +237,19 @@ impl BufferCache {
         self.write_policy == WritePolicy::Delayed
     }
 
+    /// The policy's view of one access of `key` by `stream`, at the next tick of the
+    /// cache's access clock (one tick per access the policy sees).
+    fn next_access(&mut self, key: u64, stream: u32) -> Access {
+        self.access_clock += 1;
+        Access {
+            key,
+            size: 1,
+            time: self.access_clock,
+            next_access: NEVER,
+            stream,
+        }
+    }
+
     /// Process `pid` copies `n` bytes into or out of block `key`; true when done, false
     /// when it now waits (it is woken through [`Env::wake`] and calls again). `first` is
     /// true on the first call for this block access (later calls are retries, not counted
@@ -255,14 +268,7 @@ impl BufferCache {
     ) -> bool {
         let p = pid as usize;
         let (file, block) = (key_file(key), key_block(key));
-        self.access_clock += 1;
-        let access = Access {
-            key,
-            size: 1,
-            time: self.access_clock,
-            next_access: NEVER,
-            stream: pid,
-        };
+        let access = self.next_access(key, pid);
         if let Some(&f) = self.map.get(&key) {
             if first {
                 self.stats.hits += 1;
@@ -390,14 +396,7 @@ impl BufferCache {
             if self.map.contains_key(&key) || !env.on_disk(key) {
                 continue;
             }
-            self.access_clock += 1;
-            let access = Access {
-                key,
-                size: 1,
-                time: self.access_clock,
-                next_access: NEVER,
-                stream: PREFETCH_STREAM,
-            };
+            let access = self.next_access(key, PREFETCH_STREAM);
             let Some(f) = self.allocate(env, None, &access) else {
                 break;
             };
