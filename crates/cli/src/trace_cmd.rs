@@ -51,6 +51,9 @@ pub struct ConvertArgs {
     /// Page size in bytes for block traces.
     #[arg(long, value_name = "B", default_value_t = 4096)]
     pub page_size: u32,
+    /// CSV column mapping of the input (as `replay --csv-columns`).
+    #[arg(short = 't', long = "csv-columns", value_name = "SPEC", value_parser = trace::CsvMapping::parse_spec)]
+    pub csv_columns: Option<trace::CsvMapping>,
 }
 
 /// Arguments of `bufcache trace generate`.
@@ -112,10 +115,12 @@ struct Stats {
     stack_distance_median: Option<u64>,
     stack_distance_p90: Option<u64>,
     stack_distance_p99: Option<u64>,
+    keys_hashed: bool,
+    key_collision_probability: f64,
 }
 
 fn stats(a: StatsArgs) -> Result<()> {
-    let trace = input::load(&a.file, &a.read)?;
+    let (trace, keys_hashed) = input::load_keyed(&a.file, &a.read)?;
     let s = *trace.summary();
     // Reuse distances come from the one-pass LRU stack; a trace with deletes has none
     // (see sim::mrc), so they are left out rather than approximated.
@@ -139,6 +144,13 @@ fn stats(a: StatsArgs) -> Result<()> {
         stack_distance_median: q(0.5),
         stack_distance_p90: q(0.9),
         stack_distance_p99: q(0.99),
+        keys_hashed,
+        // Hashed keys may collide; numeric keys are the trace's own and cannot.
+        key_collision_probability: if keys_hashed {
+            trace::keyhash::collision_probability(s.distinct_keys)
+        } else {
+            0.0
+        },
     };
     if a.json {
         return util::emit(&(serde_json::to_string(&st)? + "\n"));
@@ -155,6 +167,17 @@ fn stats(a: StatsArgs) -> Result<()> {
         ["  writes".into(), n(st.writes)],
         ["deletes".into(), n(st.deletes)],
         ["distinct keys".into(), n(st.distinct_keys)],
+        [
+            "keys".into(),
+            if st.keys_hashed {
+                format!(
+                    "strings hashed to 64 bits (XXH3); chance of a collision {:.1e}",
+                    st.key_collision_probability
+                )
+            } else {
+                "numbers".into()
+            },
+        ],
         [
             "footprint".into(),
             format!(
@@ -201,6 +224,7 @@ fn convert(a: ConvertArgs) -> Result<()> {
     let read = ReadArgs {
         format: a.from,
         page_size: a.page_size,
+        csv_columns: a.csv_columns,
     };
     let mut requests = input::load_requests(&a.input, &read)?;
     if matches!(to, Format::OracleGeneral | Format::OracleGeneralZst) {

@@ -115,7 +115,7 @@ pub enum TraceError {
         header: String,
     },
     /// No CSV mapping was given and the first line matches no preset.
-    #[error("{}: cannot detect the CSV layout from its first line {first_line:?}; expected the cloudphysics header `version,time,op,size,lbn`, a 7-column MSR row, or a header with a `key` column; give a mapping", path.display())]
+    #[error("{}: cannot detect the CSV layout from its first line {first_line:?}; expected the cloudphysics or MSR header, a 7-column MSR row, a header naming a key column (key, obj_id, id, ...) or an offset and a size, or one column of keys; give a column mapping such as `key=2,size=3` (--csv-columns on the command line)", path.display())]
     UndetectedCsv {
         /// The file involved.
         path: PathBuf,

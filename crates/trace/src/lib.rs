@@ -23,13 +23,14 @@ pub mod csvtrace;
 mod error;
 mod format;
 mod io;
+pub mod keyhash;
 mod next_access;
 pub mod oracle;
 mod reader;
 pub mod synth;
 pub mod text;
 
-pub use csvtrace::{Column, CsvMapping, UnknownOp};
+pub use csvtrace::{Column, CsvMapping, KeyType, UnknownOp};
 pub use error::TraceError;
 pub use format::{Format, KNOWN_FORMATS};
 pub use io::{open, read_all, write_trace, ReadOptions, TraceWriter};
