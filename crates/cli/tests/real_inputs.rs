@@ -88,3 +88,71 @@ fn libcachesim_mapping_on_a_headerless_file() {
         &["nohdr.csv:1: short row: expected at least 9 columns, found 3"],
     );
 }
+
+/// `bufcache ARGS` with `input` on standard input.
+fn with_stdin(args: &[&str], input: &[u8]) -> std::process::Output {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bufcache"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn compressed_files_and_standard_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = b"1\n2\n1\n3\n1\n2\n";
+    let zst = zstd::encode_all(&text[..], 3).unwrap();
+    let path = dir.path().join("k.txt.zst");
+    std::fs::write(&path, &zst).unwrap();
+    let rows = json_lines(&ok(&[
+        "replay",
+        "--trace",
+        path.to_str().unwrap(),
+        "--policy",
+        "lru",
+        "--size",
+        "2",
+        "--json",
+        "--ignore-size",
+    ]));
+    assert_eq!(rows[0]["hits"], LRU2_HITS);
+    // The same bytes on standard input, compression recognised from the magic number.
+    let args = [
+        "replay",
+        "--trace",
+        "-",
+        "--format",
+        "text",
+        "--policy",
+        "lru",
+        "--size",
+        "2",
+        "--ignore-size",
+        "--json",
+    ];
+    for input in [&text[..], &zst[..]] {
+        let out = with_stdin(&args, input);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let rows = json_lines(&String::from_utf8(out.stdout).unwrap());
+        assert_eq!(rows[0]["hits"], LRU2_HITS);
+        assert_eq!(rows[0]["trace"], "-");
+    }
+    let out = with_stdin(&["trace", "stats", "-"], text);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("give the format"));
+    // A corrupt compressed file is an error naming it, not a panic.
+    let bad = dir.path().join("bad.csv.gz");
+    std::fs::write(&bad, [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 1, 2, 3]).unwrap();
+    fails(&["trace", "stats", bad.to_str().unwrap()], &["bad.csv.gz"]);
+}

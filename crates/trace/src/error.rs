@@ -35,6 +35,9 @@ pub enum TraceError {
         /// The known format names.
         known: &'static str,
     },
+    /// Standard input was given as the trace without a format.
+    #[error("standard input (-) has no file name to tell the format by: give the format (--format text, csv, oracle, oraclezst or msr)")]
+    StdinFormat,
     /// A binary file ended inside a fixed-size record.
     #[error("{}: record {record} at byte {offset}: truncated {format} record: expected {expected} bytes, found {found}", path.display())]
     TruncatedRecord {

@@ -19,6 +19,7 @@
 //!
 //! See `docs/traces.md` for the formats, mappings and workloads in detail.
 
+pub mod compress;
 pub mod csvtrace;
 mod error;
 mod format;

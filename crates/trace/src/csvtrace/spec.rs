@@ -194,9 +194,11 @@ impl CsvMapping {
                         "read" => UnknownOp::As(Op::Read),
                         "write" => UnknownOp::As(Op::Write),
                         "delete" => UnknownOp::As(Op::Delete),
-                        _ => return Err(bad(format!(
+                        _ => {
+                            return Err(bad(format!(
                             "unknown-op: expected skip, error, read, write or delete, found {v:?}"
-                        ))),
+                        )))
+                        }
                     }
                 }
                 _ => unreachable!("every setting of SETTINGS is matched"),
