@@ -38,6 +38,19 @@ impl ReadArgs {
     }
 }
 
+/// Open a trace file (or `-`) for streaming.
+pub fn reader(
+    path: &Path,
+    read: &ReadArgs,
+) -> Result<Box<dyn trace::TraceReader>, trace::TraceError> {
+    let options = ReadOptions {
+        page_size: read.page_size.max(1),
+        csv: read.csv_columns.clone(),
+        ..ReadOptions::default()
+    };
+    trace::open(path, read.format, &options)
+}
+
 /// Load a whole trace file into the compact in-memory form.
 pub fn load(path: &Path, read: &ReadArgs) -> Result<CompactTrace> {
     Ok(load_keyed(path, read)?.0)

@@ -15,6 +15,7 @@ mod input;
 mod mrc_cmd;
 mod plot;
 mod replay_cmd;
+mod run_opts;
 mod trace_cmd;
 mod util;
 

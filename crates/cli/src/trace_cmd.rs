@@ -219,6 +219,11 @@ fn output_format(path: &std::path::Path, given: Option<Format>) -> Result<Format
     })
 }
 
+/// Whether `format` stores next-access times (so the whole trace must be known first).
+fn needs_next_access(format: Format) -> bool {
+    matches!(format, Format::OracleGeneral | Format::OracleGeneralZst)
+}
+
 fn convert(a: ConvertArgs) -> Result<()> {
     let to = output_format(&a.output, a.to)?;
     let read = ReadArgs {
@@ -226,12 +231,16 @@ fn convert(a: ConvertArgs) -> Result<()> {
         page_size: a.page_size,
         csv_columns: a.csv_columns,
     };
-    let mut requests = input::load_requests(&a.input, &read)?;
-    if matches!(to, Format::OracleGeneral | Format::OracleGeneralZst) {
+    let n = if needs_next_access(to) {
+        let mut requests = input::load_requests(&a.input, &read)?;
         trace::fill_next_access(&mut requests);
+        trace::write_trace(&a.output, to, requests.into_iter().map(Ok))
+    } else {
+        let reader = input::reader(&a.input, &read)
+            .with_context(|| format!("cannot open trace {}", a.input.display()))?;
+        trace::write_trace(&a.output, to, trace::Requests::new(reader))
     }
-    let n = trace::write_trace(&a.output, to, requests.into_iter().map(Ok))
-        .with_context(|| format!("cannot write {}", a.output.display()))?;
+    .with_context(|| format!("cannot write {}", a.output.display()))?;
     util::emit(&format!(
         "{} requests: {} -> {} ({to})\n",
         util::thousands(n),
@@ -258,11 +267,18 @@ fn generate(a: GenerateArgs) -> Result<()> {
         Workload::from_params(&a.kind, &params)
     }
     .with_context(|| format!("bad workload `{}`", a.kind))?;
-    let mut requests: Vec<trace::Request> =
-        trace::synth::try_generate(&workload, a.requests, a.seed, a.object_size)?.collect();
-    trace::fill_next_access(&mut requests);
-    let n = trace::write_trace(&a.output, to, requests.into_iter().map(Ok))
-        .with_context(|| format!("cannot write {}", a.output.display()))?;
+    let requests = trace::synth::try_generate(&workload, a.requests, a.seed, a.object_size)?;
+    let n = if needs_next_access(to) {
+        // oracleGeneral records carry each request's next access, known only once the
+        // whole trace is: this output is built in memory.
+        let mut requests: Vec<trace::Request> = requests.collect();
+        trace::fill_next_access(&mut requests);
+        trace::write_trace(&a.output, to, requests.into_iter().map(Ok))
+    } else {
+        // Other formats stream: memory stays flat whatever --requests says.
+        trace::write_trace(&a.output, to, requests.map(Ok))
+    }
+    .with_context(|| format!("cannot write {}", a.output.display()))?;
     util::emit(&format!(
         "{} requests of {workload} (seed {}) -> {} ({to})\n",
         util::thousands(n),

@@ -156,3 +156,189 @@ fn compressed_files_and_standard_input() {
     std::fs::write(&bad, [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 1, 2, 3]).unwrap();
     fails(&["trace", "stats", bad.to_str().unwrap()], &["bad.csv.gz"]);
 }
+
+/// 1 2 1 3 1 2, LRU at 2: m m h m h m.
+fn small(dir: &Path) -> String {
+    write(dir, "small.txt", "1\n2\n1\n3\n1\n2\n")
+}
+
+#[test]
+fn warmup_intervals_threads_and_streaming() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = small(dir.path());
+    let base = [
+        "replay",
+        "--trace",
+        &t,
+        "--policy",
+        "lru",
+        "--size",
+        "2",
+        "--ignore-size",
+        "--json",
+    ];
+    let run = |extra: &[&str]| {
+        let mut args = base.to_vec();
+        args.extend_from_slice(extra);
+        json_lines(&ok(&args))
+    };
+    for stream in [&[][..], &["--stream"][..]] {
+        let rows = run(&[
+            &["--warmup", "2", "--interval", "4", "--threads", "1"],
+            stream,
+        ]
+        .concat());
+        assert_eq!(
+            (rows[0]["requests"].as_u64(), rows[0]["hits"].as_u64()),
+            (Some(4), Some(2))
+        );
+        assert_eq!(rows[0]["capacity_objects"], 2);
+        assert_eq!(rows[0]["capacity_bytes"], 2 * 4096);
+        let iv: Vec<(u64, u64)> = rows[1..]
+            .iter()
+            .map(|r| (r["start"].as_u64().unwrap(), r["hits"].as_u64().unwrap()))
+            .collect();
+        assert_eq!(iv, [(0, 1), (4, 1)], "{stream:?}");
+        // A fraction: 0.5 of 6 is 3 -> counted: m h m.
+        let rows = run(&[&["--warmup", "0.5"], stream].concat());
+        assert_eq!(
+            (rows[0]["requests"].as_u64(), rows[0]["hits"].as_u64()),
+            (Some(3), Some(1))
+        );
+    }
+    let csv = ok(&[
+        "replay",
+        "--trace",
+        &t,
+        "--policy",
+        "lru",
+        "--size",
+        "2",
+        "--ignore-size",
+        "--csv",
+        "--interval",
+        "4",
+    ]);
+    assert_eq!(
+        csv.lines().collect::<Vec<_>>(),
+        [
+            "trace,policy,size,interval,start,requests,hits,miss_ratio".to_string(),
+            format!("{t},lru,2,0,0,4,1,0.75"),
+            format!("{t},lru,2,1,4,2,1,0.5"),
+        ]
+    );
+    let table = ok(&[
+        "replay",
+        "--trace",
+        &t,
+        "--policy",
+        "lru",
+        "--size",
+        "2",
+        "--ignore-size",
+        "--interval",
+        "4",
+    ]);
+    assert!(table.contains("miss ratio every 4 requests"), "{table}");
+    fails(
+        &[&base[..], &["--warmup", "6"]].concat(),
+        &["leaves nothing to count"],
+    );
+    fails(
+        &[&base[..], &["--warmup", "1.5"]].concat(),
+        &["must be in 0..1"],
+    );
+    fails(&[&base[..], &["--interval", "0"]].concat(), &["--interval"]);
+    fails(
+        &["replay", "--trace", &t, "--policy", "belady", "--stream"],
+        &["without --stream"],
+    );
+    fails(
+        &["replay", "--trace", "-", "--format", "text", "--stream"],
+        &["standard input"],
+    );
+}
+
+#[test]
+fn runs_fail_early_and_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = write(dir.path(), "empty.txt", "");
+    fails(&["replay", "--trace", &empty], &["holds no requests"]);
+    fails(
+        &["replay", "--trace", &empty, "--stream"],
+        &["holds no requests"],
+    );
+    let t = small(dir.path());
+    fails(
+        &["replay", "--trace", &t, "--ignore-size", "--size", "0.1"],
+        &["truncates to 0 objects"],
+    );
+    // Policies are checked before the trace is opened: the missing file is not reached.
+    fails(
+        &[
+            "replay",
+            "--trace",
+            "/nonexistent/t.txt",
+            "--policy",
+            "s3fifo:small=0.1:small=0.2",
+        ],
+        &["parameter `small` given more than once"],
+    );
+    fails(
+        &[
+            "replay",
+            "--trace",
+            "/nonexistent/t.txt",
+            "--policy",
+            "s3fifo:small=2",
+        ],
+        &["expected a number in 0..=1"],
+    );
+    // 16mb is 16 MiB, as in cachesim.
+    let rows = json_lines(&ok(&[
+        "replay", "--trace", &t, "--policy", "lru", "--size", "16mb", "--json",
+    ]));
+    assert_eq!(rows[0]["capacity"], 16 << 20);
+    assert_eq!(rows[0]["capacity_bytes"], 16 << 20);
+    assert_eq!(rows[0]["capacity_objects"], 4096);
+}
+
+#[test]
+#[ignore = "needs ../shared/traces/cloudPhysicsIO.oracleGeneral.bin (see its README)"]
+fn streaming_replay_of_the_real_trace_equals_the_in_memory_one() {
+    let t = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/traces/cloudPhysicsIO.oracleGeneral.bin"
+    );
+    let args = [
+        "replay",
+        "--trace",
+        t,
+        "--policy",
+        "lru,arc,s3fifo,wtinylfu",
+        "--size",
+        "0.01,0.1,64MiB",
+        "--json",
+        "--warmup",
+        "0.1",
+        "--interval",
+        "25000",
+    ];
+    let mem = json_lines(&ok(&args));
+    let stream = json_lines(&ok(&[&args[..], &["--stream"]].concat()));
+    assert_eq!(mem.len(), stream.len());
+    for (a, b) in mem.iter().zip(&stream) {
+        for k in [
+            "policy",
+            "size",
+            "capacity",
+            "requests",
+            "hits",
+            "bytes_missed",
+            "interval",
+            "start",
+        ] {
+            assert_eq!(a[k], b[k], "{k}");
+        }
+    }
+}

@@ -102,7 +102,7 @@ pub trait PolicyVisitor {
     /// What the visit returns.
     type Output;
     /// Called with the concrete policy.
-    fn visit<P: Policy + Clone + Send>(self, policy: P) -> Self::Output;
+    fn visit<P: Policy + Clone + Send + 'static>(self, policy: P) -> Self::Output;
 }
 
 /// Declares every policy: `Variant => [pub] module::Type` per line. Emits the modules and

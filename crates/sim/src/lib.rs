@@ -13,7 +13,10 @@ pub mod experiments;
 pub mod mrc;
 pub mod replay;
 pub mod size;
+pub mod stream;
 
 pub use compact::{CompactTrace, Summary, TraceBuilder};
-pub use replay::{replay, Counts, ReplayError, ReplayOptions, RunResult};
+pub use replay::{
+    replay, replay_scheduled, Counts, ReplayError, ReplayOptions, RunResult, Schedule,
+};
 pub use size::{CacheSize, SizeError, WorkingSet};
