@@ -135,6 +135,11 @@ pub(super) fn quiet_builder(frames: usize, policy: &str) -> super::BufferPoolBui
         })
 }
 
+/// The pages of the policy's next `n` victims, in order.
+pub(super) fn victim_pages(pool: &BufferPool, n: usize) -> Vec<u64> {
+    pool.victims(n).into_iter().map(|(_, p)| p).collect()
+}
+
 /// The resident pages of `f`, in page order.
 pub(super) fn resident_pages(pool: &BufferPool, f: super::FileHandle) -> Vec<u64> {
     pool.resident(f).expect("open file").iter().collect()

@@ -84,7 +84,7 @@ impl Drop for PageMut<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::check::{quiet_builder, small_pool};
+    use super::super::check::{quiet_builder, small_pool, victim_pages};
     use crate::testing::{RecordingStorage, StorageEvent};
     use crate::WritePolicy;
 
@@ -97,11 +97,11 @@ mod tests {
         let pin = pool.pin(f, 0).unwrap();
         assert_eq!((pin.page(), pin.len(), pin[0]), (0, 4096, 1));
         assert!(!pool.inner.frames.is_idle(0));
-        let victims: Vec<u64> = pool.victims(4).into_iter().map(|(_, p)| p).collect();
+        let victims = victim_pages(&pool, 4);
         assert_eq!(victims, [1], "a pinned page is no victim");
         drop(pin);
         assert!(pool.inner.frames.is_idle(0));
-        let victims: Vec<u64> = pool.victims(4).into_iter().map(|(_, p)| p).collect();
+        let victims = victim_pages(&pool, 4);
         assert_eq!(
             victims,
             [1, 0],

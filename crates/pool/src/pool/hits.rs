@@ -196,7 +196,7 @@ impl Inner {
 
 #[cfg(test)]
 mod tests {
-    use super::super::check::{resident_pages, small_pool};
+    use super::super::check::{resident_pages, small_pool, victim_pages};
     use super::super::BufferPool;
     use super::*;
     use crate::stats::stripe;
@@ -212,10 +212,6 @@ mod tests {
         pool.sync_all().unwrap();
         assert_eq!(resident_pages(&pool, f), [0, 1, 2, 3]);
         (pool, f)
-    }
-
-    fn victim_pages(pool: &BufferPool) -> Vec<u64> {
-        pool.victims(8).into_iter().map(|(_, p)| p).collect()
     }
 
     #[test]
@@ -258,7 +254,7 @@ mod tests {
     fn counter_hits_are_recorded_without_the_lock_and_fed_before_eviction() {
         let (pool, f) = four_clean_pages("clock");
         let inner = &pool.inner;
-        assert_eq!(victim_pages(&pool), [0, 1, 2, 3]);
+        assert_eq!(victim_pages(&pool, 8), [0, 1, 2, 3]);
         drop(pool.pin(f, 0).unwrap());
         drop(pool.pin(f, 0).unwrap());
         assert_eq!(
@@ -271,7 +267,7 @@ mod tests {
             1,
             "frame 0 marked"
         );
-        assert_eq!(victim_pages(&pool), [1, 2, 3, 0]);
+        assert_eq!(victim_pages(&pool, 8), [1, 2, 3, 0]);
         assert_eq!(
             inner.frames.header(0).refs.load(Ordering::Relaxed),
             0,
@@ -309,7 +305,7 @@ mod tests {
             .touched
             .iter()
             .all(|w| w.load(Ordering::Relaxed) == 0));
-        assert_eq!(victim_pages(&pool), [0, 1, 2, 3]);
+        assert_eq!(victim_pages(&pool, 8), [0, 1, 2, 3]);
         assert_eq!(pool.stats().hits, 1);
     }
 
@@ -321,7 +317,7 @@ mod tests {
         drop(pool.pin(f, 0).unwrap());
         drop(pool.pin(f, 1).unwrap());
         assert_eq!(pool.inner.hit_queues[stripe()].0.lock().len(), 2);
-        assert_eq!(victim_pages(&pool), [2, 3, 0, 1]);
+        assert_eq!(victim_pages(&pool, 8), [2, 3, 0, 1]);
         assert!(pool.inner.hit_queues[stripe()].0.lock().is_empty());
         pool.inner.check_invariants();
     }
@@ -339,7 +335,7 @@ mod tests {
         );
         drop(pool.pin(f, 0).unwrap());
         assert!(pool.inner.hit_queues[stripe()].0.lock().is_empty());
-        assert_eq!(victim_pages(&pool), [1, 2, 3, 0]);
+        assert_eq!(victim_pages(&pool, 8), [1, 2, 3, 0]);
     }
 
     /// A queued hit recorded for an earlier incarnation of a frame (evicted and loaded
@@ -354,10 +350,10 @@ mod tests {
         inner.apply_queued(&mut state, &mut q);
         assert!(q.is_empty());
         drop(state);
-        assert_eq!(victim_pages(&pool), [0, 1, 2, 3]);
+        assert_eq!(victim_pages(&pool, 8), [0, 1, 2, 3]);
         let mut state = inner.policy.lock();
         inner.apply_queued(&mut state, &mut vec![(0, now)]);
         drop(state);
-        assert_eq!(victim_pages(&pool), [1, 2, 3, 0]);
+        assert_eq!(victim_pages(&pool, 8), [1, 2, 3, 0]);
     }
 }

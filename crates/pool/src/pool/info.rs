@@ -196,7 +196,7 @@ impl BufferPool {
 
 #[cfg(test)]
 mod tests {
-    use super::super::check::small_pool;
+    use super::super::check::{small_pool, victim_pages};
     use super::*;
 
     /// Pages 3, 64 and 130 of a 200-page file (250 is past its end and left out): three
@@ -259,11 +259,7 @@ mod tests {
         let f = pool.create("/v").unwrap();
         pool.write(f, 0, &[1; 4 * 4096]).unwrap();
         pool.sync_all().unwrap();
-        let victims: Vec<u64> = pool
-            .victims(usize::MAX)
-            .into_iter()
-            .map(|(_, p)| p)
-            .collect();
+        let victims = victim_pages(&pool, usize::MAX);
         assert_eq!(victims, [0, 1, 2, 3]);
         assert!(pool.victims(usize::MAX).iter().all(|&(h, _)| h == f));
     }

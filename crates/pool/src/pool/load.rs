@@ -510,11 +510,16 @@ mod tests {
         }
     }
 
-    fn read_ahead_pool(storage: MemStorage) -> BufferPool {
-        quiet_builder(16, "lru")
+    /// 16 frames reading 4 pages ahead, with the 12-page file open.
+    fn read_ahead_pool() -> (BufferPool, FileHandle) {
+        let storage = MemStorage::new();
+        twelve_pages(&storage);
+        let pool = quiet_builder(16, "lru")
             .read_ahead(4)
             .build_with_storage(storage)
-            .unwrap()
+            .unwrap();
+        let f = pool.open("/f").unwrap();
+        (pool, f)
     }
 
     fn counts(pool: &BufferPool) -> (u64, u64, u64) {
@@ -526,10 +531,7 @@ mod tests {
     /// the first of them; a hit on the mark reads the next window.
     #[test]
     fn sequential_misses_read_ahead_in_windows() {
-        let storage = MemStorage::new();
-        twelve_pages(&storage);
-        let pool = read_ahead_pool(storage);
-        let f = pool.open("/f").unwrap();
+        let (pool, f) = read_ahead_pool();
         let mut b = [0u8; 1];
         pool.read(f, 0, &mut b).unwrap();
         assert_eq!(counts(&pool), (1, 5, 4));
@@ -546,10 +548,7 @@ mod tests {
     /// stops at the end of the file (pages 9, 10, 11).
     #[test]
     fn a_random_miss_reads_one_page_and_the_window_stops_at_the_end() {
-        let storage = MemStorage::new();
-        twelve_pages(&storage);
-        let pool = read_ahead_pool(storage);
-        let f = pool.open("/f").unwrap();
+        let (pool, f) = read_ahead_pool();
         let mut b = [0u8; 1];
         pool.read(f, 7 * 4096, &mut b).unwrap();
         assert_eq!(counts(&pool), (1, 1, 0));
@@ -562,10 +561,7 @@ mod tests {
 
     #[test]
     fn pages_past_the_end_or_the_table_are_errors() {
-        let storage = MemStorage::new();
-        twelve_pages(&storage);
-        let pool = read_ahead_pool(storage);
-        let f = pool.open("/f").unwrap();
+        let (pool, f) = read_ahead_pool();
         assert!(matches!(
             pool.pin(f, 12),
             Err(PoolError::PastEnd {
