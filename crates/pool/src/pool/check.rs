@@ -5,6 +5,10 @@
 //! checks the rest, which needs a walk over every frame and so cannot run on every
 //! operation. Unit tests call [`Inner::check_invariants`] after each step; it only makes
 //! sense when no operation is in flight (application pins may be held).
+//!
+//! The unit tests that build a pool are ignored under Miri: building and driving even a
+//! four-frame pool takes Miri about half a minute per test, and what Miri is there to
+//! check, the arena's `unsafe` code, has its own tests in `frames.rs` (which Miri runs).
 
 use super::{BufferPool, HitMode, Inner};
 use crate::frames::NO_OWNER;
@@ -159,6 +163,7 @@ mod tests {
 
     /// The checker can fail: a loaded frame the policy does not know (invariant 3).
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     #[should_panic(expected = "loaded but not in the policy (3)")]
     fn the_checker_sees_a_frame_missing_from_the_policy() {
         let pool = loaded_pool();
@@ -168,6 +173,7 @@ mod tests {
 
     /// ... and a dirty count that disagrees with the flags.
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     #[should_panic(expected = "dirty-page count disagrees")]
     fn the_checker_sees_a_wrong_dirty_count() {
         let pool = loaded_pool();
@@ -177,6 +183,7 @@ mod tests {
 
     /// ... and stale bytes past the end of the file (invariant 4).
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     #[should_panic(expected = "past the end of the file are not zero (4)")]
     fn the_checker_sees_bytes_past_the_end() {
         let pool = loaded_pool();

@@ -339,6 +339,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn page_sizes_are_powers_of_two_from_4_to_64_kib() {
         for ps in [4096, 8192, 65536] {
             assert!(build(quiet_builder(8, "lru").page_size(ps)).is_ok(), "{ps}");
@@ -356,6 +357,7 @@ mod tests {
 
     /// 4 pins + 8 pages of read-ahead + 1 frame to load into = 13 frames at least.
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn capacity_must_hold_the_pins_a_read_ahead_window_and_one_more() {
         let b = || BufferPool::builder().pin_limit(4).read_ahead(8);
         assert!(matches!(
@@ -375,6 +377,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn a_write_back_interval_of_zero_is_refused() {
         let wp = WritePolicy::WriteBack {
             interval: Duration::ZERO,
@@ -389,6 +392,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn open_files_are_limited_to_1_through_4096() {
         for n in [0, MAX_OPEN_FILES + 1] {
             assert!(matches!(
@@ -400,6 +404,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn policies_are_checked_by_name_parameters_and_hit_path() {
         assert!(matches!(
             build(quiet_builder(8, "nonesuch")),
@@ -447,6 +452,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn a_new_pool_has_every_frame_free_and_keeps_its_invariants() {
         let pool = small_pool(8, "arc");
         pool.inner.check_invariants();

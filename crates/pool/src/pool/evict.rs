@@ -285,6 +285,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn a_miss_evicts_the_policys_victim() {
         let (pool, f) = full_fifo();
         let mut b = [0u8; 1];
@@ -295,6 +296,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn a_pinned_victim_is_passed_over_and_keeps_its_place() {
         let (pool, f) = full_fifo();
         let pin = pool.pin(f, 2).unwrap();
@@ -316,6 +318,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn with_every_frame_pinned_a_miss_fails_instead_of_waiting() {
         let pool = small_pool(2, "lru");
         let f = pool.create("/p").unwrap();
@@ -334,6 +337,7 @@ mod tests {
     /// With no flusher help, a miss that finds only dirty victims writes the policy's
     /// first victim itself, then evicts it: one foreground write, page 0, in that order.
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn when_every_victim_is_dirty_the_miss_writes_the_first_one() {
         let storage = RecordingStorage::new();
         let pool = small_pool_over(2, "fifo", storage.clone());
@@ -356,6 +360,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn a_latched_or_dirty_frame_is_not_evicted() {
         let pool = small_pool(4, "lru");
         let inner = &pool.inner;
@@ -385,6 +390,7 @@ mod tests {
 
     /// `discard` drops a dirty page without writing it (truncation) and frees the frame.
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn a_discarded_frame_is_clean_unmapped_and_free() {
         let pool = small_pool(4, "arc");
         let inner = &pool.inner;

@@ -361,6 +361,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn a_length_is_this_many_pages() {
         let pool = small_pool(4, "lru");
         let pages: Vec<u64> = [0, 1, 4095, 4096, 4097, 8192]
@@ -371,6 +372,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn handles_are_refused_after_close_and_by_other_pools() {
         let pool = small_pool(4, "lru");
         let other = small_pool(4, "lru");
@@ -392,6 +394,7 @@ mod tests {
     /// Truncating drops the pages past the new end, zeroes the tail of the last one
     /// (invariant 4: checked by `check_invariants`) and resizes the storage file.
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn truncation_drops_pages_and_zeroes_the_tail() {
         let pool = small_pool(4, "lru");
         let f = pool.create("/t").unwrap();
@@ -411,6 +414,7 @@ mod tests {
 
     /// `set_len` never waits for an application pin it would have to drop.
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn truncation_refuses_a_pinned_page() {
         let pool = small_pool(4, "lru");
         let f = pool.create("/p").unwrap();

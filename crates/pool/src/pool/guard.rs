@@ -89,6 +89,7 @@ mod tests {
     use crate::WritePolicy;
 
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn a_shared_pin_holds_its_page_until_dropped() {
         let pool = small_pool(4, "lru");
         let f = pool.create("/g").unwrap();
@@ -113,6 +114,7 @@ mod tests {
     /// Bytes written through a `PageMut` past the file's end are not part of the file:
     /// they are zeroed again when the guard drops (invariant 4).
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn an_exclusive_pin_rezeroes_past_the_end_on_drop() {
         let pool = small_pool(4, "lru");
         let f = pool.create("/z").unwrap();
@@ -134,6 +136,7 @@ mod tests {
     /// In write-through mode the page reaches storage when its `PageMut` drops (and only
     /// the bytes inside the file).
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn an_exclusive_pin_writes_through_on_drop() {
         let storage = RecordingStorage::new();
         let pool = quiet_builder(4, "lru")

@@ -241,6 +241,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn a_frame_header_gives_the_same_access_as_its_handle() {
         let (pool, f) = four_clean_pages("clock");
         let h = pool.inner.frames.header(2);
@@ -251,6 +252,7 @@ mod tests {
     /// list feeds it to the policy, which then gives page 0 its second chance:
     /// hand at page 0 (counter 1 -> 0, moved behind page 3), then 1, 2, 3, 0.
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn counter_hits_are_recorded_without_the_lock_and_fed_before_eviction() {
         let (pool, f) = four_clean_pages("clock");
         let inner = &pool.inner;
@@ -279,6 +281,7 @@ mod tests {
 
     /// GCLOCK with `max=3`: five hits reach the policy as three.
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn counter_hits_saturate_at_the_declared_cap() {
         let (pool, f) = four_clean_pages("gclock:max=3");
         for _ in 0..5 {
@@ -296,6 +299,7 @@ mod tests {
 
     /// FIFO ignores hits: nothing is counted, nothing is queued, the order stays.
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn ignored_hits_cost_nothing() {
         let (pool, f) = four_clean_pages("fifo");
         drop(pool.pin(f, 0).unwrap());
@@ -312,6 +316,7 @@ mod tests {
     /// LRU: hits wait in this thread's queue and reach the policy in order when the
     /// victim list (like eviction) feeds them: 0 then 1 become the most recent.
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn ordered_hits_are_queued_and_applied_in_order() {
         let (pool, f) = four_clean_pages("lru");
         drop(pool.pin(f, 0).unwrap());
@@ -324,6 +329,7 @@ mod tests {
 
     /// A queue that reaches `QUEUE_COMMIT` applies itself when the policy lock is free.
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn a_full_batch_of_queued_hits_is_applied_on_the_hit_path() {
         let (pool, f) = four_clean_pages("lru");
         for _ in 0..QUEUE_COMMIT - 1 {
@@ -341,6 +347,7 @@ mod tests {
     /// A queued hit recorded for an earlier incarnation of a frame (evicted and loaded
     /// again since) is dropped, not applied to the frame's new page.
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn stale_queued_hits_are_skipped() {
         let (pool, _) = four_clean_pages("lru");
         let inner = &pool.inner;

@@ -218,6 +218,7 @@ mod tests {
     /// zero-filled: nothing read), two reads of resident pages (hits), a fourth page
     /// written, a fifth that evicts the FIFO-oldest after writing it (all were dirty).
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn stats_count_what_happened() {
         let pool = small_pool(4, "fifo");
         let f = pool.create("/s").unwrap();
@@ -238,6 +239,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn residency_is_asked_without_counting_or_touching() {
         let pool = small_pool(4, "lru");
         let f = pool.create("/r").unwrap();
@@ -254,6 +256,7 @@ mod tests {
 
     /// However many are asked for, no more victims than frames (and no huge allocation).
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn the_victim_list_is_bounded_by_the_frames() {
         let pool = small_pool(4, "lru");
         let f = pool.create("/v").unwrap();

@@ -530,6 +530,7 @@ mod tests {
     /// A miss at the file's read position reads 4 more pages in the same call and marks
     /// the first of them; a hit on the mark reads the next window.
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn sequential_misses_read_ahead_in_windows() {
         let (pool, f) = read_ahead_pool();
         let mut b = [0u8; 1];
@@ -547,6 +548,7 @@ mod tests {
     /// A miss elsewhere reads one page; the next page is then sequential, and its window
     /// stops at the end of the file (pages 9, 10, 11).
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn a_random_miss_reads_one_page_and_the_window_stops_at_the_end() {
         let (pool, f) = read_ahead_pool();
         let mut b = [0u8; 1];
@@ -560,6 +562,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn pages_past_the_end_or_the_table_are_errors() {
         let (pool, f) = read_ahead_pool();
         assert!(matches!(
@@ -578,6 +581,7 @@ mod tests {
 
     /// A failed read gives its frame back: nothing mapped, nothing in the policy.
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn a_failed_read_leaves_nothing_behind() {
         let storage = RecordingStorage::new();
         twelve_pages(&storage);

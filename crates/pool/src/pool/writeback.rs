@@ -408,6 +408,7 @@ mod tests {
     /// Pages 0..130 in frames 0..130, clean; then pages (and so frames) 129, 3, 64 and
     /// 3 again are dirtied through `pin_mut`, across three bitmap words.
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn dirty_tracking_keeps_the_flag_the_bitmap_and_the_count_together() {
         let pool = small_pool(130, "clock");
         let inner = &pool.inner;
@@ -445,6 +446,7 @@ mod tests {
     /// Buffered I/O writes only the part of the last page inside the file; `O_DIRECT`
     /// writes whole pages; a page wholly past the end is not written at all.
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn a_page_write_covers_what_the_io_mode_needs() {
         for (mode, expected) in [
             (IoMode::Buffered, vec![(0, 4096), (4096, 904)]),
@@ -469,6 +471,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn a_short_write_is_an_error_and_counted() {
         let storage = RecordingStorage::new();
         let pool = small_pool_over(4, "lru", storage.clone());
@@ -493,6 +496,7 @@ mod tests {
     /// `fsync` writes a file's dirty pages in frame order (the dirty bitmap's order), not
     /// page order, and only that file's; then it syncs.
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn fsync_writes_the_files_dirty_pages_in_frame_order_then_syncs() {
         let storage = RecordingStorage::new();
         let pool = small_pool_over(8, "lru", storage.clone());
@@ -515,6 +519,7 @@ mod tests {
 
     /// The flusher's ageing pass writes exactly the pages dirty for at least `age`.
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn ageing_writes_only_pages_older_than_the_age() {
         for (age, written) in [(Duration::ZERO, 2), (Duration::from_secs(3600), 0)] {
             let pool = quiet_builder(4, "lru")
@@ -542,6 +547,7 @@ mod tests {
     /// so no miss woke the flusher thread and the refill below is the only one: 3 < 4, so
     /// it writes page 0 (the FIFO victim), frees it, and stops at 4 free frames.
     #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn refill_frees_up_to_twice_the_low_water_mark() {
         let pool = quiet_builder(8, "fifo")
             .free_reserve(2)
