@@ -42,6 +42,7 @@ struct Golden {
 /// the slice's oracleGeneral, CSV (`-t "time-col=2,obj-id-col=5,obj-size-col=4,header=true,
 /// delimiter=,"`) and txt files (Belady on the oracleGeneral file only: it needs the
 /// next-access times only that format carries).
+#[rustfmt::skip] // one row per policy reads as the table it is
 const SLICE: Golden = Golden {
     sizes: [40, 100, 500, 1_000, 2_000, 5_000, 10_000],
     exact: [
@@ -59,6 +60,7 @@ const SLICE: Golden = Golden {
 };
 
 /// The whole trace (113,872 requests, 48,974 objects).
+#[rustfmt::skip]
 const FULL: Golden = Golden {
     sizes: [100, 500, 1_000, 2_000, 5_000, 10_000, 20_000],
     exact: [
