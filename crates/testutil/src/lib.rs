@@ -86,19 +86,23 @@ impl Seed {
     /// The `n`-th independent generator derived from this seed (one per thread or per
     /// case): the same `(seed, n)` always gives the same stream.
     pub fn stream(self, n: u64) -> TestRng {
-        TestRng::seed_from_u64(self.derive(n))
+        self.derive(n).rng()
     }
 
-    /// The `n`-th seed derived from this one, for code under test that takes a `u64` seed
-    /// and for loops over several cases. Derived seeds are well mixed (SplitMix64's
-    /// finalizer over seed and index), so neighbouring `n` give unrelated streams.
-    pub fn derive(self, n: u64) -> u64 {
+    /// The `n`-th seed derived from this one, for the cases of a test that loops over
+    /// several runs (each run then takes its own streams from it). Derived seeds are well
+    /// mixed (SplitMix64's finalizer over seed and index), so neighbouring `n` give
+    /// unrelated streams.
+    pub fn derive(self, n: u64) -> Seed {
         let mut z = self
             .value
             .wrapping_add(n.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        Seed {
+            value: z ^ (z >> 31),
+            origin: self.origin,
+        }
     }
 }
 
@@ -189,10 +193,7 @@ fn run<R>(seed: Seed, body: impl FnOnce(Seed) -> R) -> R {
 /// The package comes from Cargo's environment at run time and the test's name from its
 /// thread (libtest names each test's thread after it); either is left out if unknown.
 fn replay_line(seed: Seed, package: Option<&str>, test: Option<&str>) -> String {
-    let mut line = format!(
-        "{seed}: replay with {SEED_VAR}={} cargo test",
-        seed.value
-    );
+    let mut line = format!("{seed}: replay with {SEED_VAR}={} cargo test", seed.value);
     if let Some(p) = package {
         line.push_str(" -p ");
         line.push_str(p);
@@ -259,7 +260,7 @@ mod tests {
         assert_ne!(draw(s.stream(0)), draw(s.rng()));
         // neighbouring seeds and indices give unrelated derived seeds
         let derived: std::collections::HashSet<u64> = (0..4)
-            .flat_map(|v| (0..4).map(move |n| seed(v, Origin::Env).derive(n)))
+            .flat_map(|v| (0..4).map(move |n| seed(v, Origin::Env).derive(n).value()))
             .collect();
         assert_eq!(derived.len(), 16);
     }
@@ -309,8 +310,8 @@ mod tests {
     #[test]
     fn a_failure_repeats_the_seed_in_its_panic_message() {
         let s = seed(77, Origin::Fresh);
-        let err = panic::catch_unwind(|| run(s, |_| panic!("model differs at step 3")))
-            .unwrap_err();
+        let err =
+            panic::catch_unwind(|| run(s, |_| panic!("model differs at step 3"))).unwrap_err();
         let text = panic_text(err.as_ref()).to_string();
         let mut lines = text.lines();
         assert_eq!(lines.next(), Some("model differs at step 3"));
