@@ -303,42 +303,47 @@ fn runs_fail_early_and_clearly() {
     assert_eq!(rows[0]["capacity_objects"], 4096);
 }
 
+/// The committed slices of the CloudPhysics trace: the object trace and the block trace
+/// (split into pages), both with deletes absent, warm-up and intervals crossing chunks.
 #[test]
-#[ignore = "needs ../shared/traces/cloudPhysicsIO.oracleGeneral.bin (see its README)"]
-fn streaming_replay_of_the_real_trace_equals_the_in_memory_one() {
-    let t = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/traces/cloudPhysicsIO.oracleGeneral.bin"
-    );
-    let args = [
-        "replay",
-        "--trace",
-        t,
-        "--policy",
-        "lru,arc,s3fifo,wtinylfu",
-        "--size",
-        "0.01,0.1,64MiB",
-        "--json",
-        "--warmup",
-        "0.1",
-        "--interval",
-        "25000",
-    ];
-    let mem = json_lines(&ok(&args));
-    let stream = json_lines(&ok(&[&args[..], &["--stream"]].concat()));
-    assert_eq!(mem.len(), stream.len());
-    for (a, b) in mem.iter().zip(&stream) {
-        for k in [
-            "policy",
-            "size",
-            "capacity",
-            "requests",
-            "hits",
-            "bytes_missed",
-            "interval",
-            "start",
-        ] {
-            assert_eq!(a[k], b[k], "{k}");
+fn streaming_replay_of_the_real_trace_slices_equals_the_in_memory_one() {
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/");
+    for (file, runs) in [
+        ("cloudPhysicsIO.20k.oracleGeneral.bin", 12),
+        ("cloudPhysicsIO.20k.csv", 12),
+    ] {
+        let t = format!("{data}{file}");
+        let args = [
+            "replay",
+            "--trace",
+            &t,
+            "--policy",
+            "lru,arc,s3fifo,wtinylfu",
+            "--size",
+            "0.01,0.1,64MiB",
+            "--json",
+            "--warmup",
+            "0.1",
+            "--interval",
+            "5000",
+        ];
+        let mem = json_lines(&ok(&args));
+        let stream = json_lines(&ok(&[&args[..], &["--stream"]].concat()));
+        assert!(mem.len() > runs, "{file}: intervals reported");
+        assert_eq!(mem.len(), stream.len());
+        for (a, b) in mem.iter().zip(&stream) {
+            for k in [
+                "policy",
+                "size",
+                "capacity",
+                "requests",
+                "hits",
+                "bytes_missed",
+                "interval",
+                "start",
+            ] {
+                assert_eq!(a[k], b[k], "{file}: {k}");
+            }
         }
     }
 }
