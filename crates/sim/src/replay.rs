@@ -50,8 +50,9 @@ pub enum ReplayError {
         policy: String,
         /// The size as written.
         size: String,
-        /// Why (in the message, not as a separate source, so it is printed once).
-        error: ConfigError,
+        /// Why (in the message, not as a separate source, so it is printed once); boxed,
+        /// so that results carrying this error stay small.
+        error: Box<ConfigError>,
     },
     /// A size could not be resolved.
     #[error(transparent)]
@@ -261,7 +262,11 @@ impl<P: Policy + Send> ChunkRun for Runner<P> {
             }
             self.current.add(&piece);
             pos = stop;
-            if self.schedule.interval.is_some_and(|n| pos % n == 0) {
+            if self
+                .schedule
+                .interval
+                .is_some_and(|n| pos.is_multiple_of(n))
+            {
                 self.intervals.push(std::mem::take(&mut self.current));
             }
         }
@@ -354,7 +359,7 @@ pub fn plan(
             let built = spec.build(&ctx).map_err(|error| ReplayError::Policy {
                 policy: spec.label(),
                 size: size.text.clone(),
-                error,
+                error: Box::new(error),
             })?;
             let needs = built.needs_future();
             if needs && shared_future.is_none() {
