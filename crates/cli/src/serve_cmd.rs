@@ -244,3 +244,107 @@ pub fn run_make_files(a: MakeFilesArgs) -> Result<()> {
         a.dir.join(serve::load::fileset::MANIFEST).display()
     ))
 }
+
+/// `bufcache experiment list`'s line for the experiment.
+pub const EXPERIMENT_SUMMARY: &str =
+    "Burnett 2006 §2.5: cache-aware file server, fifo vs mirror by size estimate (Figures 2.20-2.21)";
+
+/// `bufcache experiment cache-aware-server`.
+#[derive(Args, Debug)]
+pub struct CacheAwareArgs {
+    #[command(flatten)]
+    pub common: crate::experiment_cmd::ExperimentArgs,
+    /// Where to write the file sets (a real disk, not tmpfs; default: the temporary
+    /// directory). They are removed afterwards unless --keep-files.
+    #[arg(long, value_name = "DIR")]
+    pub scratch: Option<PathBuf>,
+    /// Keep the file sets.
+    #[arg(long)]
+    pub keep_files: bool,
+    /// Make no memory cgroup: run only the pool-backed line.
+    #[arg(long)]
+    pub no_cgroup: bool,
+}
+
+/// Run `bufcache experiment cache-aware-server`.
+pub fn run_experiment(a: CacheAwareArgs) -> Result<()> {
+    use crate::experiment_cmd::{json_lines, prepare, write_csv};
+    use serve::experiment::{self, ExperimentConfig};
+
+    logging();
+    let c = &a.common;
+    prepare(&c.out)?;
+    let base = a.scratch.clone().unwrap_or_else(std::env::temp_dir);
+    let scratch = tempfile::Builder::new()
+        .prefix("bufcache-cache-aware-")
+        .tempdir_in(&base)
+        .with_context(|| format!("creating a scratch directory in {}", base.display()))?;
+    let config = ExperimentConfig {
+        server_bin: std::env::current_exe().context("finding the bufcache executable")?,
+        scratch: scratch.path().to_path_buf(),
+        quick: c.quick,
+        seed: c.seed,
+        no_cgroup: a.no_cgroup,
+    };
+    let outcome = runtime()?.block_on(experiment::run(&config, |what| eprintln!("{what}")))?;
+    if a.keep_files {
+        eprintln!("file sets kept in {}", scratch.keep().display());
+    }
+    let csv = c.out.join("cache-aware-server.csv");
+    write_csv(&csv, &outcome.points)?;
+    let json = c.out.join("cache-aware-server.json");
+    util::write_atomic(&json, serde_json::to_string_pretty(&outcome)?.as_bytes())?;
+    if c.json {
+        return util::emit(&json_lines(&outcome.points)?);
+    }
+    let mut out = String::new();
+    if let Some(note) = &outcome.cgroup_note {
+        out.push_str(note);
+        out.push('\n');
+    }
+    let header: Vec<String> = [
+        "workload",
+        "scheduler",
+        "estimate",
+        "req/s",
+        "MB/s",
+        "mean ms",
+        "p99 ms",
+        "hits",
+        "misses",
+        "accuracy",
+        "dev MB",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let rows: Vec<Vec<String>> = outcome
+        .points
+        .iter()
+        .map(|p| {
+            vec![
+                p.workload.clone(),
+                p.scheduler.to_string(),
+                p.mirror_mib
+                    .map(|m| format!("{m:.0} MiB"))
+                    .unwrap_or_default(),
+                format!("{:.1}", p.throughput_rps),
+                format!("{:.2}", p.throughput_mb_s),
+                format!("{:.2}", p.mean_ms),
+                format!("{:.2}", p.p99_ms),
+                p.hits.to_string(),
+                p.misses.to_string(),
+                p.prediction_accuracy
+                    .map(|a| format!("{:.1}%", 100.0 * a))
+                    .unwrap_or_default(),
+                p.device_read_mb
+                    .map(|m| format!("{m:.0}"))
+                    .unwrap_or_default(),
+            ]
+        })
+        .collect();
+    out.push_str(&util::table(&header, &rows));
+    out.push_str(&experiment::summary(&outcome.points));
+    out.push_str(&format!("wrote {} and {}\n", csv.display(), json.display()));
+    util::emit(&out)
+}

@@ -1,0 +1,143 @@
+//! A memory cgroup that bounds the server's page cache, made for one experiment and
+//! removed after it (as `scripts/dust-linux.sh` does).
+//!
+//! The page cache a process brings in is charged to its memory cgroup, and the kernel
+//! reclaims within the cgroup's limit: a server placed in a cgroup limited to 80 MiB of
+//! memory keeps at most that much of its files cached, while the rest of the machine is
+//! left alone. The cgroup is created below this process's own memory cgroup (so any limit
+//! the caller is under still applies): cgroup v2 where the unified hierarchy is mounted
+//! with the memory controller, else the v1 memory hierarchy. Creating it needs root (or
+//! a delegated subtree); where that fails the experiment says so and runs its pool-backed
+//! half only.
+
+use std::path::{Path, PathBuf};
+
+use crate::ServeError;
+
+/// Which hierarchy the cgroup is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Version {
+    /// The unified hierarchy (`memory.max`).
+    V2,
+    /// The v1 memory hierarchy (`memory.limit_in_bytes`).
+    V1,
+}
+
+/// A memory cgroup; removed on drop (once its processes have exited).
+#[derive(Debug)]
+pub struct MemoryCgroup {
+    dir: PathBuf,
+    version: Version,
+}
+
+const ROOT: &str = "/sys/fs/cgroup";
+
+/// Where this process's memory cgroup is, from `/proc/self/cgroup`.
+fn own_cgroup() -> Option<(PathBuf, Version)> {
+    let text = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let v2 = Path::new(ROOT).join("cgroup.controllers");
+    if std::fs::read_to_string(&v2).is_ok_and(|c| c.split_whitespace().any(|x| x == "memory")) {
+        let own = text.lines().find_map(|l| l.strip_prefix("0::"))?;
+        return Some((
+            Path::new(ROOT).join(own.trim_start_matches('/')),
+            Version::V2,
+        ));
+    }
+    let own = text.lines().find_map(|l| {
+        let mut parts = l.splitn(3, ':');
+        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        controllers
+            .split(',')
+            .any(|c| c == "memory")
+            .then_some(path)
+    })?;
+    Some((
+        Path::new(ROOT)
+            .join("memory")
+            .join(own.trim_start_matches('/')),
+        Version::V1,
+    ))
+}
+
+impl MemoryCgroup {
+    /// Create `name` below this process's memory cgroup, limited to `limit_bytes`.
+    pub fn create(name: &str, limit_bytes: u64) -> Result<Self, ServeError> {
+        let (parent, version) = own_cgroup().ok_or_else(|| {
+            ServeError::config("cgroup", "no memory cgroup hierarchy is mounted here")
+        })?;
+        let dir = parent.join(name);
+        std::fs::create_dir(&dir).map_err(ServeError::io("creating the memory cgroup", &dir))?;
+        let cg = MemoryCgroup { dir, version };
+        let limit_file = match version {
+            Version::V2 => "memory.max",
+            Version::V1 => "memory.limit_in_bytes",
+        };
+        cg.write(limit_file, &limit_bytes.to_string())?;
+        Ok(cg)
+    }
+
+    fn write(&self, file: &str, value: &str) -> Result<(), ServeError> {
+        let path = self.dir.join(file);
+        std::fs::write(&path, value).map_err(ServeError::io("writing", &path))
+    }
+
+    /// The cgroup's directory.
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The hierarchy.
+    pub fn version(&self) -> Version {
+        self.version
+    }
+
+    /// Move process `pid` into the cgroup: from then on the page cache it brings in is
+    /// charged here.
+    pub fn add(&self, pid: u32) -> Result<(), ServeError> {
+        self.write("cgroup.procs", &pid.to_string())
+    }
+
+    /// Page-cache bytes charged to the cgroup now (`file` in v2's `memory.stat`, `cache`
+    /// in v1's), if readable.
+    pub fn cache_bytes(&self) -> Option<u64> {
+        let text = std::fs::read_to_string(self.dir.join("memory.stat")).ok()?;
+        let key = match self.version {
+            Version::V2 => "file",
+            Version::V1 => "cache",
+        };
+        text.lines().find_map(|l| {
+            let (k, v) = l.split_once(' ')?;
+            (k == key).then(|| v.trim().parse().ok())?
+        })
+    }
+}
+
+impl Drop for MemoryCgroup {
+    fn drop(&mut self) {
+        // Empty once the server has exited; its page cache is handed to the parent.
+        if let Err(e) = std::fs::remove_dir(&self.dir) {
+            tracing::warn!("removing memory cgroup {}: {e}", self.dir.display());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Where the machine allows it (root and a memory hierarchy), a cgroup is made with
+    /// its limit and removed on drop; elsewhere creation is an error, not a panic.
+    #[test]
+    fn a_cgroup_is_made_and_removed() {
+        match MemoryCgroup::create(&format!("bufcache-test-{}", std::process::id()), 64 << 20) {
+            Ok(cg) => {
+                let dir = cg.path().to_path_buf();
+                assert!(dir.is_dir());
+                assert!(cg.cache_bytes().is_some());
+                drop(cg);
+                assert!(!dir.exists());
+            }
+            Err(e) => eprintln!("no memory cgroup here ({e}); only the error path was checked"),
+        }
+    }
+}
