@@ -49,6 +49,10 @@ pub struct ServeArgs {
     /// mirror: take policy and size from a `bufcache dust --json` line instead.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["mirror_size"])]
     pub mirror_dust: Option<PathBuf>,
+    /// mirror: correct the size estimate from observed read times (a bank of mirrors
+    /// from 1/8 to 8 times the estimate; the best predictor of the timings is used).
+    #[arg(long)]
+    pub mirror_adaptive: bool,
     /// pool: the pool's policy.
     #[arg(long, default_value = "clock")]
     pub pool_policy: String,
@@ -80,7 +84,11 @@ fn scheduler(a: &ServeArgs) -> Result<SchedulerChoice> {
                 (None, Some(size)) => (a.mirror_policy.clone(), parse_size(size)?),
                 (None, None) => bail!("--scheduler mirror needs --mirror-size or --mirror-dust"),
             };
-            SchedulerChoice::Mirror { policy, size_bytes }
+            SchedulerChoice::Mirror {
+                policy,
+                size_bytes,
+                adaptive: a.mirror_adaptive,
+            }
         }
         "pool" => {
             let size = a

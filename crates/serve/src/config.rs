@@ -18,6 +18,8 @@ pub enum SchedulerChoice {
         policy: String,
         /// The estimate of the OS cache's size, in bytes.
         size_bytes: u64,
+        /// Correct the size from observed read times ([`crate::adaptive`]).
+        adaptive: bool,
     },
     /// Probe a few pages of each queued request with `preadv2(RWF_NOWAIT)`: a read that
     /// would block is a miss.

@@ -7,7 +7,8 @@
 //! the set (the thesis: 80 MB of cache, 200 MB of files), warms up with the workload,
 //! measures a closed loop, records the device's reads, and kills the server. The runs:
 //! `fifo`; `mirror` (Clock, as the thesis' Linux 2.2 was) at size estimates from 1/8 to
-//! 4 times the cache's nominal size; `nowait`; `cachestat`; and the pool (`O_DIRECT`,
+//! 4 times the cache's nominal size; the adaptive mirror from the two worst estimates;
+//! `nowait`; `cachestat`; and the pool (`O_DIRECT`,
 //! outside the cgroup, capacity the same 40%). Where no memory cgroup can be made the
 //! experiment says so and runs the pool line only.
 
@@ -51,6 +52,11 @@ pub enum Line {
         /// Estimate / nominal size.
         ratio: f64,
     },
+    /// The adaptive mirror ([`crate::adaptive`]) starting from `ratio` times the size.
+    AdaptiveMirror {
+        /// Estimate / nominal size.
+        ratio: f64,
+    },
     /// `preadv2(RWF_NOWAIT)` probes.
     NoWait,
     /// `cachestat(2)`.
@@ -64,6 +70,7 @@ impl Line {
         match self {
             Line::Fifo => "fifo",
             Line::Mirror { .. } => "mirror",
+            Line::AdaptiveMirror { .. } => "mirror-adaptive",
             Line::NoWait => "nowait",
             Line::Cachestat => "cachestat",
             Line::Pool => "pool",
@@ -98,10 +105,10 @@ pub const IN_SERVICE: usize = 4;
 /// The runs: every line on the uniform set; on the SURGE-like set every line but the
 /// pool when the set has more files than the pool keeps open.
 pub fn plan(config: &ExperimentConfig, cgroups: bool) -> Vec<WorkloadPlan> {
-    let ratios: &[f64] = if config.quick {
-        &[0.25, 1.0, 4.0]
+    let (ratios, adaptive): (&[f64], &[f64]) = if config.quick {
+        (&[0.25, 1.0, 4.0], &[4.0])
     } else {
-        &[0.125, 0.25, 0.5, 1.0, 2.0, 4.0]
+        (&[0.125, 0.25, 0.5, 1.0, 2.0, 4.0], &[0.125, 4.0])
     };
     let (uniform, surge, warmup, requests) = if config.quick {
         (
@@ -126,6 +133,7 @@ pub fn plan(config: &ExperimentConfig, cgroups: bool) -> Vec<WorkloadPlan> {
         if cgroups {
             v.push(Line::Fifo);
             v.extend(ratios.iter().map(|&ratio| Line::Mirror { ratio }));
+            v.extend(adaptive.iter().map(|&ratio| Line::AdaptiveMirror { ratio }));
             v.push(Line::NoWait);
             v.push(Line::Cachestat);
         }
@@ -333,20 +341,23 @@ async fn run_line(
     line: &Line,
     cache_bytes: u64,
 ) -> Result<Point, ServeError> {
-    let mut args: Vec<String> = vec!["--scheduler".into(), line.name().into()];
+    let mut args: Vec<String> = vec!["--scheduler".into()];
     let mut mirror_bytes = None;
     match line {
-        Line::Mirror { ratio } => {
+        Line::Mirror { ratio } | Line::AdaptiveMirror { ratio } => {
             let bytes = ((cache_bytes as f64 * ratio) as u64).max(PAGE_BYTES);
             mirror_bytes = Some(bytes);
-            args.extend(["--mirror-policy".into(), "clock".into()]);
+            args.extend(["mirror".into(), "--mirror-policy".into(), "clock".into()]);
             args.extend(["--mirror-size".into(), bytes.to_string()]);
+            if matches!(line, Line::AdaptiveMirror { .. }) {
+                args.push("--mirror-adaptive".into());
+            }
         }
         Line::Pool => {
-            args.extend(["--pool-policy".into(), "clock".into()]);
+            args.extend(["pool".into(), "--pool-policy".into(), "clock".into()]);
             args.extend(["--pool-size".into(), cache_bytes.to_string()]);
         }
-        _ => {}
+        other => args.push(other.name().into()),
     }
     drop_cached(&manifest.paths(dir))?;
     let cgroup = match line {
@@ -397,7 +408,7 @@ fn point(
         workload: manifest.workload.clone(),
         scheduler: line.name(),
         mirror_ratio: match line {
-            Line::Mirror { ratio } => Some(*ratio),
+            Line::Mirror { ratio } | Line::AdaptiveMirror { ratio } => Some(*ratio),
             _ => None,
         },
         mirror_mib: mirror_bytes.map(mib),
@@ -457,10 +468,15 @@ pub fn summary(points: &[Point]) -> String {
         }
         let sweep: Vec<String> = points
             .iter()
-            .filter(|p| p.workload == workload && p.scheduler == "mirror")
+            .filter(|p| p.workload == workload && p.scheduler.starts_with("mirror"))
             .map(|p| {
                 format!(
-                    "{}x {:.0}/s {:.1} ms",
+                    "{}{}x {:.0}/s {:.1} ms",
+                    if p.scheduler == "mirror" {
+                        ""
+                    } else {
+                        "adaptive "
+                    },
                     p.mirror_ratio.unwrap_or(0.0),
                     p.throughput_rps,
                     p.mean_ms
@@ -490,12 +506,12 @@ mod tests {
     fn the_plan_has_every_line_and_drops_what_cannot_run() {
         let full = plan(&config(false), true);
         assert_eq!(full.len(), 2);
-        // fifo, six mirror sizes, nowait, cachestat, pool.
-        assert_eq!(full[0].lines.len(), 10);
+        // fifo, six mirror sizes, two adaptive mirrors, nowait, cachestat, pool.
+        assert_eq!(full[0].lines.len(), 12);
         assert_eq!(full[0].lines[0], Line::Fifo);
         assert_eq!(full[0].lines[4], Line::Mirror { ratio: 1.0 });
         // 12,000 files are more than the pool keeps open: no pool line for SURGE.
-        assert_eq!(full[1].lines.len(), 9);
+        assert_eq!(full[1].lines.len(), 11);
         assert!(!full[1].lines.contains(&Line::Pool));
         // Without cgroups: the pool line only, and only where the pool can run.
         let pool_only = plan(&config(false), false);

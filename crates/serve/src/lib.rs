@@ -16,7 +16,8 @@
 //! * [`oracle`] — the one thing that differs between schedulers: whether a queued
 //!   request would hit if served now (`fifo` does not know; `mirror` simulates; `nowait`,
 //!   `cachestat` and `pool` ask the real cache).
-//! * [`mirror`] — the simulated cache behind `mirror`, built from the policy registry.
+//! * [`mirror`] — the simulated cache behind `mirror`, built from the policy registry;
+//!   [`adaptive`] — a bank of mirrors that corrects the size from observed read times.
 //! * [`scheduler`] — the bounded queue and the fixed number of service slots; one code
 //!   path whatever the oracle.
 //! * [`backend`] — reading bytes: through the page cache, or through `bufcache-pool`.
@@ -27,6 +28,7 @@
 //! * [`experiment`] — `cache-aware-server`: Figures 2.20–2.21 on this machine, with the
 //!   page cache bounded by a memory cgroup ([`cgroup`]).
 
+pub mod adaptive;
 pub mod backend;
 pub mod cgroup;
 pub mod config;

@@ -4,7 +4,7 @@
 //! | choice | how it knows | cost per queued request |
 //! |---|---|---|
 //! | `fifo` | it does not ([`Prediction::Unknown`]) | nothing |
-//! | `mirror` | a simulated cache ([`crate::mirror`]) | hash lookups until the first miss |
+//! | `mirror` | a simulated cache ([`crate::mirror`]); adaptive: the best of a bank of sizes ([`crate::adaptive`]) | hash lookups until the first miss |
 //! | `nowait` | `preadv2(RWF_NOWAIT)` of one byte on the first, middle and last page: `EAGAIN` means a read would block | up to three system calls |
 //! | `cachestat` | `cachestat(2)` over the request's pages | one system call |
 //! | `pool` | the pool's residency map | one lookup per page |
@@ -19,6 +19,7 @@ use std::io::IoSliceMut;
 
 use rustix::io::{preadv2, Errno, ReadWriteFlags};
 
+use crate::adaptive::MirrorBank;
 use crate::backend::{Backend, Job, Source, PAGE_BYTES};
 use crate::config::SchedulerChoice;
 use crate::mirror::Mirror;
@@ -60,6 +61,10 @@ pub trait Oracle: Send {
     fn predict(&mut self, job: &Job) -> Prediction;
     /// `job` has been chosen for service (the mirror reads its pages).
     fn scheduled(&mut self, _job: &Job) {}
+    /// `job`'s data was read in `read_ns` (the adaptive mirror learns from it).
+    fn served(&mut self, _job: &Job, _read_ns: u64) {}
+    /// `job` was scheduled but will not be read (its client went away).
+    fn abandoned(&mut self, _job: &Job) {}
 }
 
 /// `fifo`: knows nothing, so the scheduler keeps arrival order.
@@ -151,9 +156,16 @@ pub fn ground_truth(backend: &Backend, job: &Job) -> Option<bool> {
 pub fn build(choice: &SchedulerChoice, backend: &Backend) -> Result<Box<dyn Oracle>, ServeError> {
     Ok(match choice {
         SchedulerChoice::Fifo => Box::new(Oblivious),
-        SchedulerChoice::Mirror { policy, size_bytes } => {
-            Box::new(Mirror::new(policy, *size_bytes)?)
-        }
+        SchedulerChoice::Mirror {
+            policy,
+            size_bytes,
+            adaptive: false,
+        } => Box::new(Mirror::new(policy, *size_bytes)?),
+        SchedulerChoice::Mirror {
+            policy,
+            size_bytes,
+            adaptive: true,
+        } => Box::new(MirrorBank::new(policy, *size_bytes)?),
         SchedulerChoice::NoWait => Box::new(NoWaitProbe),
         SchedulerChoice::Cachestat | SchedulerChoice::Pool { .. } => Box::new(GroundTruth {
             backend: backend.clone(),

@@ -117,6 +117,16 @@ impl Scheduler {
         }
     }
 
+    /// `job`, holding a slot, was read in `read_ns`: tell the oracle.
+    pub fn served(&self, job: &Job, read_ns: u64) {
+        self.state.lock().oracle.served(job, read_ns);
+    }
+
+    /// `job`, holding a slot, will not be read.
+    pub fn abandoned(&self, job: &Job) {
+        self.state.lock().oracle.abandoned(job);
+    }
+
     /// Requests waiting now.
     pub fn queued(&self) -> usize {
         self.state.lock().queue.len()

@@ -287,13 +287,24 @@ async fn read_scheduled(
     };
     let backend = context.backend.clone();
     let read_job: Arc<Job> = Arc::clone(&job);
-    let (actual, data) = tokio::task::spawn_blocking(move || {
+    let (actual, data, read_ns) = tokio::task::spawn_blocking(move || {
         let actual = ground_truth(&backend, &read_job);
-        (actual, backend.read(&read_job))
+        let started = std::time::Instant::now();
+        let data = backend.read(&read_job);
+        (actual, data, started.elapsed().as_nanos() as u64)
     })
     .await
     .map_err(|e| internal(&e))?;
-    let data = data.map_err(|e| internal(&e))?;
+    let data = match data {
+        Ok(d) => {
+            context.scheduler.served(&job, read_ns);
+            d
+        }
+        Err(e) => {
+            context.scheduler.abandoned(&job);
+            return Err(internal(&e));
+        }
+    };
     let (prediction, queued_us) = (slot.prediction, slot.queued_us);
     drop(slot);
     let mut r = Response::new(Full::new(Bytes::from(data)));

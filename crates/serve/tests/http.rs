@@ -123,6 +123,7 @@ async fn every_scheduler_serves_the_same_bytes() {
         SchedulerChoice::Mirror {
             policy: "clock".into(),
             size_bytes: 1 << 20,
+            adaptive: false,
         },
     ] {
         let name = choice.name();

@@ -30,6 +30,7 @@ async fn closed_and_open_loops_count_every_request() {
     let mirror = SchedulerChoice::Mirror {
         policy: "clock".into(),
         size_bytes: 64 << 20,
+        adaptive: true,
     };
     let server = serve::serve(common::config(dir.path(), mirror))
         .await

@@ -172,6 +172,7 @@ async fn only_loopback_unless_allowed_and_bad_configs_are_errors() {
         SchedulerChoice::Mirror {
             policy: "belady".into(),
             size_bytes: 1 << 20,
+            adaptive: false,
         },
     );
     assert!(serve::serve(c).await.is_err());
