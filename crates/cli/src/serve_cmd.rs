@@ -272,6 +272,10 @@ pub struct CacheAwareArgs {
     /// Make no memory cgroup: run only the pool-backed line.
     #[arg(long)]
     pub no_cgroup: bool,
+    /// Throttle the server's reads from the disk to this many MB/s (the thesis' disks
+    /// were the bottleneck; a fast virtual disk is not); 0 for none.
+    #[arg(long, default_value_t = 50)]
+    pub disk_mb_s: u64,
 }
 
 /// Run `bufcache experiment cache-aware-server`.
@@ -293,6 +297,7 @@ pub fn run_experiment(a: CacheAwareArgs) -> Result<()> {
         quick: c.quick,
         seed: c.seed,
         no_cgroup: a.no_cgroup,
+        disk_mb_s: a.disk_mb_s,
     };
     let outcome = runtime()?.block_on(experiment::run(&config, |what| eprintln!("{what}")))?;
     if a.keep_files {

@@ -9,6 +9,10 @@
 //! with the memory controller, else the v1 memory hierarchy. Creating it needs root (or
 //! a delegated subtree); where that fails the experiment says so and runs its pool-backed
 //! half only.
+//!
+//! Optionally the cgroup also limits the server's read bandwidth on one device (v1: a
+//! sibling cgroup in the `blkio` hierarchy, `blkio.throttle.read_bps_device`; v2: `io.max`
+//! `rbps=` in the same cgroup), so that a fast virtual disk can play the thesis' slow one.
 
 use std::path::{Path, PathBuf};
 
@@ -28,15 +32,28 @@ pub enum Version {
 pub struct MemoryCgroup {
     dir: PathBuf,
     version: Version,
+    /// v1: the blkio cgroup that throttles reads, if one was asked for.
+    blkio: Option<PathBuf>,
 }
 
 const ROOT: &str = "/sys/fs/cgroup";
 
 /// Where this process's memory cgroup is, from `/proc/self/cgroup`.
 fn own_cgroup() -> Option<(PathBuf, Version)> {
+    own_in("memory")
+}
+
+/// Where this process's cgroup of `controller` is (v2: the unified one, if that
+/// controller is enabled there).
+fn own_in(controller: &str) -> Option<(PathBuf, Version)> {
     let text = std::fs::read_to_string("/proc/self/cgroup").ok()?;
     let v2 = Path::new(ROOT).join("cgroup.controllers");
-    if std::fs::read_to_string(&v2).is_ok_and(|c| c.split_whitespace().any(|x| x == "memory")) {
+    let v2_name = if controller == "blkio" {
+        "io"
+    } else {
+        controller
+    };
+    if std::fs::read_to_string(&v2).is_ok_and(|c| c.split_whitespace().any(|x| x == v2_name)) {
         let own = text.lines().find_map(|l| l.strip_prefix("0::"))?;
         return Some((
             Path::new(ROOT).join(own.trim_start_matches('/')),
@@ -48,12 +65,12 @@ fn own_cgroup() -> Option<(PathBuf, Version)> {
         let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
         controllers
             .split(',')
-            .any(|c| c == "memory")
+            .any(|c| c == controller)
             .then_some(path)
     })?;
     Some((
         Path::new(ROOT)
-            .join("memory")
+            .join(controller)
             .join(own.trim_start_matches('/')),
         Version::V1,
     ))
@@ -67,13 +84,37 @@ impl MemoryCgroup {
         })?;
         let dir = parent.join(name);
         std::fs::create_dir(&dir).map_err(ServeError::io("creating the memory cgroup", &dir))?;
-        let cg = MemoryCgroup { dir, version };
+        let cg = MemoryCgroup {
+            dir,
+            version,
+            blkio: None,
+        };
         let limit_file = match version {
             Version::V2 => "memory.max",
             Version::V1 => "memory.limit_in_bytes",
         };
         cg.write(limit_file, &limit_bytes.to_string())?;
         Ok(cg)
+    }
+
+    /// Limit reads from device `maj_min` (`"254:0"`, a whole disk) to `bytes_per_s`.
+    pub fn throttle_reads(&mut self, maj_min: &str, bytes_per_s: u64) -> Result<(), ServeError> {
+        match self.version {
+            Version::V2 => self.write("io.max", &format!("{maj_min} rbps={bytes_per_s}")),
+            Version::V1 => {
+                let (parent, _) = own_in("blkio").ok_or_else(|| {
+                    ServeError::config("cgroup", "no blkio hierarchy to throttle reads with")
+                })?;
+                let name = self.dir.file_name().unwrap_or_default();
+                let dir = parent.join(name);
+                std::fs::create_dir(&dir)
+                    .map_err(ServeError::io("creating the blkio cgroup", &dir))?;
+                self.blkio = Some(dir.clone());
+                let path = dir.join("blkio.throttle.read_bps_device");
+                std::fs::write(&path, format!("{maj_min} {bytes_per_s}"))
+                    .map_err(ServeError::io("writing", &path))
+            }
+        }
     }
 
     fn write(&self, file: &str, value: &str) -> Result<(), ServeError> {
@@ -94,7 +135,12 @@ impl MemoryCgroup {
     /// Move process `pid` into the cgroup: from then on the page cache it brings in is
     /// charged here.
     pub fn add(&self, pid: u32) -> Result<(), ServeError> {
-        self.write("cgroup.procs", &pid.to_string())
+        self.write("cgroup.procs", &pid.to_string())?;
+        if let Some(dir) = &self.blkio {
+            let path = dir.join("cgroup.procs");
+            std::fs::write(&path, pid.to_string()).map_err(ServeError::io("writing", &path))?;
+        }
+        Ok(())
     }
 
     /// Page-cache bytes charged to the cgroup now (`file` in v2's `memory.stat`, `cache`
@@ -115,8 +161,10 @@ impl MemoryCgroup {
 impl Drop for MemoryCgroup {
     fn drop(&mut self) {
         // Empty once the server has exited; its page cache is handed to the parent.
-        if let Err(e) = std::fs::remove_dir(&self.dir) {
-            tracing::warn!("removing memory cgroup {}: {e}", self.dir.display());
+        for dir in std::iter::once(&self.dir).chain(self.blkio.as_ref()) {
+            if let Err(e) = std::fs::remove_dir(dir) {
+                tracing::warn!("removing cgroup {}: {e}", dir.display());
+            }
         }
     }
 }

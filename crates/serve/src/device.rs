@@ -38,6 +38,22 @@ impl DeviceCounter {
         stat.exists().then_some(DeviceCounter { stat, device })
     }
 
+    /// `MAJ:MIN` of the whole disk (the device itself, or the disk a partition is on):
+    /// what I/O throttles name.
+    pub fn disk(&self) -> String {
+        let dir = self
+            .stat
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        if dir.join("partition").exists() {
+            if let Ok(d) = std::fs::read_to_string(dir.join("../dev")) {
+                return d.trim().to_string();
+            }
+        }
+        self.device.clone()
+    }
+
     /// The counters now (reads completed, bytes read).
     pub fn snapshot(&self) -> Option<DeviceReads> {
         parse_stat(&std::fs::read_to_string(&self.stat).ok()?)

@@ -10,7 +10,8 @@
 //! 4 times the cache's nominal size; the adaptive mirror from the two worst estimates;
 //! `nowait`; `cachestat`; and the pool (`O_DIRECT`,
 //! outside the cgroup, capacity the same 40%). Where no memory cgroup can be made the
-//! experiment says so and runs the pool line only.
+//! experiment says so and runs the pool line only. With `disk_mb_s` the server's reads
+//! are throttled to a slow disk's bandwidth (the pool line is not: it runs outside).
 
 use std::num::NonZeroU64;
 use std::path::{Path, PathBuf};
@@ -23,6 +24,7 @@ use tokio::process::{Child, Command};
 
 use crate::backend::PAGE_BYTES;
 use crate::cgroup::MemoryCgroup;
+use crate::device::DeviceCounter;
 use crate::load::fileset::{make_files, FileSetSpec, Manifest};
 use crate::load::{self, LoadConfig, LoadReport, LoopMode};
 use crate::ServeError;
@@ -40,6 +42,9 @@ pub struct ExperimentConfig {
     pub seed: u64,
     /// Make no cgroup even where one could be made (runs the pool line only).
     pub no_cgroup: bool,
+    /// Limit the server's reads from the file sets' disk to this many MB/s (10^6 bytes),
+    /// so that misses cost what they cost on the thesis' disks; 0: no limit.
+    pub disk_mb_s: u64,
 }
 
 /// One run's scheduler.
@@ -181,6 +186,8 @@ pub struct Point {
     pub cache_mib: f64,
     /// The file set's size, MiB.
     pub set_mib: f64,
+    /// The server's read bandwidth limit, MB/s (none for the pool, or when not asked).
+    pub disk_limit_mb_s: Option<u64>,
     /// Page cache charged to the cgroup at the end of the run, MiB (where measured).
     pub cgroup_cache_mib: Option<f64>,
     /// Successful responses per second.
@@ -362,10 +369,21 @@ async fn run_line(
     drop_cached(&manifest.paths(dir))?;
     let cgroup = match line {
         Line::Pool => None,
-        _ => Some(MemoryCgroup::create(
-            &format!("bufcache-serve-{}", std::process::id()),
-            cache_bytes + SERVER_ALLOWANCE_BYTES,
-        )?),
+        _ => {
+            let mut cg = MemoryCgroup::create(
+                &format!("bufcache-serve-{}", std::process::id()),
+                cache_bytes + SERVER_ALLOWANCE_BYTES,
+            )?;
+            if config.disk_mb_s > 0 {
+                let disk = DeviceCounter::for_path(dir)
+                    .map(|d| d.disk())
+                    .ok_or_else(|| {
+                        ServeError::config("disk-mb-s", "the file sets' device has no counters")
+                    })?;
+                cg.throttle_reads(&disk, config.disk_mb_s * 1_000_000)?;
+            }
+            Some(cg)
+        }
     };
     let server = start_server(&config.server_bin, dir, &args, cgroup.as_ref()).await?;
     let load = LoadConfig {
@@ -414,6 +432,7 @@ fn point(
         mirror_mib: mirror_bytes.map(mib),
         cache_mib: mib(cache_bytes),
         set_mib: mib(manifest.total_bytes()),
+        disk_limit_mb_s: None,
         cgroup_cache_mib: cgroup_cache.map(mib),
         throughput_rps: r.throughput_rps,
         throughput_mb_s: r.throughput_mb_s,
@@ -499,6 +518,7 @@ mod tests {
             quick,
             seed: 1,
             no_cgroup: false,
+            disk_mb_s: 0,
         }
     }
 
