@@ -88,6 +88,7 @@ policies! {
     WTinyLfu => wtinylfu::WTinyLfu,
     Toss => toss::Toss,
     Linux => linux::Linux,
+    PinRange => pinrange::PinRange,
     Belady => belady::Belady,
 }
 
