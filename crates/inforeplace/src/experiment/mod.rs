@@ -1,0 +1,1 @@
+//! Experiments (filled in below).
