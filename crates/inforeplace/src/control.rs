@@ -221,6 +221,11 @@ impl<S: Source> InfoReplace<S> {
         &self.source
     }
 
+    /// Stop steering and hand the source back.
+    pub fn into_source(self) -> S {
+        self.source
+    }
+
     /// The source, mutably (for the application's own reads and writes).
     pub fn source_mut(&mut self) -> &mut S {
         &mut self.source

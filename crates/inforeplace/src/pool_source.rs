@@ -41,6 +41,11 @@ impl PoolSource {
         &self.pool
     }
 
+    /// Hand the pool back.
+    pub fn into_pool(self) -> BufferPool {
+        self.pool
+    }
+
     /// Number a handle the application opened on the pool itself.
     pub fn adopt(&mut self, handle: FileHandle) -> FileNo {
         let no = self.files.len() as u32;
