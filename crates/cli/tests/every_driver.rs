@@ -107,7 +107,10 @@ fn every_online_policy_runs_in_the_simulator_and_offline_ones_are_refused() {
         s.disks.service = ServiceTime::Constant { ms: 5.0 };
         let result = sim::des::simulate(&s, &workload, 1);
         if hit_path(&spec) == HitPath::Offline {
-            assert!(result.is_err(), "{spec}: the simulator ran an offline policy");
+            assert!(
+                result.is_err(),
+                "{spec}: the simulator ran an offline policy"
+            );
             continue;
         }
         let r = result.unwrap_or_else(|e| panic!("{spec}: {e}"));
@@ -125,7 +128,10 @@ fn every_online_policy_runs_in_the_pool_and_keeps_every_byte() {
             .policy(&spec)
             .build_with_storage(MemStorage::new());
         if hit_path(&spec) == HitPath::Offline {
-            assert!(built.is_err(), "{spec}: the pool accepted an offline policy");
+            assert!(
+                built.is_err(),
+                "{spec}: the pool accepted an offline policy"
+            );
             continue;
         }
         let pool = Arc::new(built.unwrap_or_else(|e| panic!("{spec}: {e}")));
@@ -164,8 +170,8 @@ fn every_online_policy_is_a_dust_pool_target() {
             seed: 5,
             ..dust::DustConfig::default()
         };
-        let report = dust::fingerprint(t.as_mut(), &config)
-            .unwrap_or_else(|e| panic!("{target}: {e}"));
+        let report =
+            dust::fingerprint(t.as_mut(), &config).unwrap_or_else(|e| panic!("{target}: {e}"));
         assert!(
             (1..=FRAMES).contains(&report.size.pages),
             "{target}: measured {} pages",
