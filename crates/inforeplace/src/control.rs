@@ -40,7 +40,10 @@ use policy::{Access, AnyPolicy, BuildContext, Cache, Policy, PolicySpec};
 /// InfoReplace's settings; [`Config::default`] is the thesis's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Config {
-    /// `N`: victims fetched per check (thesis: 100).
+    /// `N`: victims fetched per check (thesis: 100). Raised to twice the source's
+    /// eviction batch when smaller: a list shorter than what one miss evicts cannot
+    /// protect the pages that miss takes (the pool evicts 1/32 of its frames at once:
+    /// 512 at 16,384 frames).
     pub victim_list_len: usize,
     /// Rounds of refresh-and-recheck per call at most (thesis: 1000).
     pub max_rounds: u32,
@@ -102,6 +105,11 @@ impl<S: Source> InfoReplace<S> {
     /// Emulate `target` over `source` with `config`.
     pub fn with_config(source: S, target: &str, config: Config) -> Result<Self, InfoReplaceError> {
         config.validate()?;
+        let mut config = config;
+        let batch = source.eviction_batch() as usize;
+        if config.victim_list_len < 2 * batch {
+            config.victim_list_len = 2 * batch;
+        }
         let source_name = source.describe();
         if !source.has_victim_list() {
             return Err(InfoReplaceError::NoVictimList { source_name });

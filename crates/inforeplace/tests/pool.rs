@@ -60,3 +60,13 @@ fn wrappers_read_and_write_through_the_pool_and_keep_the_target_resident() {
     info.close(f).unwrap();
     assert!(info.read(f, 0, &mut buf).is_err());
 }
+
+#[test]
+fn the_victim_list_covers_two_eviction_batches() {
+    // 8192 frames: the pool evicts 256 at once, more than the thesis's 100 victims.
+    let info = InfoReplace::new(PoolSource::new(pool("lru", 8192)), "lru").unwrap();
+    assert_eq!(info.source().eviction_batch(), 256);
+    assert_eq!(info.config().victim_list_len, 512);
+    let small = InfoReplace::new(PoolSource::new(pool("lru", 16)), "lru").unwrap();
+    assert_eq!(small.config().victim_list_len, 100);
+}

@@ -210,7 +210,13 @@ pub fn run(settings: &IndexSettings) -> Result<(Vec<IndexRun>, Vec<LevelRow>), E
             runs.push(run);
         }
         if let Some(dir) = &settings.dir {
-            let path = dir.join(format!("index-d{}f{}.bin", tree.depth, tree.fanout));
+            // The process id keeps two runs sharing a folder off each other's files.
+            let path = dir.join(format!(
+                "index-d{}f{}-{}.bin",
+                tree.depth,
+                tree.fanout,
+                std::process::id()
+            ));
             write_index(&path, tree)?;
             let result = WAYS
                 .iter()
