@@ -8,8 +8,6 @@
 //! Offline policies (they need the future) run in the replay, which knows it, and every
 //! other driver must refuse them with an error rather than run them wrongly.
 
-use std::sync::Arc;
-
 use policy::{BuildContext, HitPath, Policy as _, PolicySpec, POLICIES};
 use pool::{BufferPool, MemStorage};
 use sim::compact::CompactTrace;
@@ -134,7 +132,7 @@ fn every_online_policy_runs_in_the_pool_and_keeps_every_byte() {
             );
             continue;
         }
-        let pool = Arc::new(built.unwrap_or_else(|e| panic!("{spec}: {e}")));
+        let pool = built.unwrap_or_else(|e| panic!("{spec}: {e}"));
         let f = pool.create("/every-driver").unwrap();
         // 64 pages through 16 frames, then read back in a skewed order (hits and misses)
         for page in 0..64u64 {
