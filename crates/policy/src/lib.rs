@@ -87,6 +87,8 @@ policies! {
     Sieve => sieve::Sieve,
     WTinyLfu => wtinylfu::WTinyLfu,
     Hyperbolic => hyperbolic::Hyperbolic,
+    Slru => slru::Slru,
+    S4Lru => s4lru::S4Lru,
     Toss => toss::Toss,
     Linux => linux::Linux,
     Belady => belady::Belady,
