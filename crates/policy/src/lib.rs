@@ -50,6 +50,7 @@
 
 pub mod cache;
 pub mod ghost;
+pub mod heap;
 pub mod index;
 pub mod keymap;
 pub mod list;
@@ -89,6 +90,8 @@ policies! {
     Hyperbolic => hyperbolic::Hyperbolic,
     Slru => slru::Slru,
     S4Lru => s4lru::S4Lru,
+    Lfuda => lfuda::Lfuda,
+    Gdsf => pub gdsf::Gdsf,
     Toss => toss::Toss,
     Linux => linux::Linux,
     Belady => belady::Belady,

@@ -1,8 +1,8 @@
-//! Segmented LRU against an O(n)-per-request reference model written straight from the
-//! papers' rules.
+//! Segmented LRU and the greedy-dual policies (LFU-DA, GDSF) against O(n)-per-request
+//! reference models written straight from the papers' rules.
 
 use policy::testkit::evictions;
-use policy::Slru;
+use policy::{Gdsf, Lfuda, Slru};
 use proptest::prelude::*;
 
 /// Reference segmented LRU: one `Vec` per segment, least recent first; every segment's
@@ -42,6 +42,33 @@ fn slru_ref(capacity: usize, segments: usize, fill_lowest: bool, trace: &[u64]) 
     out
 }
 
+/// Reference greedy-dual with unit sizes: `(key, frequency, priority, set-at)` per
+/// resident; evict the least (priority, set-at) and raise `L` to its priority.
+fn lfuda_ref(capacity: usize, trace: &[u64]) -> Vec<Vec<u64>> {
+    let mut resident: Vec<(u64, u64, u64, usize)> = Vec::new();
+    let mut inflation = 0u64;
+    let mut out = Vec::new();
+    for (t, &k) in trace.iter().enumerate() {
+        let mut evicted = Vec::new();
+        if let Some(e) = resident.iter_mut().find(|e| e.0 == k) {
+            e.1 += 1;
+            e.2 = inflation + e.1;
+            e.3 = t;
+        } else {
+            if resident.len() == capacity {
+                let i = (0..resident.len())
+                    .min_by_key(|&i| (resident[i].2, resident[i].3))
+                    .unwrap();
+                inflation = inflation.max(resident[i].2);
+                evicted.push(resident.remove(i).0);
+            }
+            resident.push((k, 1, inflation + 1, t));
+        }
+        out.push(evicted);
+    }
+    out
+}
+
 fn trace() -> impl Strategy<Value = Vec<u64>> {
     proptest::collection::vec(0u64..30, 0..400)
 }
@@ -63,5 +90,16 @@ proptest! {
     ) {
         let p: Slru = Slru::new(cap as u64, segments).with_libcachesim_placement(true);
         prop_assert_eq!(evictions(p, cap as u64, &t), slru_ref(cap, segments, true, &t));
+    }
+
+    #[test]
+    fn lfuda_matches_reference(cap in 1usize..20, t in trace()) {
+        prop_assert_eq!(evictions(Lfuda::new(cap), cap as u64, &t), lfuda_ref(cap, &t));
+    }
+
+    /// With every size 1, GDSF's key is LFU-DA's times 1e6: the same choices.
+    #[test]
+    fn gdsf_with_unit_sizes_matches_reference(cap in 1usize..20, t in trace()) {
+        prop_assert_eq!(evictions(Gdsf::new(cap), cap as u64, &t), lfuda_ref(cap, &t));
     }
 }
