@@ -92,6 +92,7 @@ policies! {
     S4Lru => s4lru::S4Lru,
     Lfuda => lfuda::Lfuda,
     Gdsf => pub gdsf::Gdsf,
+    LruProb => lruprob::LruProb,
     Toss => toss::Toss,
     Linux => linux::Linux,
     Belady => belady::Belady,
