@@ -4,11 +4,9 @@
 //! * [`size`] — cache sizes as users write them (`1000`, `64MiB`, `0.1`).
 //! * [`replay`](mod@replay) — many (policy, size) runs over one trace, in parallel.
 //! * [`mrc`] — miss-ratio curves: exact LRU in one pass, any policy by sweep.
-//! * [`bench`](mod@bench) — single-threaded policy throughput and trace-reading throughput.
 //! * [`des`] — the discrete-event file-cache simulator: processes, buffer cache, write
 //!   policies, cleaners, disks and schedulers, in virtual time.
 
-pub mod bench;
 pub mod compact;
 pub mod des;
 pub mod experiments;
