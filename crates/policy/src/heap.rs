@@ -38,18 +38,6 @@ impl<K: Ord + Copy> IndexedHeap<K> {
         self.entries.len()
     }
 
-    /// True when the heap holds no frame.
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
-    /// Whether `frame` is in the heap.
-    #[inline]
-    pub fn contains(&self, frame: FrameId) -> bool {
-        self.pos.get(frame.index()).is_some_and(|&p| p != NIL)
-    }
-
     /// The key of a frame in the heap.
     #[inline]
     pub fn key(&self, frame: FrameId) -> K {
