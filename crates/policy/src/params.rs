@@ -163,6 +163,21 @@ impl Params {
         }
     }
 
+    /// One of a fixed set of words (`variant=paper` or `variant=libcachesim`): returns
+    /// the word as declared in `choices`, so callers can match on `&'static str`.
+    pub fn choice(
+        &self,
+        name: &'static str,
+        choices: &'static [&'static str],
+    ) -> Result<&'static str, ConfigError> {
+        let value = self.raw(name);
+        choices
+            .iter()
+            .copied()
+            .find(|c| *c == value)
+            .ok_or_else(|| self.bad(name, "one of the documented words"))
+    }
+
     /// A boolean (`true`/`false`/`1`/`0`).
     pub fn boolean(&self, name: &'static str) -> Result<bool, ConfigError> {
         match self.raw(name) {
