@@ -55,6 +55,7 @@
 // ghost histories, key maps) are this crate's own; the fixed key hash is `bufcache-core`.
 mod cache;
 pub(crate) mod ghost;
+pub(crate) mod heap;
 mod history;
 mod index;
 pub(crate) mod keymap;
@@ -93,8 +94,14 @@ policies! {
     Sieve => sieve::Sieve,
     WTinyLfu => wtinylfu::WTinyLfu,
     Hyperbolic => hyperbolic::Hyperbolic,
+    Slru => slru::Slru,
+    S4Lru => s4lru::S4Lru,
+    Lfuda => lfuda::Lfuda,
+    Gdsf => pub gdsf::Gdsf,
+    LruProb => lruprob::LruProb,
     Toss => toss::Toss,
     Linux => linux::Linux,
+    PinRange => pinrange::PinRange,
     Belady => belady::Belady,
 }
 
