@@ -14,7 +14,6 @@ mod dust_cmd;
 mod experiment_cmd;
 mod input;
 mod mrc_cmd;
-mod plot;
 mod replay_cmd;
 mod trace_cmd;
 mod util;

@@ -1,5 +1,7 @@
 //! Named experiments: each reproduces a paper's headline result with the simulator and
-//! returns its data points; the CLI writes them as CSV, JSON and SVG figures.
+//! returns its data points (`run`), describes its figures as data (`figures`, a
+//! `Vec<report::FigureFile>`) and its summary as a `report::Table`; the CLI writes the
+//! points as CSV or JSON lines and renders the figures, drawing nothing itself.
 //!
 //! Every point is independent, so points run in parallel (rayon) and come back in a fixed
 //! order: the output does not depend on the number of threads.
@@ -7,6 +9,14 @@
 pub mod burnett_ordering;
 pub mod kotz_ellis;
 pub mod xmf_cleaning;
+
+use report::{Axis, Bounds};
+
+/// The y axis of a measured quantity (times, counts): from zero, with 5% headroom above
+/// the largest value, so that figures are read against zero.
+pub(crate) fn measured_axis(label: &str) -> Axis {
+    Axis::new(label).bounds(Bounds::FromZero { headroom: 0.05 })
+}
 
 /// A named experiment, for listings.
 #[derive(Clone, Copy, Debug)]
