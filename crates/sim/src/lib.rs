@@ -7,6 +7,8 @@
 //! * [`bench`](mod@bench) — single-threaded policy throughput and trace-reading throughput.
 //! * [`des`] — the discrete-event file-cache simulator: processes, buffer cache, write
 //!   policies, cleaners, disks and schedulers, in virtual time.
+//! * [`experiments`] — the papers' experiments on the simulator: their data points, and
+//!   their figures and tables as `report` specs that the CLI renders.
 
 pub mod bench;
 pub mod compact;
