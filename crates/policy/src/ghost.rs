@@ -264,12 +264,17 @@ mod tests {
 
     /// Against a plain `VecDeque` model, with enough removals and re-pushes to leave dead
     /// entries behind, force compactions and empty the list now and then.
+    /// Explores: fresh operations each run unless `BUFCACHE_SEED` is set.
     #[test]
     fn agrees_with_a_deque_model() {
-        use rand::{Rng, SeedableRng};
+        testutil::explore(agrees_with_a_deque_model_from);
+    }
+
+    fn agrees_with_a_deque_model_from(seed: testutil::Seed) {
         use std::collections::VecDeque;
+        use testutil::Rng;
         for dense in [false, true] {
-            let mut rng = rand::rngs::SmallRng::seed_from_u64(3);
+            let mut rng = seed.stream(u64::from(dense));
             let mut g = GhostList::new(7);
             if dense {
                 g.set_key_space(Some(20));

@@ -296,13 +296,17 @@ pub(crate) fn ensure_slot<T: Clone>(v: &mut Vec<T>, frame: FrameId, fill: T) {
 mod growth_tests {
     use crate::testkit::{check_run, Step};
     use crate::{BuildContext, PolicySpec, POLICIES};
-    use rand::{Rng, SeedableRng};
+    use testutil::{Rng, TestRng};
 
     /// Under `cfg(test)` policies preallocate only 16 frames, so a cache of 200 unit-sized
     /// objects forces every per-frame array, ghost list and history to grow on demand.
+    /// Explores: fresh steps each run unless `BUFCACHE_SEED` is set.
     #[test]
     fn every_policy_grows_past_its_preallocation() {
-        let mut rng = rand::rngs::SmallRng::seed_from_u64(5);
+        testutil::explore(|seed| grows_past_preallocation(&mut seed.rng()));
+    }
+
+    fn grows_past_preallocation(rng: &mut TestRng) {
         let steps: Vec<Step> = (0..4000)
             .map(|_| match rng.gen_range(0..20) {
                 0 => Step::Remove(rng.gen_range(0..600)),
