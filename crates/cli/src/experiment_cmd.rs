@@ -22,6 +22,11 @@ pub enum ExperimentCommand {
     XmfCleaning(ExperimentArgs),
     /// Burnett 2006 ch.4: fsync, barriers and asynchronous graphs (Figures 4.12-4.19).
     BurnettOrdering(ExperimentArgs),
+    /// Burnett 2006 §2.5: the cache-aware file server (Figures 2.20-2.21), on real files.
+    CacheAwareServer(crate::serve_cmd::CacheAwareArgs),
+    /// Burnett 2006 ch.3: InfoReplace's accuracy and overhead, PinRange on index lookups
+    /// (Figures 3.1 and 3.2).
+    Inforeplace(crate::inforeplace_cmd::InfoReplaceArgs),
 }
 
 /// Options every experiment takes.
@@ -45,19 +50,36 @@ pub struct ExperimentArgs {
 pub fn run(cmd: ExperimentCommand) -> Result<()> {
     match cmd {
         ExperimentCommand::List => {
-            let rows: Vec<Vec<String>> = EXPERIMENTS
+            let mut rows: Vec<Vec<String>> = EXPERIMENTS
                 .iter()
                 .map(|e| vec![e.name.to_string(), e.summary.to_string()])
                 .collect();
+            rows.push(vec![
+                "cache-aware-server".into(),
+                crate::serve_cmd::EXPERIMENT_SUMMARY.into(),
+            ]);
             util::emit(&util::table(&["name".into(), "reproduces".into()], &rows))
         }
         ExperimentCommand::KotzEllis(a) => kotz(a),
         ExperimentCommand::XmfCleaning(a) => xmf(a),
         ExperimentCommand::BurnettOrdering(a) => burnett(a),
+        ExperimentCommand::CacheAwareServer(a) => crate::serve_cmd::run_experiment(a),
+        ExperimentCommand::Inforeplace(a) => crate::inforeplace_cmd::run(a),
     }
 }
 
-fn prepare(dir: &Path) -> Result<()> {
+/// Write `rows` as CSV to `path`, atomically (`report::write_csv`, for every experiment
+/// command: this one, `serve_cmd`, `inforeplace_cmd`).
+pub(crate) fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> Result<()> {
+    Ok(report::write_csv(path, rows)?)
+}
+
+/// One JSON object per row and line (`report::json_lines`).
+pub(crate) fn json_lines<T: Serialize>(rows: &[T]) -> Result<String> {
+    Ok(report::json_lines(rows)?)
+}
+
+pub(crate) fn prepare(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))
 }
 
@@ -70,7 +92,7 @@ fn write_results<T: Serialize>(
     figures: &[FigureFile],
 ) -> Result<Vec<PathBuf>> {
     let csv = out.join(csv_name);
-    report::write_csv(&csv, points)?;
+    write_csv(&csv, points)?;
     let mut written = vec![csv];
     for f in figures {
         written.push(f.write_into(out)?);
@@ -99,7 +121,7 @@ fn kotz(a: ExperimentArgs) -> Result<()> {
         &kotz_ellis::figures(&points),
     )?;
     if a.json {
-        return util::emit(&report::json_lines(&points)?);
+        return util::emit(&json_lines(&points)?);
     }
     let mut out = format!("{}\n\n", kotz_ellis::CACHING_TABLE_TITLE);
     out.push_str(&kotz_ellis::caching_table(&points).to_text());
@@ -118,7 +140,7 @@ fn xmf(a: ExperimentArgs) -> Result<()> {
         &xmf_cleaning::figures(&points),
     )?;
     if a.json {
-        return util::emit(&report::json_lines(&points)?);
+        return util::emit(&json_lines(&points)?);
     }
     let mut out = xmf_cleaning::table(&points).to_text();
     out.push_str("\nfiles:\n");
@@ -137,7 +159,7 @@ fn burnett(a: ExperimentArgs) -> Result<()> {
     )?;
     let violations: u64 = points.iter().map(|p| p.violations).sum();
     if a.json {
-        util::emit(&report::json_lines(&points)?)?;
+        util::emit(&json_lines(&points)?)?;
     } else {
         let mut out = format!("{}\n\n", burnett_ordering::DEFAULTS_TABLE_TITLE);
         out.push_str(&burnett_ordering::defaults_table(&points, a.quick).to_text());
