@@ -61,6 +61,7 @@ pub mod testkit;
 mod history;
 pub mod recency;
 
+pub use s3fifo::S3FifoVariant;
 pub use cache::{Cache, DenseIndex, HashIndex, KeyIndex, Outcome};
 pub use params::{ConfigError, ParamInfo, Params};
 pub use registry::{BuildContext, NamedPolicy, PolicyInfo, PolicySpec};

@@ -146,6 +146,21 @@ impl Params {
         }
     }
 
+    /// One of a fixed set of names (a variant such as `paper` or `libcachesim`): its
+    /// position in `options`.
+    pub fn choice(
+        &self,
+        name: &'static str,
+        options: &'static [&'static str],
+        expected: &'static str,
+    ) -> Result<usize, ConfigError> {
+        let raw = self.raw(name);
+        options
+            .iter()
+            .position(|o| *o == raw)
+            .ok_or_else(|| self.bad(name, expected))
+    }
+
     /// A boolean (`true`/`false`/`1`/`0`).
     pub fn boolean(&self, name: &'static str) -> Result<bool, ConfigError> {
         match self.raw(name) {
