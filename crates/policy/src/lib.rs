@@ -49,6 +49,8 @@
 //! ```
 
 pub mod cache;
+mod climber;
+mod doorkeeper;
 pub mod ghost;
 pub mod index;
 pub mod keymap;
@@ -62,6 +64,7 @@ mod history;
 pub mod recency;
 
 pub use s3fifo::S3FifoVariant;
+pub use wtinylfu::WTinyLfuVariant;
 pub use cache::{Cache, DenseIndex, HashIndex, KeyIndex, Outcome};
 pub use params::{ConfigError, ParamInfo, Params};
 pub use registry::{BuildContext, NamedPolicy, PolicyInfo, PolicySpec};
