@@ -24,18 +24,6 @@
 //!
 //! Each ghost entry can carry a size (in the policy's units) so that policies that bound
 //! their history by total size (ARC with variable-size objects) can do so.
-//!
-//! ```
-//! use policy::ghost::GhostList;
-//!
-//! let mut g = GhostList::new(2);
-//! g.push_front(10, 1);
-//! g.push_front(20, 1);
-//! g.push_front(30, 1); // full: 10, the oldest, is forgotten
-//! assert!(!g.contains(10));
-//! assert!(g.remove(20));
-//! assert_eq!(g.len(), 1);
-//! ```
 
 use crate::keymap::KeyMap;
 
@@ -115,12 +103,7 @@ impl GhostList {
     /// True when nothing is remembered.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.live == 0
-    }
-
-    /// Maximum number of keys remembered.
-    pub fn capacity(&self) -> usize {
-        self.capacity
+        self.len() == 0
     }
 
     /// Sum of the sizes of the remembered keys.
@@ -243,6 +226,17 @@ impl GhostList {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_oldest_key_is_forgotten_when_full() {
+        let mut g = GhostList::new(2);
+        g.push_front(10, 1);
+        g.push_front(20, 1);
+        g.push_front(30, 1); // full: 10, the oldest, is forgotten
+        assert!(!g.contains(10));
+        assert!(g.remove(20));
+        assert_eq!(g.len(), 1);
+    }
 
     #[test]
     fn bounded_fifo_with_removal() {

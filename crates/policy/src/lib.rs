@@ -48,20 +48,26 @@
 //! assert!(matches!(cache.access(&Access::unit(1, 5)), Outcome::Miss { .. }));
 //! ```
 
-pub mod cache;
+// The public surface is what drivers and users of policies need: the trait and its
+// vocabulary (`Policy`, `Access`, `FrameId`, `HitPath`), the registry (`AnyPolicy`,
+// `POLICIES`, `PolicySpec`, `registry::PolicyVisitor`), the replay driver `Cache` with its
+// key indexes, and each policy's type. The building blocks policies are made of (lists,
+// ghost histories, key maps) are this crate's own; the fixed key hash is `bufcache-core`.
+mod cache;
 mod climber;
 mod doorkeeper;
-pub mod ghost;
-pub mod index;
-pub mod keymap;
-pub mod list;
-pub mod params;
+pub(crate) mod ghost;
+mod history;
+mod index;
+pub(crate) mod keymap;
+pub(crate) mod list;
+mod params;
+pub(crate) mod recency;
 #[macro_use]
 pub mod registry;
+// Test helpers for this crate's tests and, through the `testkit` feature, other crates'.
+#[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
-
-mod history;
-pub mod recency;
 
 pub use s3fifo::S3FifoVariant;
 pub use wtinylfu::WTinyLfuVariant;
@@ -79,7 +85,7 @@ policies! {
     Random => random::RandomPolicy,
     Clock => clock::Clock,
     Clock2Hand => clock2hand::Clock2Hand,
-    GClock => pub gclock::GClock,
+    GClock => gclock::GClock,
     SFifo => sfifo::SFifo,
     TwoQ => twoq::TwoQ,
     LruK => lruk::LruK,
@@ -246,7 +252,7 @@ pub enum HitPath {
 /// Lists victims by running `evict` on a clone: always agrees with `evict`, costs a copy
 /// of the policy's state. Policies use it where a cheaper walk would have to duplicate the
 /// eviction logic (Clock's second chances, ARC's adaptation, a seeded RNG).
-pub fn victims_by_simulation<P: Policy + Clone>(
+pub(crate) fn victims_by_simulation<P: Policy + Clone>(
     policy: &P,
     n: usize,
     evictable: &dyn Fn(FrameId) -> bool,

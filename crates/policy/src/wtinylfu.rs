@@ -26,10 +26,10 @@
 //! `variant=caffeine` (the default) is the policy Caffeine ships; `variant=static` the
 //! paper's section 5 as described above. Caffeine adds three things:
 //!
-//! * a *doorkeeper* (see [`crate::doorkeeper`]): a Bloom filter takes each key's first
+//! * a *doorkeeper* (`doorkeeper.rs`): a Bloom filter takes each key's first
 //!   access after a reset, the sketch counts the later ones, an estimate adds one for a key
 //!   in the filter, and the filter is cleared whenever the sketch halves;
-//! * an *adaptive window* (see [`crate::climber`]): every `10 * capacity` requests the
+//! * an *adaptive window* (`climber.rs`): every `10 * capacity` requests the
 //!   window grows or shrinks by a step (6.25% of the capacity, decaying by 0.98 per period,
 //!   restarting when the hit rate moves by 5 points or more) in whichever direction last
 //!   improved the hit rate. The segments follow lazily, as newcomers and evictions move
