@@ -69,11 +69,11 @@ pub mod registry;
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
 
-pub use s3fifo::S3FifoVariant;
-pub use wtinylfu::WTinyLfuVariant;
 pub use cache::{Cache, DenseIndex, HashIndex, KeyIndex, Outcome};
 pub use params::{ConfigError, ParamInfo, Params};
 pub use registry::{BuildContext, NamedPolicy, PolicyInfo, PolicySpec};
+pub use s3fifo::S3FifoVariant;
+pub use wtinylfu::WTinyLfuVariant;
 
 // Every policy: its module, its type, and its place in `AnyPolicy` and `POLICIES`. This
 // list is the one place a new policy is registered (`docs/ADDING_A_POLICY.md`).
