@@ -146,6 +146,23 @@ impl Params {
         }
     }
 
+    /// One of a fixed set of words (a variant such as `paper` or `libcachesim`): the word
+    /// as declared in `options`, so callers match on `&'static str`; `expected` is what
+    /// the error quotes ("paper or libcachesim").
+    pub fn choice(
+        &self,
+        name: &'static str,
+        options: &'static [&'static str],
+        expected: &'static str,
+    ) -> Result<&'static str, ConfigError> {
+        let raw = self.raw(name);
+        options
+            .iter()
+            .copied()
+            .find(|o| *o == raw)
+            .ok_or_else(|| self.bad(name, expected))
+    }
+
     /// An unsigned integer in `[lo, hi]`, or `None` for the word `auto` (a default that
     /// the policy derives from its capacity, such as PinRange's preferred range).
     pub fn integer_or_auto(
@@ -161,21 +178,6 @@ impl Params {
             Ok(v) if v >= lo && v <= hi => Ok(Some(v)),
             _ => Err(self.bad(name, "`auto` or an integer in the documented range")),
         }
-    }
-
-    /// One of a fixed set of words (`variant=paper` or `variant=libcachesim`): returns
-    /// the word as declared in `choices`, so callers can match on `&'static str`.
-    pub fn choice(
-        &self,
-        name: &'static str,
-        choices: &'static [&'static str],
-    ) -> Result<&'static str, ConfigError> {
-        let value = self.raw(name);
-        choices
-            .iter()
-            .copied()
-            .find(|c| *c == value)
-            .ok_or_else(|| self.bad(name, "one of the documented words"))
     }
 
     /// A boolean (`true`/`false`/`1`/`0`).
