@@ -1,7 +1,8 @@
 //! Ghost balance: ARC's adaptation (Megiddo & Modha 2003) applied to memory consumers,
 //! with no tuned constant.
 //!
-//! Each consumer has a *target* number of pages; the targets add up to the memory. A page
+//! Each consumer has a *target* number of pages; the targets add up to the memory and
+//! start, at the first decision, as what each consumer then holds. A page
 //! is taken from the consumer furthest above its target (the requester when it is at or
 //! above its own), and that consumer gives its own oldest page. Each consumer also has a
 //! *ghost list*: the keys of the last `memory` pages it gave up. A miss on a key in its
@@ -26,31 +27,52 @@ use crate::{best_by, Arbiter, ConsumerId, ConsumerView};
 #[derive(Debug, Clone)]
 pub struct GhostBalance {
     memory_pages: f64,
+    /// Empty until the first decision, when each consumer's target becomes what it holds
+    /// (scaled to the whole memory): no split is assumed before there is evidence.
     targets: Vec<f64>,
+    consumers: usize,
     ghosts: Vec<Shadows>,
     ghost_counts: Vec<u64>,
 }
 
 impl GhostBalance {
-    /// For `consumers` consumers sharing `memory_pages`, starting from equal targets.
+    /// For `consumers` consumers sharing `memory_pages`. The targets are set at the first
+    /// decision to what each consumer then holds.
     pub fn new(memory_pages: u64, consumers: usize) -> Self {
         let capacity = usize::try_from(memory_pages).unwrap_or(usize::MAX);
         GhostBalance {
             memory_pages: memory_pages as f64,
-            targets: vec![memory_pages as f64 / consumers.max(1) as f64; consumers],
+            targets: Vec::new(),
+            consumers,
             ghosts: (0..consumers).map(|_| Shadows::new(capacity)).collect(),
             ghost_counts: vec![0; consumers],
         }
     }
 
-    /// Each consumer's current target, in pages.
+    /// Each consumer's current target, in pages (empty before the first decision).
     pub fn targets(&self) -> &[f64] {
         &self.targets
+    }
+
+    fn init_targets(&mut self, consumers: &[ConsumerView]) {
+        if !self.targets.is_empty() {
+            return;
+        }
+        let held: u64 = consumers.iter().map(|c| c.resident_pages).sum();
+        self.targets = if held == 0 {
+            vec![self.memory_pages / self.consumers.max(1) as f64; self.consumers]
+        } else {
+            consumers
+                .iter()
+                .map(|c| c.resident_pages as f64 * self.memory_pages / held as f64)
+                .collect()
+        };
     }
 }
 
 impl Arbiter for GhostBalance {
     fn pick(&mut self, requester: ConsumerId, consumers: &[ConsumerView]) -> Option<ConsumerId> {
+        self.init_targets(consumers);
         best_by(requester, consumers, |c, v| {
             v.resident_pages as f64 + f64::from(u8::from(c == requester)) - self.targets[c]
         })
@@ -60,10 +82,11 @@ impl Arbiter for GhostBalance {
         self.ghosts[consumer].insert(0, key, 0);
     }
 
-    fn note_miss(&mut self, consumer: ConsumerId, key: u64, _: &[ConsumerView]) {
+    fn note_miss(&mut self, consumer: ConsumerId, key: u64, consumers: &[ConsumerView]) {
         if self.ghosts[consumer].take(0, key).is_none() {
             return;
         }
+        self.init_targets(consumers);
         for (c, g) in self.ghosts.iter().enumerate() {
             self.ghost_counts[c] = g.count(0) as u64;
         }
@@ -96,7 +119,10 @@ mod tests {
     #[test]
     fn the_consumer_furthest_above_its_target_gives() {
         let mut a = GhostBalance::new(100, 2);
-        // Targets 50/50. File at 60 is above: it gives, even when memory asks.
+        // Targets start as held: 50/50.
+        assert_eq!(a.pick(0, &pair((50, Some(1)), (50, Some(1)))), Some(0));
+        assert_eq!(a.targets(), &[50.0, 50.0]);
+        // File at 60 is above: it gives, even when memory asks.
         assert_eq!(a.pick(1, &pair((60, Some(1)), (40, Some(1)))), Some(0));
         // File at 50 asking: counting the page it wants it would be at 51, memory at 50.
         assert_eq!(a.pick(0, &pair((50, Some(1)), (50, Some(1)))), Some(0));
@@ -106,7 +132,7 @@ mod tests {
     #[test]
     fn ghost_hits_move_the_target_by_the_ghost_ratio() {
         let mut a = GhostBalance::new(100, 2);
-        let v = pair((50, Some(1)), (50, Some(1)));
+        let v = pair((25, Some(1)), (25, Some(1)));
         for k in 0..9 {
             a.note_eviction(0, k, false, &v);
         }

@@ -30,17 +30,26 @@ impl FixedSplit {
             Kind::Memory => self.memory_pages - self.file_pages,
         }
     }
-}
 
-impl Arbiter for FixedSplit {
-    fn pick(&mut self, requester: ConsumerId, consumers: &[ConsumerView]) -> Option<ConsumerId> {
+    fn below_share(&self, requester: ConsumerId, consumers: &[ConsumerView]) -> bool {
         let kind = self.kinds[requester];
         let held: u64 = consumers
             .iter()
             .filter(|c| c.kind == kind)
             .map(|c| c.resident_pages)
             .sum();
-        let giving_kind = if held < self.share(kind) {
+        held < self.share(kind)
+    }
+}
+
+impl Arbiter for FixedSplit {
+    fn may_grow(&self, requester: ConsumerId, consumers: &[ConsumerView]) -> bool {
+        self.below_share(requester, consumers)
+    }
+
+    fn pick(&mut self, requester: ConsumerId, consumers: &[ConsumerView]) -> Option<ConsumerId> {
+        let kind = self.kinds[requester];
+        let giving_kind = if self.below_share(requester, consumers) {
             match kind {
                 Kind::File => Kind::Memory,
                 Kind::Memory => Kind::File,

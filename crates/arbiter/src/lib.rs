@@ -80,6 +80,13 @@ pub trait Arbiter: Send + std::fmt::Debug {
     /// (possibly the requester itself), or `None` when no consumer can give one.
     fn pick(&mut self, requester: ConsumerId, consumers: &[ConsumerView]) -> Option<ConsumerId>;
 
+    /// A page is free: may `requester` take it? Only a fixed split says no (a consumer at
+    /// its share recycles its own page even when memory is free).
+    fn may_grow(&self, requester: ConsumerId, consumers: &[ConsumerView]) -> bool {
+        let _ = (requester, consumers);
+        true
+    }
+
     /// `consumer` gave up the page `key` (its own key space); `dirty` when the page had to
     /// be written before its frame could be reused.
     fn note_eviction(
