@@ -25,6 +25,11 @@ pub enum ExperimentCommand {
     XmfCleaning(ExperimentArgs),
     /// Burnett 2006 ch.4: fsync, barriers and asynchronous graphs (Figures 4.12-4.19).
     BurnettOrdering(ExperimentArgs),
+    /// Nelson 1990: file cache and virtual memory sharing one memory (ECD, IFS; Figures
+    /// 1-6, Tables 2-4) under every arbiter.
+    Nelson(ExperimentArgs),
+    /// Silvers 2000 (UBC): Table 1's dd series, split vs unified cache (simulated).
+    Ubc(ExperimentArgs),
 }
 
 /// Options every experiment takes.
@@ -57,14 +62,16 @@ pub fn run(cmd: ExperimentCommand) -> Result<()> {
         ExperimentCommand::KotzEllis(a) => kotz(a),
         ExperimentCommand::XmfCleaning(a) => xmf(a),
         ExperimentCommand::BurnettOrdering(a) => burnett(a),
+        ExperimentCommand::Nelson(a) => crate::nelson_cmd::run(a),
+        ExperimentCommand::Ubc(a) => crate::ubc_cmd::run(a),
     }
 }
 
-fn prepare(dir: &Path) -> Result<()> {
+pub(crate) fn prepare(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))
 }
 
-fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> Result<()> {
+pub(crate) fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> Result<()> {
     let mut w = csv::Writer::from_writer(Vec::new());
     for r in rows {
         w.serialize(r)?;
@@ -73,7 +80,7 @@ fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> Result<()> {
     util::write_atomic(path, &bytes)
 }
 
-fn json_lines<T: Serialize>(rows: &[T]) -> Result<String> {
+pub(crate) fn json_lines<T: Serialize>(rows: &[T]) -> Result<String> {
     let mut out = String::new();
     for r in rows {
         out.push_str(&serde_json::to_string(r)?);

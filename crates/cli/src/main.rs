@@ -14,9 +14,11 @@ mod dust_cmd;
 mod experiment_cmd;
 mod input;
 mod mrc_cmd;
+mod nelson_cmd;
 mod plot;
 mod replay_cmd;
 mod trace_cmd;
+mod ubc_cmd;
 mod util;
 
 use std::process::ExitCode;

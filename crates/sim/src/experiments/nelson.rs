@@ -179,7 +179,7 @@ pub fn ifs_config(arbiter: ArbiterSpec) -> MemoryConfig {
 
 /// Every ECD run: (memory, fixed size or none, arbiter), in a fixed order.
 fn ecd_specs(quick: bool) -> Vec<(f64, Option<f64>, ArbiterSpec)> {
-    let memories: &[f64] = if quick { &[10.0, 16.0] } else { &MEMORY_MB };
+    let memories: &[f64] = if quick { &[16.0] } else { &MEMORY_MB };
     let mut specs = Vec::new();
     for &m in memories {
         for &f in &FIXED_MB {

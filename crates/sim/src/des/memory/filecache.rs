@@ -14,7 +14,7 @@ use super::super::time::VTime;
 use super::workload::FileNo;
 
 /// A block's key for the arbiter: `file << 32 | block`.
-pub(super) fn block_key(file: FileNo, block: u32) -> u64 {
+pub(crate) fn block_key(file: FileNo, block: u32) -> u64 {
     (u64::from(file) << 32) | u64::from(block)
 }
 
@@ -26,7 +26,7 @@ struct Entry {
 
 /// The cached blocks.
 #[derive(Debug, Default)]
-pub(super) struct FileCache {
+pub(crate) struct FileCache {
     entries: HashMap<u64, Entry>,
     lru: BTreeMap<(VTime, u64), u64>,
     seq: u64,
@@ -54,6 +54,16 @@ impl FileCache {
         }
         self.lru.insert(e.stamp, key);
         true
+    }
+
+    /// The cached keys, least recently used first.
+    pub fn keys(&self) -> impl Iterator<Item = u64> + '_ {
+        self.lru.values().copied()
+    }
+
+    /// Whether `key` is cached (without counting an access).
+    pub fn contains(&self, key: u64) -> bool {
+        self.entries.contains_key(&key)
     }
 
     /// Whether a miss on `key` is a refault (the block was cached before).

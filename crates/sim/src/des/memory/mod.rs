@@ -24,7 +24,7 @@
 
 pub mod config;
 pub mod ecd;
-mod filecache;
+pub(crate) mod filecache;
 pub mod ifs;
 mod machine;
 pub mod report;
