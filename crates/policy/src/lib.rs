@@ -86,6 +86,7 @@ policies! {
     S3Fifo => s3fifo::S3Fifo,
     Sieve => sieve::Sieve,
     WTinyLfu => wtinylfu::WTinyLfu,
+    Hyperbolic => hyperbolic::Hyperbolic,
     Toss => toss::Toss,
     Linux => linux::Linux,
     Belady => belady::Belady,

@@ -27,7 +27,9 @@
 //! it is due for `Am`.
 //!
 //! libCacheSim's `TwoQ` uses `Ain` = 25% and `Aout` = 50% of the cache size as well, but
-//! sizes its ghost in bytes; unit-mode results should coincide.
+//! sizes its ghost in bytes; unit-mode results should coincide. Both partitions are
+//! truncated to whole units (`kin * capacity` rounded down), as libCacheSim's integer
+//! assignment does, so that capacities such as 2,449 give the same `A1in` in both tools.
 //!
 //! The victim list is exact without simulation only if we repeat the queue choice as
 //! queue sizes shrink, so it is computed on a copy ([`crate::victims_by_simulation`]).
@@ -66,7 +68,8 @@ impl TwoQ {
     /// 2Q for `capacity` units with `A1in` = `kin` and `A1out` = `kout` of the capacity.
     pub fn new(capacity: u64, kin: f64, kout: f64) -> Self {
         let frames = crate::prealloc_frames(capacity);
-        let kout_entries = (kout * crate::entry_bound(capacity) as f64).round() as usize;
+        // Partitions are truncated to whole units, as libCacheSim sizes them.
+        let kout_entries = (kout * crate::entry_bound(capacity) as f64) as usize;
         TwoQ {
             links: Links::with_capacity(frames),
             a1in: List::new(),
@@ -75,9 +78,9 @@ impl TwoQ {
             size: vec![0; frames],
             keys: vec![0; frames],
             a1in_units: 0,
-            kin_units: (kin * capacity as f64).round() as u64,
+            kin_units: (kin * capacity as f64) as u64,
             a1out: GhostList::new(kout_entries),
-            kout_units: (kout * capacity as f64).round() as u64,
+            kout_units: (kout * capacity as f64) as u64,
             promote: None,
         }
     }

@@ -84,22 +84,28 @@ fn trace() -> impl Strategy<Value = Vec<u64>> {
     })
 }
 
+/// Policies whose parameters choose their hit path, with the non-default choice.
+const PATH_PARAMS: &[&str] = &["gclock:max=5", "hyperbolic:insertion_age=true"];
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
     #[test]
     fn every_policy_keeps_the_hit_path_it_declares(keys in trace(), capacity in 2usize..24) {
-        for info in POLICIES {
-            let deferred = match build(info.name, capacity).hit_path() {
+        // every registered policy with its defaults, and the parameters that change a
+        // policy's hit path
+        let specs = POLICIES.iter().map(|i| i.name).chain(PATH_PARAMS.iter().copied());
+        for name in specs {
+            let deferred = match build(name, capacity).hit_path() {
                 HitPath::Ignore => Report::Deferred { cap: 0 },
                 HitPath::Counter { cap } => Report::Deferred { cap },
                 // Reported one by one and in order, as they happen: nothing to check.
                 HitPath::Ordered | HitPath::Offline => continue,
             };
             prop_assert_eq!(
-                evictions(build(info.name, capacity), capacity, &keys, Report::Each),
-                evictions(build(info.name, capacity), capacity, &keys, deferred),
-                "{} declares {:?}", info.name, build(info.name, capacity).hit_path()
+                evictions(build(name, capacity), capacity, &keys, Report::Each),
+                evictions(build(name, capacity), capacity, &keys, deferred),
+                "{} declares {:?}", name, build(name, capacity).hit_path()
             );
         }
     }
@@ -116,7 +122,7 @@ fn ordered_policies_would_fail_the_counter_check() {
         x ^= x << 17;
         x
     };
-    for name in ["lru", "mru", "arc", "twoq", "lirs", "lruk"] {
+    for name in ["lru", "mru", "arc", "twoq", "lirs", "lruk", "hyperbolic"] {
         assert_eq!(build(name, 4).hit_path(), HitPath::Ordered, "{name}");
         let told_apart = (0..500).any(|_| {
             let keys: Vec<u64> = (0..60).map(|_| next() % 7).collect();
@@ -131,6 +137,10 @@ fn ordered_policies_would_fail_the_counter_check() {
     assert_eq!(
         build("gclock:max=5", 4).hit_path(),
         HitPath::Counter { cap: 5 }
+    );
+    assert_eq!(
+        build("hyperbolic:insertion_age=true", 4).hit_path(),
+        HitPath::Counter { cap: 255 }
     );
     assert_eq!(build("belady", 4).hit_path(), HitPath::Offline);
 }

@@ -1,7 +1,7 @@
 //! One test per data-loss race, deadlock and wrong error an audit found in the pool's
 //! length and lifecycle paths (`set_len`, `close`, `O_DIRECT` trims). Races are provoked by
 //! repetition with an eager flusher and a churning second thread; hangs are caught by a
-//! watchdog that fails the test within seconds. `tests/chaos.rs` is the broad net; these
+//! watchdog that fails the test within seconds. `tests/chaos/` is the broad net; these
 //! pin down each finding.
 
 use std::path::Path;

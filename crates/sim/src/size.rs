@@ -11,7 +11,9 @@
 //!   footprint, the summed size of its distinct objects (byte mode). A number with a decimal
 //!   point is always a fraction, so `1.0` is the whole working set while `1` is one unit.
 //!
-//! A fraction is rounded to the nearest unit and never below one unit.
+//! A fraction is truncated to whole units, as libCacheSim does (`(uint64_t)(wss * f)`), so
+//! that sizes given as fractions name the same capacities in both tools; never below one
+//! unit.
 
 use std::fmt;
 use std::str::FromStr;
@@ -180,7 +182,8 @@ impl CacheSize {
                 } else {
                     working_set.bytes
                 };
-                ((f * total as f64).round() as u64).max(1)
+                // truncation, libCacheSim's convention (see the module documentation)
+                ((f * total as f64) as u64).max(1)
             }
         };
         if units == 0 {
@@ -297,5 +300,19 @@ mod tests {
             r("1MiB", true),
             Err(SizeError::BytesInUnitMode { .. })
         ));
+    }
+
+    #[test]
+    fn fractions_truncate_like_libcachesim() {
+        // the shared CloudPhysics trace's 48,974 objects: libCacheSim's `(uint64_t)(wss * f)`
+        let ws = WorkingSet {
+            objects: 48_974,
+            bytes: 0,
+        };
+        let r = |s: &str| CacheSize::parse(s).unwrap().resolve(true, ws).unwrap();
+        assert_eq!(r("0.05"), 2448, "2448.7 truncates");
+        assert_eq!(r("0.2"), 9794, "9794.8 truncates");
+        assert_eq!(r("0.4"), 19589, "19589.6 truncates");
+        assert_eq!(r("1.0"), 48_974);
     }
 }
