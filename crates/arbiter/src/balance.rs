@@ -17,8 +17,8 @@
 //! belongs to), so there is no exchange rate to tune. Unlike Sprite's ages, it does not
 //! matter how long a page was idle — only whether giving it up was a mistake.
 //!
-//! Cost per decision: O(consumers); per miss O(1) plus, on a ghost hit, O(memory) to
-//! count ghost lists (rare: only on refaults).
+//! Cost per decision: O(consumers); per miss and eviction O(1) (ghost lists count their
+//! entries as they change).
 
 use crate::shadow::Shadows;
 use crate::{best_by, Arbiter, ConsumerId, ConsumerView};

@@ -51,7 +51,9 @@ impl RefaultCost {
             cost: vec![0.0; n],
             credit: vec![0.0; n],
             evictions: 0,
-            shadows: Shadows::new(usize::try_from(memory_pages.saturating_mul(2)).unwrap_or(usize::MAX)),
+            shadows: Shadows::new(
+                usize::try_from(memory_pages.saturating_mul(2)).unwrap_or(usize::MAX),
+            ),
             workingset_refaults: vec![0; n],
         }
     }
@@ -117,7 +119,13 @@ impl Arbiter for RefaultCost {
         Some(victim)
     }
 
-    fn note_eviction(&mut self, consumer: ConsumerId, key: u64, dirty: bool, consumers: &[ConsumerView]) {
+    fn note_eviction(
+        &mut self,
+        consumer: ConsumerId,
+        key: u64,
+        dirty: bool,
+        consumers: &[ConsumerView],
+    ) {
         self.shadows.insert(consumer, key, self.evictions);
         self.evictions += 1;
         if dirty {

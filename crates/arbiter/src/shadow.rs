@@ -10,6 +10,8 @@ pub(crate) struct Shadows {
     stamps: HashMap<(usize, u64), u64>,
     order: VecDeque<(usize, u64, u64)>,
     capacity: usize,
+    /// Entries remembered per consumer, kept as entries come and go.
+    live: Vec<usize>,
 }
 
 impl Shadows {
@@ -19,6 +21,7 @@ impl Shadows {
             stamps: HashMap::new(),
             order: VecDeque::new(),
             capacity: capacity.max(1),
+            live: Vec::new(),
         }
     }
 
@@ -30,23 +33,28 @@ impl Shadows {
             // later stamp and its own place in the ring).
             if self.stamps.get(&(c, k)) == Some(&s) {
                 self.stamps.remove(&(c, k));
+                self.live[c] -= 1;
             }
         }
-        self.stamps.insert((consumer, key), stamp);
+        if self.live.len() <= consumer {
+            self.live.resize(consumer + 1, 0);
+        }
+        if self.stamps.insert((consumer, key), stamp).is_none() {
+            self.live[consumer] += 1;
+        }
         self.order.push_back((consumer, key, stamp));
     }
 
     /// The stamp of `consumer`'s `key`, forgetting it (a page refaults once per eviction).
     pub fn take(&mut self, consumer: usize, key: u64) -> Option<u64> {
-        self.stamps.remove(&(consumer, key))
+        let stamp = self.stamps.remove(&(consumer, key))?;
+        self.live[consumer] -= 1;
+        Some(stamp)
     }
 
-    /// Entries remembered for `consumer` (counts the ring; O(capacity)).
+    /// Entries remembered for `consumer`.
     pub fn count(&self, consumer: usize) -> usize {
-        self.order
-            .iter()
-            .filter(|&&(c, k, s)| c == consumer && self.stamps.get(&(c, k)) == Some(&s))
-            .count()
+        self.live.get(consumer).copied().unwrap_or(0)
     }
 }
 
@@ -63,7 +71,8 @@ mod tests {
         assert_eq!(s.take(0, 1), Some(12));
         s.insert(1, 3, 13); // drops (2, 11)
         assert_eq!(s.take(0, 2), None);
-        assert_eq!(s.count(1), 1);
+        assert_eq!((s.count(0), s.count(1)), (0, 1));
         assert_eq!(s.take(1, 3), Some(13));
+        assert_eq!((s.count(0), s.count(1), s.count(7)), (0, 0, 0));
     }
 }

@@ -123,9 +123,9 @@ impl ArbiterSpec {
             ArbiterSpec::Fixed { file_pages } => {
                 Box::new(FixedSplit::new(file_pages, memory_pages, kinds.to_vec()))
             }
-            ArbiterSpec::Age { penalty_s } => {
-                Box::new(OldestPage::new((penalty_s * ticks_per_s as f64).round() as u64))
-            }
+            ArbiterSpec::Age { penalty_s } => Box::new(OldestPage::new(
+                (penalty_s * ticks_per_s as f64).round() as u64,
+            )),
             ArbiterSpec::Refault { swappiness } => {
                 Box::new(RefaultCost::new(swappiness, memory_pages, kinds.to_vec()))
             }
@@ -221,19 +221,38 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        for s in ["fixed:128", "sprite", "penalty:120", "refault:60", "balance"] {
+        for s in [
+            "fixed:128",
+            "sprite",
+            "penalty:120",
+            "refault:60",
+            "balance",
+        ] {
             let spec: ArbiterSpec = s.parse().unwrap();
             assert_eq!(spec.to_string(), s);
         }
-        assert_eq!("refault".parse::<ArbiterSpec>().unwrap(), ArbiterSpec::LINUX);
+        assert_eq!(
+            "refault".parse::<ArbiterSpec>().unwrap(),
+            ArbiterSpec::LINUX
+        );
         assert_eq!(ArbiterSpec::Age { penalty_s: 120.0 }.label(), "penalty-120");
     }
 
     #[test]
     fn bad_input_is_a_typed_error() {
-        for s in ["penalty:-5", "penalty:1e9", "penalty:NaN", "penalty:x", "fixed:", "refault:300"] {
+        for s in [
+            "penalty:-5",
+            "penalty:1e9",
+            "penalty:NaN",
+            "penalty:x",
+            "fixed:",
+            "refault:300",
+        ] {
             assert!(
-                matches!(s.parse::<ArbiterSpec>(), Err(ArbiterError::BadParameter { .. })),
+                matches!(
+                    s.parse::<ArbiterSpec>(),
+                    Err(ArbiterError::BadParameter { .. })
+                ),
                 "{s}"
             );
         }
@@ -242,8 +261,13 @@ mod tests {
             Err(ArbiterError::UnknownName { .. })
         ));
         assert_eq!(
-            ArbiterSpec::Fixed { file_pages: 10 }.build(10, &[Kind::File, Kind::Memory], 1).unwrap_err(),
-            ArbiterError::SplitTooLarge { file_pages: 10, memory_pages: 10 }
+            ArbiterSpec::Fixed { file_pages: 10 }
+                .build(10, &[Kind::File, Kind::Memory], 1)
+                .unwrap_err(),
+            ArbiterError::SplitTooLarge {
+                file_pages: 10,
+                memory_pages: 10
+            }
         );
     }
 }

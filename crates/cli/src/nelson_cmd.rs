@@ -66,7 +66,9 @@ pub fn run(a: ExperimentArgs) -> Result<()> {
 }
 
 fn ecd<'a>(r: &'a NelsonResults, arbiter: &'a str) -> impl Iterator<Item = &'a EcdPoint> + 'a {
-    r.ecd.iter().filter(move |p| p.arbiter == arbiter && p.finished)
+    r.ecd
+        .iter()
+        .filter(move |p| p.arbiter == arbiter && p.finished)
 }
 
 fn ifs<'a>(r: &'a NelsonResults, arbiter: &'a str) -> impl Iterator<Item = &'a IfsPoint> + 'a {
@@ -85,14 +87,26 @@ fn memories(r: &NelsonResults) -> Vec<f64> {
 }
 
 fn variable_labels() -> Vec<String> {
-    nelson::variable_arbiters().iter().map(|a| a.label()).collect()
+    nelson::variable_arbiters()
+        .iter()
+        .map(|a| a.label())
+        .collect()
 }
 
 fn figures(a: &ExperimentArgs, r: &NelsonResults) -> Result<Vec<PathBuf>> {
     let mut written = Vec::new();
     let mut draw = |file: &str, title: &str, x_desc: &str, y_desc: &str, series: Vec<Series>| {
         let path = a.out.join(file);
-        plot::write_svg(&path, &Chart { title, x_desc, y_desc, series, y_max: None })?;
+        plot::write_svg(
+            &path,
+            &Chart {
+                title,
+                x_desc,
+                y_desc,
+                series,
+                y_max: None,
+            },
+        )?;
         written.push(path);
         anyhow::Ok(())
     };
@@ -111,8 +125,20 @@ fn figures(a: &ExperimentArgs, r: &NelsonResults) -> Result<Vec<PathBuf>> {
             })
             .collect()
     };
-    draw("fig1-elapsed.svg", "Figure 1a: ECD elapsed time, fixed-size caches", "file cache (MB)", "elapsed (s)", by_memory(|p| p.elapsed_s))?;
-    draw("fig1-server.svg", "Figure 1b: ECD server utilization, fixed-size caches", "file cache (MB)", "server utilization (%)", by_memory(|p| 100.0 * p.server_utilization))?;
+    draw(
+        "fig1-elapsed.svg",
+        "Figure 1a: ECD elapsed time, fixed-size caches",
+        "file cache (MB)",
+        "elapsed (s)",
+        by_memory(|p| p.elapsed_s),
+    )?;
+    draw(
+        "fig1-server.svg",
+        "Figure 1b: ECD server utilization, fixed-size caches",
+        "file cache (MB)",
+        "server utilization (%)",
+        by_memory(|p| 100.0 * p.server_utilization),
+    )?;
     // Figure 2: traffic against the fixed cache size at the largest memory.
     let largest = memories(r).last().copied().unwrap_or(16.0);
     let traffic = |metric: fn(&EcdPoint) -> f64| -> Vec<(f64, f64)> {
@@ -138,36 +164,118 @@ fn figures(a: &ExperimentArgs, r: &NelsonResults) -> Result<Vec<PathBuf>> {
     let against_memory = |labels: &[String], metric: fn(&EcdPoint) -> f64| -> Vec<Series> {
         labels
             .iter()
-            .map(|l| Series::line(l.clone(), ecd(r, l).map(|p| (p.memory_mb, metric(p))).collect()))
+            .map(|l| {
+                Series::line(
+                    l.clone(),
+                    ecd(r, l).map(|p| (p.memory_mb, metric(p))).collect(),
+                )
+            })
             .collect()
     };
     let fig3 = vec!["sprite".to_string(), smallest.clone()];
-    draw("fig3-elapsed.svg", "Figure 3a: ECD elapsed time, variable vs smallest fixed", "client memory (MB)", "elapsed (s)", against_memory(&fig3, |p| p.elapsed_s))?;
-    draw("fig3-server.svg", "Figure 3b: ECD server utilization, variable vs smallest fixed", "client memory (MB)", "server utilization (%)", against_memory(&fig3, |p| 100.0 * p.server_utilization))?;
+    draw(
+        "fig3-elapsed.svg",
+        "Figure 3a: ECD elapsed time, variable vs smallest fixed",
+        "client memory (MB)",
+        "elapsed (s)",
+        against_memory(&fig3, |p| p.elapsed_s),
+    )?;
+    draw(
+        "fig3-server.svg",
+        "Figure 3b: ECD server utilization, variable vs smallest fixed",
+        "client memory (MB)",
+        "server utilization (%)",
+        against_memory(&fig3, |p| 100.0 * p.server_utilization),
+    )?;
     let mut fig4 = against_memory(&fig3, |p| p.fs_mb);
     fig4.extend(against_memory(&fig3, |p| p.vm_mb));
     fig4.extend(against_memory(&fig3, |p| p.total_mb));
-    for (s, what) in fig4.iter_mut().zip(["FS", "FS", "VM", "VM", "total", "total"]) {
+    for (s, what) in fig4
+        .iter_mut()
+        .zip(["FS", "FS", "VM", "VM", "total", "total"])
+    {
         s.label = format!("{what} {}", s.label);
     }
-    draw("fig4-traffic.svg", "Figure 4: ECD MB transferred, variable vs smallest fixed", "client memory (MB)", "MB transferred", fig4)?;
-    let penalties: Vec<String> = variable_labels().into_iter().take(nelson::PENALTIES_S.len()).collect();
-    draw("fig5-elapsed.svg", "Figure 5a: ECD elapsed time with penalties", "client memory (MB)", "elapsed (s)", against_memory(&penalties, |p| p.elapsed_s))?;
-    draw("fig5-server.svg", "Figure 5b: ECD server utilization with penalties", "client memory (MB)", "server utilization (%)", against_memory(&penalties, |p| 100.0 * p.server_utilization))?;
-    draw("fig6-vm.svg", "Figure 6a: ECD VM traffic with penalties", "client memory (MB)", "MB transferred", against_memory(&penalties, |p| p.vm_mb))?;
-    draw("fig6-fs.svg", "Figure 6b: ECD file traffic with penalties", "client memory (MB)", "MB transferred", against_memory(&penalties, |p| p.fs_mb))?;
-    draw("fig6-total.svg", "Figure 6c: ECD total traffic with penalties", "client memory (MB)", "MB transferred", against_memory(&penalties, |p| p.total_mb))?;
+    draw(
+        "fig4-traffic.svg",
+        "Figure 4: ECD MB transferred, variable vs smallest fixed",
+        "client memory (MB)",
+        "MB transferred",
+        fig4,
+    )?;
+    let penalties: Vec<String> = variable_labels()
+        .into_iter()
+        .take(nelson::PENALTIES_S.len())
+        .collect();
+    draw(
+        "fig5-elapsed.svg",
+        "Figure 5a: ECD elapsed time with penalties",
+        "client memory (MB)",
+        "elapsed (s)",
+        against_memory(&penalties, |p| p.elapsed_s),
+    )?;
+    draw(
+        "fig5-server.svg",
+        "Figure 5b: ECD server utilization with penalties",
+        "client memory (MB)",
+        "server utilization (%)",
+        against_memory(&penalties, |p| 100.0 * p.server_utilization),
+    )?;
+    draw(
+        "fig6-vm.svg",
+        "Figure 6a: ECD VM traffic with penalties",
+        "client memory (MB)",
+        "MB transferred",
+        against_memory(&penalties, |p| p.vm_mb),
+    )?;
+    draw(
+        "fig6-fs.svg",
+        "Figure 6b: ECD file traffic with penalties",
+        "client memory (MB)",
+        "MB transferred",
+        against_memory(&penalties, |p| p.fs_mb),
+    )?;
+    draw(
+        "fig6-total.svg",
+        "Figure 6c: ECD total traffic with penalties",
+        "client memory (MB)",
+        "MB transferred",
+        against_memory(&penalties, |p| p.total_mb),
+    )?;
     let mut all = variable_labels();
     all.push(smallest);
-    draw("arbiters-ecd.svg", "ECD elapsed time under every arbiter", "client memory (MB)", "elapsed (s)", against_memory(&all, |p| p.elapsed_s))?;
+    draw(
+        "arbiters-ecd.svg",
+        "ECD elapsed time under every arbiter",
+        "client memory (MB)",
+        "elapsed (s)",
+        against_memory(&all, |p| p.elapsed_s),
+    )?;
     let by_sleep = |metric: fn(&IfsPoint) -> f64| -> Vec<Series> {
         variable_labels()
             .iter()
-            .map(|l| Series::line(l.clone(), ifs(r, l).map(|p| (p.sleep_s, metric(p))).collect()))
+            .map(|l| {
+                Series::line(
+                    l.clone(),
+                    ifs(r, l).map(|p| (p.sleep_s, metric(p))).collect(),
+                )
+            })
             .collect()
     };
-    draw("arbiters-ifs-response.svg", "IFS mean interactive response under every arbiter", "sleep interval (s)", "mean response (s)", by_sleep(|p| p.response_mean_s))?;
-    draw("arbiters-ifs-sort.svg", "IFS sort time under every arbiter", "sleep interval (s)", "sort time (s)", by_sleep(|p| p.sort_s))?;
+    draw(
+        "arbiters-ifs-response.svg",
+        "IFS mean interactive response under every arbiter",
+        "sleep interval (s)",
+        "mean response (s)",
+        by_sleep(|p| p.response_mean_s),
+    )?;
+    draw(
+        "arbiters-ifs-sort.svg",
+        "IFS sort time under every arbiter",
+        "sleep interval (s)",
+        "sort time (s)",
+        by_sleep(|p| p.sort_s),
+    )?;
     Ok(written)
 }
 
@@ -176,7 +284,24 @@ fn strings(cells: &[&str]) -> Vec<String> {
 }
 
 fn ifs_table(r: &NelsonResults, arbiter: &str, paper: &[[f64; 9]; 4]) -> String {
-    let header = strings(&["sleep s", "resp min", "max", "avg", "p90", "sort s", "deg", "page ins", "page outs", "cache KB min", "max", "paper: resp avg", "sort s", "ins", "outs", "cache KB max"]);
+    let header = strings(&[
+        "sleep s",
+        "resp min",
+        "max",
+        "avg",
+        "p90",
+        "sort s",
+        "deg",
+        "page ins",
+        "page outs",
+        "cache KB min",
+        "max",
+        "paper: resp avg",
+        "sort s",
+        "ins",
+        "outs",
+        "cache KB max",
+    ]);
     let rows: Vec<Vec<String>> = ifs(r, arbiter)
         .map(|p| {
             let paper_row = paper.iter().find(|row| row[0] == p.sleep_s);
@@ -194,7 +319,13 @@ fn ifs_table(r: &NelsonResults, arbiter: &str, paper: &[[f64; 9]; 4]) -> String 
                 p.cache_max_kb.to_string(),
             ];
             row.extend(match paper_row {
-                Some(q) => vec![format!("{}", q[3]), format!("{}", q[4]), format!("{}", q[5]), format!("{}", q[6]), format!("{}", q[8])],
+                Some(q) => vec![
+                    format!("{}", q[3]),
+                    format!("{}", q[4]),
+                    format!("{}", q[5]),
+                    format!("{}", q[6]),
+                    format!("{}", q[8]),
+                ],
                 None => vec![String::new(); 5],
             });
             row
@@ -207,7 +338,20 @@ fn ifs_table(r: &NelsonResults, arbiter: &str, paper: &[[f64; 9]; 4]) -> String 
 fn tables(r: &NelsonResults) -> String {
     let mut out = String::new();
     out.push_str("Table 2: ECD under Sprite's negotiation (ours | paper)\n\n");
-    let header = strings(&["memory MB", "cache min MB", "max", "FS asks VM", "satisfied", "VM asks FS", "satisfied", "paper: max", "FS asks", "sat", "VM asks", "sat"]);
+    let header = strings(&[
+        "memory MB",
+        "cache min MB",
+        "max",
+        "FS asks VM",
+        "satisfied",
+        "VM asks FS",
+        "satisfied",
+        "paper: max",
+        "FS asks",
+        "sat",
+        "VM asks",
+        "sat",
+    ]);
     let rows: Vec<Vec<String>> = ecd(r, "sprite")
         .map(|p| {
             let q = PAPER_TABLE_2.iter().find(|q| q[0] == p.memory_mb);
@@ -239,7 +383,14 @@ fn tables(r: &NelsonResults) -> String {
     let mems = memories(r);
     let mut header = vec!["arbiter".to_string()];
     header.extend(mems.iter().map(|m| format!("{m} MB")));
-    header.extend(strings(&["VM refaults", "FS refaults", "page ins", "page outs", "FS MB", "VM MB"]));
+    header.extend(strings(&[
+        "VM refaults",
+        "FS refaults",
+        "page ins",
+        "page outs",
+        "FS MB",
+        "VM MB",
+    ]));
     let mut labels: Vec<String> = FIXED_MB.iter().map(|&f| fixed_label(f)).collect();
     labels.extend(variable_labels());
     let rows: Vec<Vec<String>> = labels
@@ -247,13 +398,17 @@ fn tables(r: &NelsonResults) -> String {
         .map(|l| {
             let mut row = vec![l.clone()];
             for &m in &mems {
-                row.push(match r.ecd.iter().find(|p| &p.arbiter == l && p.memory_mb == m) {
-                    Some(p) if p.finished => format!("{:.1}", p.elapsed_s),
-                    Some(_) => "thrash".into(),
-                    None => String::new(),
-                });
+                row.push(
+                    match r.ecd.iter().find(|p| &p.arbiter == l && p.memory_mb == m) {
+                        Some(p) if p.finished => format!("{:.1}", p.elapsed_s),
+                        Some(_) => "thrash".into(),
+                        None => String::new(),
+                    },
+                );
             }
-            let sum = |f: fn(&EcdPoint) -> f64| -> f64 { r.ecd.iter().filter(|p| &p.arbiter == l).map(f).sum() };
+            let sum = |f: fn(&EcdPoint) -> f64| -> f64 {
+                r.ecd.iter().filter(|p| &p.arbiter == l).map(f).sum()
+            };
             row.extend([
                 format!("{}", sum(|p| p.vm_refaults as f64)),
                 format!("{}", sum(|p| p.fs_refaults as f64)),
@@ -267,8 +422,24 @@ fn tables(r: &NelsonResults) -> String {
         .collect();
     out.push_str(&util::table(&header, &rows));
     out.push_str("(refaults, page-ins, page-outs and MB are totals over the memory sizes)\n");
-    out.push_str("\nEvery arbiter, IFS (per sleep interval: mean / p90 / max response s, sort s)\n\n");
-    let header = strings(&["arbiter", "sleep s", "resp mean", "p90", "max", "sort s", "page ins", "page outs", "VM refaults", "FS reads", "FS writes", "FS refaults", "cache KB max"]);
+    out.push_str(
+        "\nEvery arbiter, IFS (per sleep interval: mean / p90 / max response s, sort s)\n\n",
+    );
+    let header = strings(&[
+        "arbiter",
+        "sleep s",
+        "resp mean",
+        "p90",
+        "max",
+        "sort s",
+        "page ins",
+        "page outs",
+        "VM refaults",
+        "FS reads",
+        "FS writes",
+        "FS refaults",
+        "cache KB max",
+    ]);
     let rows: Vec<Vec<String>> = variable_labels()
         .iter()
         .flat_map(|l| ifs(r, l).collect::<Vec<_>>())

@@ -45,7 +45,18 @@ pub fn run(a: ExperimentArgs) -> Result<()> {
         return util::emit(&json_lines(&points)?);
     }
     let header: Vec<String> = [
-        "row", "input", "output", "MB", "design", "dev reads", "dev writes", "copies", "held MB", "held twice MB", "time s", "paper s",
+        "row",
+        "input",
+        "output",
+        "MB",
+        "design",
+        "dev reads",
+        "dev writes",
+        "copies",
+        "held MB",
+        "held twice MB",
+        "time s",
+        "paper s",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -71,6 +82,10 @@ pub fn run(a: ExperimentArgs) -> Result<()> {
         .collect();
     let mut out = String::from("UBC Table 1 (dd series), simulated; counts in 64 KB blocks\n\n");
     out.push_str(&util::table(&header, &rows));
-    out.push_str(&format!("\nfiles:\n  {}\n  {}\n", csv.display(), figure.display()));
+    out.push_str(&format!(
+        "\nfiles:\n  {}\n  {}\n",
+        csv.display(),
+        figure.display()
+    ));
     util::emit(&out)
 }

@@ -238,11 +238,20 @@ fn nelson_quick_writes_every_table_and_figure() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().to_str().unwrap();
     let summary = ok(&["experiment", "nelson", "--quick", "--out", out]);
-    for heading in ["Table 2:", "Table 3:", "Table 4:", "Every arbiter, ECD", "Every arbiter, IFS"] {
+    for heading in [
+        "Table 2:",
+        "Table 3:",
+        "Table 4:",
+        "Every arbiter, ECD",
+        "Every arbiter, IFS",
+    ] {
         assert!(summary.contains(heading), "{heading} missing:\n{summary}");
     }
     // The paper's numbers are printed beside ours (Table 3, 30 s: 15.8 s mean response).
-    assert!(summary.contains("15.8") && summary.contains("96.3"), "{summary}");
+    assert!(
+        summary.contains("15.8") && summary.contains("96.3"),
+        "{summary}"
+    );
     let files = files_in(dir.path());
     for f in [
         "nelson-ecd.csv",
@@ -275,12 +284,27 @@ fn ubc_prints_table_1_beside_the_paper() {
     let rows = json_lines(&ok(&["experiment", "ubc", "--json", "--out", out]));
     assert_eq!(rows.len(), 2 * 10);
     for r in &rows {
-        for field in ["row", "layout", "device_reads", "device_writes", "copies", "held_mb", "held_twice_mb", "time_s", "paper_s"] {
+        for field in [
+            "row",
+            "layout",
+            "device_reads",
+            "device_writes",
+            "copies",
+            "held_mb",
+            "held_twice_mb",
+            "time_s",
+            "paper_s",
+        ] {
             assert!(r.get(field).is_some(), "{field} missing in {r}");
         }
     }
     let summary = ok(&["experiment", "ubc", "--out", out]);
-    assert!(summary.contains("resident file") && summary.contains("193"), "{summary}");
+    assert!(
+        summary.contains("resident file") && summary.contains("193"),
+        "{summary}"
+    );
     let files = files_in(dir.path());
-    assert!(files.contains(&"ubc-sim.csv".to_string()) && files.contains(&"ubc-time.svg".to_string()));
+    assert!(
+        files.contains(&"ubc-sim.csv".to_string()) && files.contains(&"ubc-time.svg".to_string())
+    );
 }

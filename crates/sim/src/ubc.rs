@@ -220,14 +220,20 @@ mod tests {
         // Mapping the same 3 pages: copied from the buffer cache, held twice.
         split.touch_mapped(0, 0, 3);
         let s = split.end_step();
-        assert_eq!((s.device_reads, s.copies, s.held_pages, s.held_twice), (0, 3, 6, 3));
+        assert_eq!(
+            (s.device_reads, s.copies, s.held_pages, s.held_twice),
+            (0, 3, 6, 3)
+        );
 
         let mut unified = UbcCache::new(Layout::Unified, MACHINE);
         unified.read(0, 0, 3);
         unified.end_step();
         unified.touch_mapped(0, 0, 3);
         let s = unified.end_step();
-        assert_eq!((s.device_reads, s.copies, s.held_pages, s.held_twice), (0, 0, 3, 0));
+        assert_eq!(
+            (s.device_reads, s.copies, s.held_pages, s.held_twice),
+            (0, 0, 3, 0)
+        );
     }
 
     #[test]

@@ -50,7 +50,10 @@ fn ecd_the_smallest_fixed_cache_wins_and_the_variable_cache_matches_it() {
         }
         // ... and the largest is clearly slower, because the VM pages more (Figure 2).
         let largest = fixed_points.last().unwrap();
-        assert!(largest.elapsed_s > 1.03 * smallest.elapsed_s, "{memory_mb} MB");
+        assert!(
+            largest.elapsed_s > 1.03 * smallest.elapsed_s,
+            "{memory_mb} MB"
+        );
         assert!(largest.vm_mb > smallest.vm_mb, "{memory_mb} MB");
         // Section 5.1: the variable-size cache is about as good as the best fixed one
         // (Figure 3), while its size moves between the minimum and much more (Table 2).
@@ -109,7 +112,13 @@ fn ifs_without_penalty_response_grows_with_sleep_and_the_penalty_fixes_it() {
     for (p, q) in penalty.iter().zip(&plain) {
         assert!(p.response_max_s < 0.2, "{p:?}");
         assert_eq!((p.page_ins, p.page_outs), (0, 0), "{p:?}");
-        assert!(p.sort_s <= q.sort_s, "sleep {}: {} > {}", p.sleep_s, p.sort_s, q.sort_s);
+        assert!(
+            p.sort_s <= q.sort_s,
+            "sleep {}: {} > {}",
+            p.sleep_s,
+            p.sort_s,
+            q.sort_s
+        );
     }
     assert!(penalty[3].sort_s < plain[3].sort_s);
 }

@@ -57,22 +57,64 @@ pub struct Step {
     pub paper_s: Option<(f64, f64)>,
 }
 
-const fn step(input: &'static str, output: &'static str, kind: StepKind, size_mb: u32, paper: (f64, f64)) -> Step {
-    Step { input, output, kind, size_mb, paper_s: Some(paper) }
+const fn step(
+    input: &'static str,
+    output: &'static str,
+    kind: StepKind,
+    size_mb: u32,
+    paper: (f64, f64),
+) -> Step {
+    Step {
+        input,
+        output,
+        kind,
+        size_mb,
+        paper_s: Some(paper),
+    }
 }
 
 /// Table 1's rows, in order, then ours.
 pub const STEPS: [Step; 10] = [
     step("raw device", "/dev/null", StepKind::Raw, 1024, (72.8, 72.7)),
-    step("/dev/zero", "new file", StepKind::Write, 1024, (83.8, 193.0)),
-    step("/dev/zero", "overwrite file", StepKind::Write, 1024, (79.4, 186.6)),
-    step("non-resident file", "/dev/null", StepKind::Read, 1024, (72.7, 86.7)),
-    step("non-resident file", "/dev/null", StepKind::Read, 50, (3.6, 4.3)),
+    step(
+        "/dev/zero",
+        "new file",
+        StepKind::Write,
+        1024,
+        (83.8, 193.0),
+    ),
+    step(
+        "/dev/zero",
+        "overwrite file",
+        StepKind::Write,
+        1024,
+        (79.4, 186.6),
+    ),
+    step(
+        "non-resident file",
+        "/dev/null",
+        StepKind::Read,
+        1024,
+        (72.7, 86.7),
+    ),
+    step(
+        "non-resident file",
+        "/dev/null",
+        StepKind::Read,
+        50,
+        (3.6, 4.3),
+    ),
     step("resident file", "/dev/null", StepKind::Read, 50, (3.6, 0.8)),
     step("repeat above", "/dev/null", StepKind::Read, 50, (3.6, 0.8)),
     step("repeat above", "/dev/null", StepKind::Read, 50, (3.6, 0.8)),
     step("repeat above", "/dev/null", StepKind::Read, 50, (3.6, 0.8)),
-    Step { input: "resident file (mmap)", output: "memory", kind: StepKind::Map, size_mb: 50, paper_s: None },
+    Step {
+        input: "resident file (mmap)",
+        output: "memory",
+        kind: StepKind::Map,
+        size_mb: 50,
+        paper_s: None,
+    },
 ];
 
 /// One step under one design.
@@ -107,7 +149,12 @@ pub struct UbcPoint {
 /// Every step under both designs: split rows first.
 pub fn run() -> Vec<UbcPoint> {
     let designs = [
-        ("split", Layout::Split { buffer_pages: SPLIT_BUFFER_PAGES }),
+        (
+            "split",
+            Layout::Split {
+                buffer_pages: SPLIT_BUFFER_PAGES,
+            },
+        ),
         ("unified", Layout::Unified),
     ];
     let mut out = Vec::new();
@@ -135,7 +182,9 @@ pub fn run() -> Vec<UbcPoint> {
                 held_mb: mb(c.held_pages),
                 held_twice_mb: mb(c.held_twice),
                 time_s: c.time_s,
-                paper_s: s.paper_s.map(|(split, unified)| if name == "split" { split } else { unified }),
+                paper_s: s
+                    .paper_s
+                    .map(|(split, unified)| if name == "split" { split } else { unified }),
             });
         }
     }

@@ -70,9 +70,27 @@ impl Default for EcdWorkload {
             loops: 2,
             phases: vec![
                 phase("edit", 140, vec![(VM_C, 9)], vec![(VM_C, 9)], 20),
-                phase("compile", 256, vec![(VM_C, 9), (HEADERS, 141)], vec![(VM_O, 50)], 40),
-                phase("link", 768, vec![(OBJECTS, 1486), (VM_O, 50)], vec![(KERNEL, 512)], 30),
-                phase("debug", 2176, vec![(KERNEL, 512), (SOURCES, 512)], vec![], 30),
+                phase(
+                    "compile",
+                    256,
+                    vec![(VM_C, 9), (HEADERS, 141)],
+                    vec![(VM_O, 50)],
+                    40,
+                ),
+                phase(
+                    "link",
+                    768,
+                    vec![(OBJECTS, 1486), (VM_O, 50)],
+                    vec![(KERNEL, 512)],
+                    30,
+                ),
+                phase(
+                    "debug",
+                    2176,
+                    vec![(KERNEL, 512), (SOURCES, 512)],
+                    vec![],
+                    30,
+                ),
             ],
             environment_pages: 1280,
             environment_active_pages: 320,
@@ -98,7 +116,9 @@ impl EcdWorkload {
             timed: false,
         };
         let mut env = vec![
-            MemOp::Exec { pages: self.environment_pages },
+            MemOp::Exec {
+                pages: self.environment_pages,
+            },
             touch(self.environment_pages),
         ];
         for _ in 0..9 {
@@ -135,18 +155,29 @@ impl EcdWorkload {
 /// One phase: a fresh image, then rounds of touching, file I/O and one second of CPU.
 fn phase_ops(phase: &Phase, touch_ns: Nanos) -> Vec<MemOp> {
     let rounds = phase.cpu_s.max(1);
-    let mut ops = vec![MemOp::Exec { pages: phase.image_pages }];
+    let mut ops = vec![MemOp::Exec {
+        pages: phase.image_pages,
+    }];
     // Every block to read, then every block to write, dealt out over the rounds.
     let io: Vec<(bool, FileNo, u32)> = phase
         .reads
         .iter()
         .flat_map(|&(f, n)| (0..n).map(move |b| (false, f, b)))
-        .chain(phase.writes.iter().flat_map(|&(f, n)| (0..n).map(move |b| (true, f, b))))
+        .chain(
+            phase
+                .writes
+                .iter()
+                .flat_map(|&(f, n)| (0..n).map(move |b| (true, f, b))),
+        )
         .collect();
     let per_round = io.len().div_ceil(rounds as usize).max(1);
     let mut chunks = io.chunks(per_round);
     for r in 0..rounds {
-        let count = if r % 4 == 0 { phase.image_pages } else { phase.image_pages / 2 };
+        let count = if r % 4 == 0 {
+            phase.image_pages
+        } else {
+            phase.image_pages / 2
+        };
         ops.push(MemOp::Touch {
             first: 0,
             count,

@@ -87,7 +87,9 @@ impl IfsWorkload {
                 background: true,
                 repeat_from: 2,
                 ops: vec![
-                    MemOp::Exec { pages: self.interactive_pages },
+                    MemOp::Exec {
+                        pages: self.interactive_pages,
+                    },
                     touch(false),
                     MemOp::Sleep(ns(self.sleep_s)),
                     touch(true),
@@ -119,30 +121,52 @@ impl IfsWorkload {
         };
         let mut ops = vec![
             MemOp::Sleep(ns(self.sort_start_s)),
-            MemOp::Exec { pages: self.sort_pages },
+            MemOp::Exec {
+                pages: self.sort_pages,
+            },
         ];
         for r in 0..runs {
             let count = run.min(self.input_blocks - r * run);
-            ops.push(MemOp::Read { file: INPUT, first: r * run, count });
+            ops.push(MemOp::Read {
+                file: INPUT,
+                first: r * run,
+                count,
+            });
             ops.push(buffer.clone());
             ops.push(MemOp::Compute(ns(self.sort_s_per_run)));
-            ops.push(MemOp::Write { file: FIRST_TEMP + r, first: 0, count });
+            ops.push(MemOp::Write {
+                file: FIRST_TEMP + r,
+                first: 0,
+                count,
+            });
         }
         // Merge: one block from every run, then write as many output blocks.
         for j in 0..run {
             let mut merged = 0;
             for r in 0..runs {
                 if r * run + j < self.input_blocks {
-                    ops.push(MemOp::Read { file: FIRST_TEMP + r, first: j, count: 1 });
+                    ops.push(MemOp::Read {
+                        file: FIRST_TEMP + r,
+                        first: j,
+                        count: 1,
+                    });
                     merged += 1;
                 }
             }
             ops.push(buffer.clone());
-            ops.push(MemOp::Compute(ns(self.merge_ms_per_block * 1e-3 * f64::from(merged))));
-            ops.push(MemOp::Write { file: OUTPUT, first: j * runs, count: merged });
+            ops.push(MemOp::Compute(ns(self.merge_ms_per_block
+                * 1e-3
+                * f64::from(merged))));
+            ops.push(MemOp::Write {
+                file: OUTPUT,
+                first: j * runs,
+                count: merged,
+            });
         }
         for r in 0..runs {
-            ops.push(MemOp::Delete { file: FIRST_TEMP + r });
+            ops.push(MemOp::Delete {
+                file: FIRST_TEMP + r,
+            });
         }
         ops
     }

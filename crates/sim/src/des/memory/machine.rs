@@ -44,7 +44,12 @@ enum Ev {
 #[derive(Clone, Copy, Debug)]
 enum Pending {
     /// Take a frame and read a page in.
-    Fault { image: u32, page: u32, write: bool, source: Source },
+    Fault {
+        image: u32,
+        page: u32,
+        write: bool,
+        source: Source,
+    },
     /// Take a frame and read a file block in.
     FileRead { key: u64 },
     /// Take a frame for a whole-block write.
@@ -97,7 +102,9 @@ pub(super) struct Machine<'w> {
 
 impl std::fmt::Debug for Machine<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Machine").field("now", &self.now).finish_non_exhaustive()
+        f.debug_struct("Machine")
+            .field("now", &self.now)
+            .finish_non_exhaustive()
     }
 }
 
@@ -142,11 +149,14 @@ impl<'w> Machine<'w> {
         for pid in 0..self.procs.len() {
             self.queue.push(VTime::ZERO, Ev::Wake(pid as u32));
         }
-        self.queue.push(VTime::ZERO.later(self.times.flush_interval), Ev::Flusher);
+        self.queue
+            .push(VTime::ZERO.later(self.times.flush_interval), Ev::Flusher);
         let limit = VTime::ZERO.later(self.times.limit);
         while self.foreground_left > 0 {
             let Some((t, ev)) = self.queue.pop() else {
-                return Err(MemRunError::Stuck { time_s: self.now.as_secs_f64() });
+                return Err(MemRunError::Stuck {
+                    time_s: self.now.as_secs_f64(),
+                });
             };
             if t > limit {
                 self.now = limit;
@@ -212,7 +222,13 @@ impl<'w> Machine<'w> {
                     p.image = Some(self.vm.new_image(pages));
                     p.pc += 1;
                 }
-                MemOp::Touch { first, count, dirty_every, cpu_ns_per_page, timed } => {
+                MemOp::Touch {
+                    first,
+                    count,
+                    dirty_every,
+                    cpu_ns_per_page,
+                    timed,
+                } => {
                     let image = p.image.expect("validated: exec before touch");
                     if timed && p.timed_start.is_none() {
                         p.timed_start = Some(self.now);
@@ -227,7 +243,12 @@ impl<'w> Machine<'w> {
                             }
                             Err(source) => {
                                 p.owed += cpu_ns_per_page + self.times.transfer_cpu;
-                                p.pending = Some(Pending::Fault { image, page, write, source });
+                                p.pending = Some(Pending::Fault {
+                                    image,
+                                    page,
+                                    write,
+                                    source,
+                                });
                                 break;
                             }
                         }
@@ -247,7 +268,9 @@ impl<'w> Machine<'w> {
                             return Ok(());
                         }
                         if let Some(start) = p.timed_start.take() {
-                            self.report.responses_s.push(self.now.since(start) as f64 / 1e9);
+                            self.report
+                                .responses_s
+                                .push(self.now.since(start) as f64 / 1e9);
                             self.report.response_starts_s.push(start.as_secs_f64());
                         }
                         p.step = 0;
@@ -275,7 +298,8 @@ impl<'w> Machine<'w> {
                         });
                         break;
                     }
-                    if let Some(Pending::FileRead { key } | Pending::FileWrite { key }) = p.pending {
+                    if let Some(Pending::FileRead { key } | Pending::FileWrite { key }) = p.pending
+                    {
                         if self.files.was_cached(key) {
                             self.report.fs_refaults += 1;
                         }
@@ -316,14 +340,23 @@ impl<'w> Machine<'w> {
     fn start_io(&mut self, pid: u32, pending: Pending) -> Result<bool, MemRunError> {
         let (consumer, transfer) = match pending {
             Pending::Fault { .. } | Pending::FileRead { .. } => (
-                if matches!(pending, Pending::Fault { .. }) { VM } else { FILE },
+                if matches!(pending, Pending::Fault { .. }) {
+                    VM
+                } else {
+                    FILE
+                },
                 true,
             ),
             Pending::FileWrite { .. } => (FILE, false),
         };
         let writeback = self.take_frame(consumer)?;
         let arrival = match pending {
-            Pending::Fault { image, page, write, source } => {
+            Pending::Fault {
+                image,
+                page,
+                write,
+                source,
+            } => {
                 match source {
                     Source::Swap => self.report.page_ins += 1,
                     Source::Executable => self.report.vm_loads += 1,
@@ -336,7 +369,11 @@ impl<'w> Machine<'w> {
             }
             Pending::FileWrite { key } => Arrival::Block { key, write: true },
         };
-        let done = if transfer { Some(self.submit()) } else { writeback };
+        let done = if transfer {
+            Some(self.submit())
+        } else {
+            writeback
+        };
         match done {
             Some(at) => {
                 self.in_flight += 1;
@@ -389,7 +426,9 @@ impl<'w> Machine<'w> {
         let victim = self
             .arbiter
             .pick(consumer, &views)
-            .ok_or(MemRunError::NoVictim { time_s: self.now.as_secs_f64() })?;
+            .ok_or(MemRunError::NoVictim {
+                time_s: self.now.as_secs_f64(),
+            })?;
         if self.free_pages == 0 {
             self.negotiations.record(consumer, victim);
         }
@@ -400,7 +439,10 @@ impl<'w> Machine<'w> {
             }
             (e.key, e.dirty)
         } else {
-            let (key, dirty) = self.files.evict().expect("the file cache said it could give");
+            let (key, dirty) = self
+                .files
+                .evict()
+                .expect("the file cache said it could give");
             if dirty {
                 self.report.fs_writes += 1;
             }
@@ -495,7 +537,8 @@ impl<'w> Machine<'w> {
             self.report.fs_writes += 1;
             self.submit();
         }
-        self.queue.push(self.now.later(self.times.flush_interval), Ev::Flusher);
+        self.queue
+            .push(self.now.later(self.times.flush_interval), Ev::Flusher);
     }
 
     fn note_file_size(&mut self) {

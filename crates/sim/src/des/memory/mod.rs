@@ -36,7 +36,10 @@ pub use report::{MemReport, MemRunError, ResponseSummary};
 pub use workload::{MemOp, MemProcess, MemWorkload};
 
 /// Run `workload` on the machine `config` describes.
-pub fn simulate_memory(config: &MemoryConfig, workload: &MemWorkload) -> Result<MemReport, MemRunError> {
+pub fn simulate_memory(
+    config: &MemoryConfig,
+    workload: &MemWorkload,
+) -> Result<MemReport, MemRunError> {
     machine::Machine::new(config, workload)?.run_to_end()
 }
 
@@ -61,8 +64,18 @@ mod tests {
                 repeat_from: 0,
                 ops: vec![
                     MemOp::Exec { pages: 2 },
-                    MemOp::Touch { first: 0, count: 2, dirty_every: 0, cpu_ns_per_page: 0, timed: false },
-                    MemOp::Read { file: 0, first: 0, count: 3 },
+                    MemOp::Touch {
+                        first: 0,
+                        count: 2,
+                        dirty_every: 0,
+                        cpu_ns_per_page: 0,
+                        timed: false,
+                    },
+                    MemOp::Read {
+                        file: 0,
+                        first: 0,
+                        count: 3,
+                    },
                 ],
             }],
         };

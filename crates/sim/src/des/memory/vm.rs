@@ -162,7 +162,8 @@ impl Vm {
         let slot = self.advance()?;
         let f = self.frames[slot];
         self.frames[slot].live = false;
-        self.free_slots.push(u32::try_from(slot).expect("slot fits u32"));
+        self.free_slots
+            .push(u32::try_from(slot).expect("slot fits u32"));
         self.resident -= 1;
         let (image, page) = (f.image as usize, f.page as usize);
         if f.dirty {
@@ -218,11 +219,23 @@ mod tests {
         assert_eq!(vm.oldest_idle(t(10)), Some(10));
         // Page 0 referenced again: it is passed over once more; 1 goes (dirty).
         vm.touch(img, 0, false, t(11)).unwrap();
-        assert_eq!(vm.evict(), Some(Evicted { key: page_key(img, 1), dirty: true }));
+        assert_eq!(
+            vm.evict(),
+            Some(Evicted {
+                key: page_key(img, 1),
+                dirty: true
+            })
+        );
         assert_eq!(vm.touch(img, 1, false, t(12)), Err(Source::Swap));
         assert!(vm.was_resident(img, 1));
         // Next: page 2 (clean, no swap copy: discarded, read from the executable again).
-        assert_eq!(vm.evict(), Some(Evicted { key: page_key(img, 2), dirty: false }));
+        assert_eq!(
+            vm.evict(),
+            Some(Evicted {
+                key: page_key(img, 2),
+                dirty: false
+            })
+        );
         assert_eq!(vm.touch(img, 2, false, t(12)), Err(Source::Executable));
         assert_eq!(vm.resident(), 1);
         assert_eq!(vm.drop_image(img), 1);

@@ -123,7 +123,9 @@ impl MemWorkload {
                             Some(_) => {}
                         }
                     }
-                    MemOp::Compute(ns) | MemOp::Sleep(ns) => progress |= ns > 0 && j >= p.repeat_from,
+                    MemOp::Compute(ns) | MemOp::Sleep(ns) => {
+                        progress |= ns > 0 && j >= p.repeat_from
+                    }
                     MemOp::Read { count, .. } | MemOp::Write { count, .. } => {
                         progress |= count > 0 && j >= p.repeat_from
                     }
