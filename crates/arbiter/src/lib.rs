@@ -123,7 +123,11 @@ pub(crate) fn best_by<S: PartialOrd + Copy>(
             continue;
         }
         let s = score(c, view);
-        if best.map_or(true, |(_, b)| s > b) {
+        let better = match best {
+            None => true,
+            Some((_, b)) => s > b,
+        };
+        if better {
             best = Some((c, s));
         }
     }

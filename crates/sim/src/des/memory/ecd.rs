@@ -173,7 +173,7 @@ fn phase_ops(phase: &Phase, touch_ns: Nanos) -> Vec<MemOp> {
     let per_round = io.len().div_ceil(rounds as usize).max(1);
     let mut chunks = io.chunks(per_round);
     for r in 0..rounds {
-        let count = if r % 4 == 0 {
+        let count = if r.is_multiple_of(4) {
             phase.image_pages
         } else {
             phase.image_pages / 2

@@ -235,7 +235,7 @@ impl<'w> Machine<'w> {
                     }
                     while p.step < count && p.owed < self.times.quantum {
                         let page = first + p.step;
-                        let write = dirty_every > 0 && p.step % dirty_every == 0;
+                        let write = dirty_every > 0 && p.step.is_multiple_of(dirty_every);
                         match self.vm.touch(image, page, write, self.now) {
                             Ok(()) => {
                                 p.owed += cpu_ns_per_page;
