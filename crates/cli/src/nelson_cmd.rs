@@ -93,6 +93,9 @@ fn variable_labels() -> Vec<String> {
         .collect()
 }
 
+/// Draws one figure: file name, title, x and y descriptions, lines.
+type DrawFn<'a> = dyn FnMut(&str, &str, &str, &str, Vec<Series>) -> Result<()> + 'a;
+
 fn figures(a: &ExperimentArgs, r: &NelsonResults) -> Result<Vec<PathBuf>> {
     let mut written = Vec::new();
     let mut draw = |file: &str, title: &str, x_desc: &str, y_desc: &str, series: Vec<Series>| {
@@ -173,20 +176,25 @@ fn figures(a: &ExperimentArgs, r: &NelsonResults) -> Result<Vec<PathBuf>> {
             .collect()
     };
     let fig3 = vec!["sprite".to_string(), smallest.clone()];
-    draw(
-        "fig3-elapsed.svg",
-        "Figure 3a: ECD elapsed time, variable vs smallest fixed",
-        "client memory (MB)",
-        "elapsed (s)",
-        against_memory(&fig3, |p| p.elapsed_s),
-    )?;
-    draw(
-        "fig3-server.svg",
-        "Figure 3b: ECD server utilization, variable vs smallest fixed",
-        "client memory (MB)",
-        "server utilization (%)",
-        against_memory(&fig3, |p| 100.0 * p.server_utilization),
-    )?;
+    // Figures 3 and 5 are each a pair: elapsed time and server utilization.
+    let time_and_server =
+        |draw: &mut DrawFn<'_>, figure: &str, what: &str, labels: &[String]| -> Result<()> {
+            draw(
+                &format!("fig{figure}-elapsed.svg"),
+                &format!("Figure {figure}a: ECD elapsed time, {what}"),
+                "client memory (MB)",
+                "elapsed (s)",
+                against_memory(labels, |p| p.elapsed_s),
+            )?;
+            draw(
+                &format!("fig{figure}-server.svg"),
+                &format!("Figure {figure}b: ECD server utilization, {what}"),
+                "client memory (MB)",
+                "server utilization (%)",
+                against_memory(labels, |p| 100.0 * p.server_utilization),
+            )
+        };
+    time_and_server(&mut draw, "3", "variable vs smallest fixed", &fig3)?;
     let mut fig4 = against_memory(&fig3, |p| p.fs_mb);
     fig4.extend(against_memory(&fig3, |p| p.vm_mb));
     fig4.extend(against_memory(&fig3, |p| p.total_mb));
@@ -207,20 +215,7 @@ fn figures(a: &ExperimentArgs, r: &NelsonResults) -> Result<Vec<PathBuf>> {
         .into_iter()
         .take(nelson::PENALTIES_S.len())
         .collect();
-    draw(
-        "fig5-elapsed.svg",
-        "Figure 5a: ECD elapsed time with penalties",
-        "client memory (MB)",
-        "elapsed (s)",
-        against_memory(&penalties, |p| p.elapsed_s),
-    )?;
-    draw(
-        "fig5-server.svg",
-        "Figure 5b: ECD server utilization with penalties",
-        "client memory (MB)",
-        "server utilization (%)",
-        against_memory(&penalties, |p| 100.0 * p.server_utilization),
-    )?;
+    time_and_server(&mut draw, "5", "with penalties", &penalties)?;
     draw(
         "fig6-vm.svg",
         "Figure 6a: ECD VM traffic with penalties",
