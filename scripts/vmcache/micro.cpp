@@ -34,7 +34,7 @@ struct SplitMix {
       z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
       return z ^ (z >> 31);
    }
-   // Uniform in [0, n) by multiply-shift, as in bench_pool.rs.
+   // Uniform in [0, n) by multiply-shift, as in bufcache-bench's pool timing.
    inline u64 below(u64 n) { return (u64)(((unsigned __int128)next() * n) >> 64); }
 };
 

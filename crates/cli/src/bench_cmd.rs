@@ -1,14 +1,15 @@
-//! `bufcache bench replay`: single-threaded requests per second of each policy.
+//! `bufcache bench replay|des|pool`: the arguments and the printing; the harnesses are in
+//! the `bufcache-bench` crate.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
+use bench::des::{DesBenchOptions, DesBenchReport};
+use bench::replay::{self, ReadThroughput, ReplayThroughput};
 use clap::{Args, Subcommand};
 use policy::PolicySpec;
 use serde::Serialize;
-use sim::bench::{self, BenchResult};
-use trace::Format;
 
 use crate::input::{self, ReadArgs};
 use crate::util;
@@ -51,16 +52,16 @@ pub struct BenchReplayArgs {
     #[arg(long = "policy", value_name = "P", value_delimiter = ',')]
     pub policies: Vec<PolicySpec>,
     /// Requests of the synthetic workload.
-    #[arg(long, default_value_t = bench::DEFAULT_REQUESTS)]
+    #[arg(long, default_value_t = replay::DEFAULT_REQUESTS)]
     pub requests: u64,
     /// Distinct keys of the synthetic workload.
-    #[arg(long, default_value_t = bench::DEFAULT_KEYS)]
+    #[arg(long, default_value_t = replay::DEFAULT_KEYS)]
     pub keys: u64,
     /// Zipf exponent of the synthetic workload.
-    #[arg(long, default_value_t = bench::DEFAULT_ALPHA)]
+    #[arg(long, default_value_t = replay::DEFAULT_ALPHA)]
     pub alpha: f64,
     /// Seed of the workload and of randomized policies.
-    #[arg(long, default_value_t = bench::DEFAULT_SEED)]
+    #[arg(long, default_value_t = replay::DEFAULT_SEED)]
     pub seed: u64,
     /// Cache size (default: 10% of the distinct keys).
     #[arg(long, value_name = "S")]
@@ -70,15 +71,12 @@ pub struct BenchReplayArgs {
     pub json: bool,
 }
 
+/// A JSON line of `bench replay`: the workload, then the policy's measurement.
 #[derive(Serialize)]
-struct Row<'a> {
+struct ReplayRow<'a> {
     workload: &'a str,
-    policy: &'a str,
-    size: u64,
-    requests: u64,
-    seconds: f64,
-    requests_per_s: f64,
-    miss_ratio: f64,
+    #[serde(flatten)]
+    result: &'a ReplayThroughput,
 }
 
 /// Run `bufcache bench ...`.
@@ -91,65 +89,61 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
 }
 
 fn des(a: BenchDesArgs) -> Result<()> {
-    let (scale, runs) = if a.quick { (1, 1) } else { (10, a.runs) };
-    let mut results = Vec::new();
-    for (case, system, workload) in bench::des_cases(scale) {
-        results.push(bench::des_throughput(&case, &system, &workload, runs)?);
-    }
-    let start = std::time::Instant::now();
-    let points = sim::experiments::kotz_ellis::run(sim::experiments::kotz_ellis::Options {
-        seed: 1,
+    let report = bench::des::run(DesBenchOptions {
         quick: a.quick,
-    });
-    let experiment_s = start.elapsed().as_secs_f64();
-    let mut out = String::new();
-    if a.json {
-        for r in &results {
-            out.push_str(&serde_json::to_string(r)?);
-            out.push('\n');
-        }
-        out.push_str(&serde_json::to_string(&serde_json::json!({
-            "case": "experiment kotz-ellis", "points": points.len(), "seconds": experiment_s,
-            "threads": rayon::current_num_threads(),
-        }))?);
-        out.push('\n');
+        runs: a.runs,
+    })?;
+    let out = if a.json {
+        des_json(&report)?
     } else {
-        let header: Vec<String> = ["case", "events", "seconds", "events/s"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        let rows: Vec<Vec<String>> = results
-            .iter()
-            .map(|r| {
-                vec![
-                    r.case.clone(),
-                    util::thousands(r.events),
-                    format!("{:.3}", r.seconds),
-                    format!("{:.2} M", r.events_per_s / 1e6),
-                ]
-            })
-            .collect();
-        out.push_str(&util::table(&header, &rows));
-        out.push_str(&format!(
-            "\nexperiment kotz-ellis: {} points in {:.2} s on {} threads\n",
-            points.len(),
-            experiment_s,
-            rayon::current_num_threads()
-        ));
-    }
+        des_table(&report)
+    };
     util::emit(&out)
+}
+
+fn des_json(report: &DesBenchReport) -> Result<String> {
+    let mut out = String::new();
+    for r in &report.cases {
+        out.push_str(&serde_json::to_string(r)?);
+        out.push('\n');
+    }
+    out.push_str(&serde_json::to_string(&report.experiment)?);
+    out.push('\n');
+    Ok(out)
+}
+
+fn des_table(report: &DesBenchReport) -> String {
+    let rows: Vec<Vec<String>> = report
+        .cases
+        .iter()
+        .map(|r| {
+            vec![
+                r.case.clone(),
+                util::thousands(r.events),
+                format!("{:.3}", r.seconds),
+                format!("{:.2} M", r.events_per_s / 1e6),
+            ]
+        })
+        .collect();
+    let e = &report.experiment;
+    format!(
+        "{}\nexperiment kotz-ellis: {} points in {:.2} s on {} threads\n",
+        util::table(&header(&["case", "events", "seconds", "events/s"]), &rows),
+        e.points,
+        e.seconds,
+        e.threads
+    )
+}
+
+fn header(names: &[&str]) -> Vec<String> {
+    names.iter().map(|s| s.to_string()).collect()
 }
 
 fn replay(a: BenchReplayArgs) -> Result<()> {
     let (label, trace) = match &a.trace {
         Some(path) => (input::describe(path), input::load(path, &a.read)?),
         None => {
-            anyhow::ensure!(a.keys > 0, "--keys must be at least 1");
-            let keys = a.keys.to_string();
-            let alpha = a.alpha.to_string();
-            let workload =
-                trace::synth::Workload::from_params("zipf", &[("keys", &keys), ("alpha", &alpha)])
-                    .context("bad benchmark workload")?;
+            let workload = replay::zipf_workload(a.keys, a.alpha)?;
             (
                 format!(
                     "{workload}, {} requests, seed {}",
@@ -160,32 +154,16 @@ fn replay(a: BenchReplayArgs) -> Result<()> {
             )
         }
     };
-    let size = match &a.size {
-        Some(s) => s.clone(),
-        None => sim::CacheSize::parse(&bench::DEFAULT_FRACTION.to_string())?,
-    };
-    // Benchmarks count objects: the policies' cost per request is what is measured.
-    let capacity = size.resolve(true, trace.working_set())?;
-    let policies: Vec<PolicySpec> = if a.policies.is_empty() {
-        policy::POLICIES
-            .iter()
-            .map(|p| PolicySpec {
-                name: p.name.to_string(),
-                params: Vec::new(),
-            })
-            .collect()
-    } else {
-        a.policies.clone()
-    };
+    let capacity = replay::capacity(a.size.as_ref(), &trace)?;
     // Name each policy as it starts, on a terminal only (runs take seconds each).
     let chatty = std::io::stderr().is_terminal();
-    let mut results: Vec<BenchResult> = Vec::new();
-    for spec in &policies {
+    let mut results = Vec::new();
+    for spec in replay::policies_or_all(&a.policies) {
         if chatty {
             eprint!("{} ", spec.label());
         }
-        results.push(bench::replay_throughput(
-            &trace, spec, capacity, true, a.seed,
+        results.push(replay::replay_throughput(
+            &trace, &spec, capacity, true, a.seed,
         )?);
     }
     if chatty {
@@ -193,15 +171,10 @@ fn replay(a: BenchReplayArgs) -> Result<()> {
     }
     let mut out = String::new();
     if a.json {
-        for r in &results {
-            out.push_str(&serde_json::to_string(&Row {
+        for result in &results {
+            out.push_str(&serde_json::to_string(&ReplayRow {
                 workload: &label,
-                policy: &r.policy,
-                size: r.capacity,
-                requests: r.requests,
-                seconds: r.seconds,
-                requests_per_s: r.requests_per_s,
-                miss_ratio: r.miss_ratio,
+                result,
             })?);
             out.push('\n');
         }
@@ -210,52 +183,50 @@ fn replay(a: BenchReplayArgs) -> Result<()> {
             "workload: {label}\ncache: {} objects, one thread\n\n",
             util::thousands(capacity)
         ));
-        let header: Vec<String> = ["policy", "requests/s", "seconds", "miss ratio"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        let rows: Vec<Vec<String>> = results
-            .iter()
-            .map(|r| {
-                vec![
-                    r.policy.clone(),
-                    format!("{:.2} M", r.requests_per_s / 1e6),
-                    format!("{:.3}", r.seconds),
-                    format!("{:.4}", r.miss_ratio),
-                ]
-            })
-            .collect();
-        out.push_str(&util::table(&header, &rows));
+        out.push_str(&replay_table(&results));
     }
     if let Some(path) = &a.trace {
-        let r = bench::read_throughput(
-            path,
-            a.read.format,
-            &trace::ReadOptions {
-                page_size: a.read.page_size,
-                ..trace::ReadOptions::default()
-            },
-        )
-        .with_context(|| format!("cannot read trace {}", path.display()))?;
-        let fmt = a
-            .read
-            .format
-            .or_else(|| Format::from_path(path))
-            .map_or("?".to_string(), |f| f.to_string());
-        if a.json {
-            out.push_str(&serde_json::to_string(&serde_json::json!({
-                "trace": label, "format": fmt, "records": r.records,
-                "seconds": r.seconds, "records_per_s": r.records_per_s,
-            }))?);
-            out.push('\n');
-        } else {
-            out.push_str(&format!(
-                "\nreading {label} ({fmt}): {} records in {:.3} s = {:.1} M records/s\n",
-                util::thousands(r.records),
-                r.seconds,
-                r.records_per_s / 1e6
-            ));
-        }
+        let options = trace::ReadOptions {
+            page_size: a.read.page_size,
+            ..trace::ReadOptions::default()
+        };
+        let r = replay::read_throughput(path, a.read.format, &options)
+            .with_context(|| format!("cannot read trace {}", path.display()))?;
+        out.push_str(&read_line(&r, a.json)?);
     }
     util::emit(&out)
+}
+
+fn replay_table(results: &[ReplayThroughput]) -> String {
+    let rows: Vec<Vec<String>> = results
+        .iter()
+        .map(|r| {
+            vec![
+                r.policy.clone(),
+                format!("{:.2} M", r.requests_per_s / 1e6),
+                format!("{:.3}", r.seconds),
+                format!("{:.4}", r.miss_ratio),
+            ]
+        })
+        .collect();
+    util::table(
+        &header(&["policy", "requests/s", "seconds", "miss ratio"]),
+        &rows,
+    )
+}
+
+/// The trace-reading measurement: a JSON line, or a sentence after the table.
+fn read_line(r: &ReadThroughput, json: bool) -> Result<String> {
+    Ok(if json {
+        format!("{}\n", serde_json::to_string(r)?)
+    } else {
+        format!(
+            "\nreading {} ({}): {} records in {:.3} s = {:.1} M records/s\n",
+            r.trace,
+            r.format,
+            util::thousands(r.records),
+            r.seconds,
+            r.records_per_s / 1e6
+        )
+    })
 }

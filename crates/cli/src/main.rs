@@ -7,7 +7,6 @@
 //! non-zero exit status, never a panic.
 
 mod bench_cmd;
-mod bench_os;
 mod bench_pool;
 mod des_cmd;
 mod dust_cmd;

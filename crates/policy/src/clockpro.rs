@@ -653,6 +653,7 @@ mod tests {
     use super::PageState::{Cold, Hot, NonResident};
     use crate::testkit::{check_run, evictions, hits, resident_after, Step};
     use crate::{Access, Cache, ClockPro, FrameId};
+    use testutil::{Rng, TestRng};
 
     /// The trace of `hand_worked_sequence`, replayed into a cache.
     fn replay(trace: &[u64]) -> Cache<ClockPro> {
@@ -785,16 +786,15 @@ mod tests {
         assert!(!lru[lru.len() - 2] && !lru[lru.len() - 1]);
     }
 
+    /// Explores: fresh random steps each run unless `BUFCACHE_SEED` is set.
     #[test]
     fn invariants_hold_at_extreme_parameters() {
-        // pseudo-random steps (fixed LCG seed) with pins, removals and sizes
-        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = move |m: u64| {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (x >> 33) % m
-        };
+        testutil::explore(|seed| invariants_at_extreme_parameters(&mut seed.rng()));
+    }
+
+    fn invariants_at_extreme_parameters(rng: &mut TestRng) {
+        // random steps with pins, removals and sizes
+        let mut next = |m: u64| rng.gen_range(0..m);
         let steps: Vec<Step> = (0..3000)
             .map(|_| match next(16) {
                 0 => Step::Remove(next(30)),
@@ -813,16 +813,15 @@ mod tests {
         }
     }
 
+    /// Explores, as above.
     #[test]
     fn structures_stay_consistent_under_random_operations() {
+        testutil::explore(|seed| consistent_under_random_operations(&mut seed.rng()));
+    }
+
+    fn consistent_under_random_operations(rng: &mut TestRng) {
         // validate() after every step: the cold ring follows the circle, counts add up
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = move |m: u64| {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (x >> 33) % m
-        };
+        let mut next = |m: u64| rng.gen_range(0..m);
         for (capacity, cold, nonres, max_size) in [
             (5, 0.2, 1.0, 1),
             (12, 0.0, 2.0, 3),

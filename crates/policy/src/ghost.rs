@@ -24,18 +24,6 @@
 //!
 //! Each ghost entry can carry a size (in the policy's units) so that policies that bound
 //! their history by total size (ARC with variable-size objects) can do so.
-//!
-//! ```
-//! use policy::ghost::GhostList;
-//!
-//! let mut g = GhostList::new(2);
-//! g.push_front(10, 1);
-//! g.push_front(20, 1);
-//! g.push_front(30, 1); // full: 10, the oldest, is forgotten
-//! assert!(!g.contains(10));
-//! assert!(g.remove(20));
-//! assert_eq!(g.len(), 1);
-//! ```
 
 use crate::keymap::KeyMap;
 
@@ -115,12 +103,7 @@ impl GhostList {
     /// True when nothing is remembered.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.live == 0
-    }
-
-    /// Maximum number of keys remembered.
-    pub fn capacity(&self) -> usize {
-        self.capacity
+        self.len() == 0
     }
 
     /// Sum of the sizes of the remembered keys.
@@ -245,6 +228,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_oldest_key_is_forgotten_when_full() {
+        let mut g = GhostList::new(2);
+        g.push_front(10, 1);
+        g.push_front(20, 1);
+        g.push_front(30, 1); // full: 10, the oldest, is forgotten
+        assert!(!g.contains(10));
+        assert!(g.remove(20));
+        assert_eq!(g.len(), 1);
+    }
+
+    #[test]
     fn bounded_fifo_with_removal() {
         let mut g = GhostList::new(3);
         for k in 1..=3 {
@@ -264,12 +258,17 @@ mod tests {
 
     /// Against a plain `VecDeque` model, with enough removals and re-pushes to leave dead
     /// entries behind, force compactions and empty the list now and then.
+    /// Explores: fresh operations each run unless `BUFCACHE_SEED` is set.
     #[test]
     fn agrees_with_a_deque_model() {
-        use rand::{Rng, SeedableRng};
+        testutil::explore(agrees_with_a_deque_model_from);
+    }
+
+    fn agrees_with_a_deque_model_from(seed: testutil::Seed) {
         use std::collections::VecDeque;
+        use testutil::Rng;
         for dense in [false, true] {
-            let mut rng = rand::rngs::SmallRng::seed_from_u64(3);
+            let mut rng = seed.stream(u64::from(dense));
             let mut g = GhostList::new(7);
             if dense {
                 g.set_key_space(Some(20));

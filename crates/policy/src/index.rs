@@ -29,6 +29,7 @@
 
 use crate::keymap::DenseMap;
 use crate::FrameId;
+use bufcache_core::mix;
 
 /// Finds the frame of a resident key. `keys[f]` is the key held by frame `f`, as the
 /// driver keeps it; the index may read it to confirm a match.
@@ -65,17 +66,6 @@ impl Default for HashIndex {
     fn default() -> Self {
         Self::with_capacity(0)
     }
-}
-
-/// A fixed, well-mixing hash (the finalizer of MurmurHash3): deterministic across runs,
-/// so probe sequences, and hence timings, are reproducible.
-#[inline]
-pub(crate) fn mix(mut h: u64) -> u64 {
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    h ^ (h >> 33)
 }
 
 impl HashIndex {

@@ -6,51 +6,10 @@
 //! [`crate::BuildContext::key_space`]) an array indexed by the key answers with one load
 //! and no hashing, which is what makes ghost-keeping policies fast on replay.
 //!
-//! ```
-//! use policy::keymap::KeyMap;
-//!
-//! for mut m in [KeyMap::hashed(4), KeyMap::dense(10)] {
-//!     assert_eq!(m.insert(7, 70), None);
-//!     assert_eq!(m.get(7), Some(70));
-//!     assert_eq!(m.insert(7, 71), Some(70));
-//!     assert_eq!(m.remove(7), Some(71));
-//!     m.insert(8, 80);
-//!     assert!(m.forget(8));
-//!     assert!(!m.contains(8));
-//!     assert!(m.is_empty());
-//! }
-//! ```
+//! The fixed hash itself (`MixHasher`, `FixedHashMap`) is in `bufcache-core`, shared with
+//! the simulator.
 
-use std::hash::{BuildHasherDefault, Hasher};
-
-use hashbrown::HashMap;
-
-/// Hashes a `u64` key with a fixed mixer. A fixed hash (rather than a per-process random
-/// seed) makes every probe sequence, every table growth and therefore every allocation
-/// reproducible from run to run; keys in this crate come from traces, not from an
-/// adversary.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct MixHasher(u64);
-
-impl Hasher for MixHasher {
-    #[inline]
-    fn finish(&self) -> u64 {
-        crate::index::mix(self.0)
-    }
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-    #[inline]
-    fn write_u64(&mut self, n: u64) {
-        self.0 ^= n;
-    }
-}
-
-/// A hash map from `u64` keys with [`MixHasher`].
-pub type FixedHashMap<V> = HashMap<u64, V, BuildHasherDefault<MixHasher>>;
+use bufcache_core::FixedHashMap;
 
 /// An array from dense keys to `u32` values, with a presence bit per key. 4 bytes and 1
 /// bit per *possible* key; grows if a larger key is inserted.
@@ -139,12 +98,6 @@ impl DenseMap {
     pub fn len(&self) -> usize {
         self.len
     }
-
-    /// True when no key is present.
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
 }
 
 /// Key -> `u32` map, hashed or dense, chosen at construction.
@@ -232,17 +185,25 @@ impl KeyMap {
             KeyMap::Dense(m) => m.len(),
         }
     }
-
-    /// True when no key is present.
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::DenseMap;
+    use super::{DenseMap, KeyMap};
+
+    #[test]
+    fn both_kinds_of_key_map_answer_alike() {
+        for mut m in [KeyMap::hashed(4), KeyMap::dense(10)] {
+            assert_eq!(m.insert(7, 70), None);
+            assert_eq!(m.get(7), Some(70));
+            assert_eq!(m.insert(7, 71), Some(70));
+            assert_eq!(m.remove(7), Some(71));
+            m.insert(8, 80);
+            assert!(m.forget(8));
+            assert!(!m.contains(8));
+            assert_eq!(m.len(), 0);
+        }
+    }
 
     #[test]
     fn dense_map_grows_and_keeps_bits_and_values_apart() {

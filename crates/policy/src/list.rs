@@ -8,20 +8,6 @@
 //!
 //! Orientation: the *head* is the newest (most recently inserted or used) end, the *tail*
 //! the oldest; policies evict from the tail.
-//!
-//! ```
-//! use policy::list::{Links, List};
-//! use policy::FrameId;
-//!
-//! let mut links = Links::with_capacity(4);
-//! let mut lru = List::new();
-//! for f in 0..3 {
-//!     links.push_front(&mut lru, FrameId(f));
-//! }
-//! links.move_to_front(&mut lru, FrameId(0));
-//! let order: Vec<u32> = links.iter_from_tail(&lru).map(|f| f.0).collect();
-//! assert_eq!(order, [1, 2, 0]);
-//! ```
 
 use crate::{ensure_slot, FrameId};
 
@@ -216,6 +202,18 @@ impl Links {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn move_to_front_reorders_from_the_tail() {
+        let mut links = Links::with_capacity(4);
+        let mut lru = List::new();
+        for f in 0..3 {
+            links.push_front(&mut lru, FrameId(f));
+        }
+        links.move_to_front(&mut lru, FrameId(0));
+        let order: Vec<u32> = links.iter_from_tail(&lru).map(|f| f.0).collect();
+        assert_eq!(order, [1, 2, 0]);
+    }
 
     fn order(links: &Links, l: &List) -> Vec<u32> {
         links.iter_from_head(l).map(|f| f.0).collect()

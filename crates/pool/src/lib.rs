@@ -60,6 +60,7 @@ mod lookup;
 mod pool;
 mod stats;
 pub mod storage;
+pub mod testing;
 mod uring;
 
 pub use error::PoolError;
@@ -67,7 +68,5 @@ pub use pool::{
     BufferPool, BufferPoolBuilder, FileHandle, IoMode, Lookup, PageMut, PageRef, PoolStats,
     ResidentMap, WritePolicy, MAX_OPEN_FILES,
 };
-pub use storage::{
-    BatchRead, FaultKind, FaultOp, FileStorage, MemStorage, OpenMode, RecordingStorage, Storage,
-    StorageEvent, StorageFile,
-};
+pub use storage::{BatchRead, FileStorage, OpenMode, Storage, StorageFile};
+pub use testing::{FaultKind, FaultOp, MemStorage, RecordingStorage, StorageEvent};

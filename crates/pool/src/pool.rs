@@ -15,7 +15,8 @@
 //! | `info` | `stats`, residency, the victim list |
 //! | `guard` | `PageRef` and `PageMut` |
 //!
-//! # Invariants (checked by the tests in `tests/`)
+//! # Invariants (recounted by `check::check_invariants` in the unit tests, asserted where
+//! cheap with `debug_assert!`, and exercised by the tests in `tests/`)
 //!
 //! 1. A page is mapped to at most one frame (`Table::insert` is insert-if-absent), so there
 //!    is never a second cached copy of a page (UBC's one copy).
@@ -34,6 +35,8 @@
 //!    `write` only tries latches under it, `set_len` and `close` refuse application pins.
 //! 7. At most one write of a page to storage is in flight (`Header::writing`).
 
+#[cfg(test)]
+mod check;
 mod config;
 mod evict;
 mod files;

@@ -1,12 +1,16 @@
 //! Many threads, overlapping ranges, a pool far smaller than the file (eviction on most
 //! misses), checked against models. Bounded: a few seconds in `--release`.
+//!
+//! The randomized tests explore: each run draws a fresh seed unless `BUFCACHE_SEED` is set,
+//! and prints it (see `docs/TESTING.md`). A replay gives the same operation streams; the
+//! threads' interleaving still differs from run to run.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::Mutex;
 use pool::{BufferPool, Lookup, MemStorage, WritePolicy};
-use rand::{Rng, SeedableRng};
+use testutil::{Rng, Seed};
 
 const PS: usize = 4096;
 const THREADS: usize = 6;
@@ -33,7 +37,7 @@ fn pool(lookup: Lookup, policy: &str, frames: usize, st: &MemStorage) -> Arc<Buf
 /// by two or three regions). Each region has a lock and a model; an operation locks one
 /// region and checks its result exactly, while operations on other regions of the same
 /// pages, eviction and the flusher run concurrently.
-fn region_locked_run(lookup: Lookup, policy: &str, seed: u64) {
+fn region_locked_run(lookup: Lookup, policy: &str, seed: Seed) {
     const REGION: usize = 3000;
     const REGIONS: usize = 40; // 120 000 bytes: 30 pages through a 12-frame pool
     let st = MemStorage::new();
@@ -50,7 +54,7 @@ fn region_locked_run(lookup: Lookup, policy: &str, seed: u64) {
             let p = Arc::clone(&p);
             let models = Arc::clone(&models);
             std::thread::spawn(move || {
-                let mut rng = rand::rngs::SmallRng::seed_from_u64(seed * 100 + t as u64);
+                let mut rng = seed.stream(t as u64);
                 for op in 0..20000u32 {
                     let r = rng.gen_range(0..REGIONS);
                     let a = rng.gen_range(0..REGION);
@@ -102,24 +106,28 @@ fn region_locked_run(lookup: Lookup, policy: &str, seed: u64) {
 
 #[test]
 fn region_locked_threads_clock_both_lookups() {
-    for (i, lk) in [Lookup::Mapped, Lookup::Hashed].into_iter().enumerate() {
-        region_locked_run(lk, "clock", i as u64);
-    }
+    testutil::explore(|seed| {
+        for (i, lk) in [Lookup::Mapped, Lookup::Hashed].into_iter().enumerate() {
+            region_locked_run(lk, "clock", seed.derive(i as u64));
+        }
+    });
 }
 
 #[test]
 fn region_locked_threads_other_policies() {
-    for (i, policy) in ["sieve", "s3fifo", "random", "gclock"]
-        .into_iter()
-        .enumerate()
-    {
-        let lk = if i % 2 == 0 {
-            Lookup::Mapped
-        } else {
-            Lookup::Hashed
-        };
-        region_locked_run(lk, policy, 10 + i as u64);
-    }
+    testutil::explore(|seed| {
+        for (i, policy) in ["sieve", "s3fifo", "random", "gclock"]
+            .into_iter()
+            .enumerate()
+        {
+            let lk = if i % 2 == 0 {
+                Lookup::Mapped
+            } else {
+                Lookup::Hashed
+            };
+            region_locked_run(lk, policy, seed.derive(i as u64));
+        }
+    });
 }
 
 /// Unsynchronized overlapping writes of stamped 8-byte words, `(thread, seq)`. Word
@@ -127,7 +135,7 @@ fn region_locked_threads_other_policies() {
 /// must be a stamp some write put there (or zero), never a mix; at the end each word must
 /// hold the *last* stamp of some thread that covered it (each thread's later writes
 /// replace its earlier ones).
-fn stamped_run(lookup: Lookup, seed: u64) {
+fn stamped_run(lookup: Lookup, seed: Seed) {
     const WORDS: usize = 20 * PS / 8;
     let st = MemStorage::new();
     let p = pool(lookup, "clock", 9, &st);
@@ -137,7 +145,7 @@ fn stamped_run(lookup: Lookup, seed: u64) {
         .map(|t| {
             let p = Arc::clone(&p);
             std::thread::spawn(move || {
-                let mut rng = rand::rngs::SmallRng::seed_from_u64(seed * 1000 + t as u64);
+                let mut rng = seed.stream(t as u64);
                 // last stamp this thread wrote to each word
                 let mut last = vec![0u64; WORDS];
                 for seq in 1..=6000u64 {
@@ -194,8 +202,10 @@ fn stamped_run(lookup: Lookup, seed: u64) {
 
 #[test]
 fn stamped_overlapping_writers_both_lookups() {
-    stamped_run(Lookup::Mapped, 1);
-    stamped_run(Lookup::Hashed, 2);
+    testutil::explore(|seed| {
+        stamped_run(Lookup::Mapped, seed.derive(0));
+        stamped_run(Lookup::Hashed, seed.derive(1));
+    });
 }
 
 /// Truncations racing with readers must never bring truncated bytes back: one thread
@@ -204,50 +214,52 @@ fn stamped_overlapping_writers_both_lookups() {
 /// must read as zeros, in the pool and on storage.
 #[test]
 fn truncation_racing_readers_never_resurrects_old_bytes() {
-    for lk in [Lookup::Mapped, Lookup::Hashed] {
-        let st = MemStorage::new();
-        let p = pool(lk, "clock", 12, &st);
-        let f = p.create("/f").unwrap();
-        let len = 16 * PS as u64;
-        let cut = 5 * PS as u64 + 100;
-        p.write(f, 0, &vec![1u8; len as usize]).unwrap();
-        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let readers: Vec<_> = (0..3)
-            .map(|t| {
-                let p = Arc::clone(&p);
-                let stop = Arc::clone(&stop);
-                std::thread::spawn(move || {
-                    let mut rng = rand::rngs::SmallRng::seed_from_u64(t);
-                    let mut buf = vec![0u8; 3000];
-                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                        let off = rng.gen_range(0..len);
-                        let _ = p.read(f, off, &mut buf).unwrap();
-                    }
+    testutil::explore(|seed| {
+        for (i, lk) in [Lookup::Mapped, Lookup::Hashed].into_iter().enumerate() {
+            let st = MemStorage::new();
+            let p = pool(lk, "clock", 12, &st);
+            let f = p.create("/f").unwrap();
+            let len = 16 * PS as u64;
+            let cut = 5 * PS as u64 + 100;
+            p.write(f, 0, &vec![1u8; len as usize]).unwrap();
+            let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let readers: Vec<_> = (0..3)
+                .map(|t| {
+                    let p = Arc::clone(&p);
+                    let stop = Arc::clone(&stop);
+                    std::thread::spawn(move || {
+                        let mut rng = seed.derive(i as u64).stream(t);
+                        let mut buf = vec![0u8; 3000];
+                        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                            let off = rng.gen_range(0..len);
+                            let _ = p.read(f, off, &mut buf).unwrap();
+                        }
+                    })
                 })
-            })
-            .collect();
-        for round in 2..200u32 {
-            p.write(f, cut, &vec![round as u8; (len - cut) as usize])
-                .unwrap();
-            p.set_len(f, cut).unwrap();
-            p.set_len(f, len).unwrap();
-            let mut tail = vec![9u8; (len - cut) as usize];
-            assert_eq!(p.read(f, cut, &mut tail).unwrap(), tail.len());
-            assert!(
-                tail.iter().all(|&b| b == 0),
-                "round {round}: truncated bytes came back"
-            );
+                .collect();
+            for round in 2..200u32 {
+                p.write(f, cut, &vec![round as u8; (len - cut) as usize])
+                    .unwrap();
+                p.set_len(f, cut).unwrap();
+                p.set_len(f, len).unwrap();
+                let mut tail = vec![9u8; (len - cut) as usize];
+                assert_eq!(p.read(f, cut, &mut tail).unwrap(), tail.len());
+                assert!(
+                    tail.iter().all(|&b| b == 0),
+                    "round {round}: truncated bytes came back"
+                );
+            }
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            for r in readers {
+                r.join().unwrap();
+            }
+            p.fsync(f).unwrap();
+            let disk = st.contents("/f".as_ref()).unwrap();
+            assert_eq!(disk.len() as u64, len);
+            assert!(disk[..cut as usize].iter().all(|&b| b == 1));
+            assert!(disk[cut as usize..].iter().all(|&b| b == 0));
         }
-        stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        for r in readers {
-            r.join().unwrap();
-        }
-        p.fsync(f).unwrap();
-        let disk = st.contents("/f".as_ref()).unwrap();
-        assert_eq!(disk.len() as u64, len);
-        assert!(disk[..cut as usize].iter().all(|&b| b == 1));
-        assert!(disk[cut as usize..].iter().all(|&b| b == 0));
-    }
+    });
 }
 
 /// A storage whose reads are slow and counted, to widen the window in which several

@@ -4,13 +4,11 @@
 //! * [`size`] — cache sizes as users write them (`1000`, `64MiB`, `0.1`).
 //! * [`replay`](mod@replay) — many (policy, size) runs over one trace, in parallel.
 //! * [`mrc`] — miss-ratio curves: exact LRU in one pass, any policy by sweep.
-//! * [`bench`](mod@bench) — single-threaded policy throughput and trace-reading throughput.
 //! * [`des`] — the discrete-event file-cache simulator: processes, buffer cache, write
 //!   policies, cleaners, disks and schedulers, in virtual time; and the memory simulator
 //!   (file cache and virtual memory under an arbiter, Nelson 1990).
 //! * [`ubc`] — split buffer cache + page cache against a unified page cache (Silvers 2000).
 
-pub mod bench;
 pub mod compact;
 pub mod des;
 pub mod experiments;

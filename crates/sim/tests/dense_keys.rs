@@ -5,13 +5,17 @@
 
 use policy::testkit::next_access_times;
 use policy::{Access, BuildContext, Cache, PolicySpec, POLICIES};
-use rand::{Rng, SeedableRng};
 use sim::{replay, CacheSize, CompactTrace, ReplayOptions};
+use testutil::{Rng, TestRng};
 use trace::Request;
 
+/// Explores: a fresh trace each run unless `BUFCACHE_SEED` is set.
 #[test]
 fn dense_replay_equals_hashed_driver() {
-    let mut rng = rand::rngs::SmallRng::seed_from_u64(11);
+    testutil::explore(|seed| dense_equals_hashed(&mut seed.rng()));
+}
+
+fn dense_equals_hashed(rng: &mut TestRng) {
     // sparse, large key values with skew, so that renumbering really changes them
     let keys: Vec<u64> = (0..30_000)
         .map(|_| {

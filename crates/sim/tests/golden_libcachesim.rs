@@ -1,74 +1,104 @@
-//! Golden miss counts on the real CloudPhysics trace, every object one unit.
+//! Golden miss counts: bufcache's replay against libCacheSim's on the CloudPhysics trace,
+//! every object one unit.
 //!
-//! The expected numbers are libCacheSim's (its `cachesim` at commit aa0fc409, run with
-//! `--ignore-obj-size 1`; see `docs/policies.md` for the whole comparison). For these
-//! policies bufcache implements the same algorithm with the same defaults, so the counts
-//! must be equal exactly, not approximately. `s3fifo:ghost=1.0` sizes the ghost queue as
-//! libCacheSim does (0.9 of the cache = 1.0 of the main queue); it differs by at most 2
-//! misses because libCacheSim also fills the main queue before its first eviction.
+//! The expected numbers are libCacheSim's: its `cachesim` at commit aa0fc409, run with
+//! `--ignore-obj-size 1`, with two local changes that touch no algorithm: the result line
+//! also prints the exact miss count (it prints only a 4-digit ratio), and `mru` is wired to
+//! the library's `MRU_init` (present in the library, not offered by `cachesim` at that
+//! commit). `tests/data/README.md` has the commands; `docs/policies.md` the whole comparison.
 //!
-//! The trace lives outside the repository (`../shared/traces/`), so the test is
-//! `#[ignore]`d: `cargo test --release -- --ignored` runs it, and it fails if the trace is
-//! missing.
+//! For these policies bufcache implements the same algorithm with the same defaults, so the
+//! counts must be equal exactly, not approximately. `s3fifo:ghost=1.0` sizes the ghost queue
+//! as libCacheSim does (0.9 of the cache = 1.0 of the main queue); it may differ by at most
+//! 2 misses because libCacheSim also fills the main queue before its first eviction.
+//!
+//! Two traces: the committed slice `tests/data/cloudPhysicsIO.20k.*` (the first 20,000
+//! requests), which runs on every clone, read from each of its three formats; and the whole
+//! trace in `../shared/traces/`, outside the repository, whose test is `#[ignore]`d
+//! (`cargo test --release -- --ignored` runs it, and it fails if the trace is missing).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use policy::PolicySpec;
 use sim::{replay, CacheSize, CompactTrace, ReplayOptions};
-use trace::{read_all, ReadOptions};
+use trace::{read_all, CsvMapping, ReadOptions, Request};
 
-const SIZES: [u64; 7] = [100, 500, 1_000, 2_000, 5_000, 10_000, 20_000];
+/// Misses per cache size, in the order of the trace's sizes.
+type Counts = [u64; 7];
 
-const EXACT: &[(&str, [u64; 7])] = &[
-    (
-        "fifo",
-        [101_495, 96_483, 95_520, 94_588, 91_581, 79_210, 72_229],
-    ),
-    (
-        "lru",
-        [100_215, 95_398, 94_823, 94_189, 91_527, 79_438, 72_053],
-    ),
-    (
-        "belady",
-        [94_010, 90_175, 87_025, 81_870, 71_311, 61_843, 51_843],
-    ),
-    (
-        "mru",
-        [110_826, 109_417, 108_363, 106_488, 100_554, 90_583, 74_333],
-    ),
-    (
-        "lfu",
-        [100_973, 96_651, 95_562, 93_707, 89_798, 81_059, 64_431],
-    ),
-    (
-        "clock",
-        [100_047, 95_293, 94_727, 94_081, 91_458, 84_750, 72_151],
-    ),
-    (
-        "twoq",
-        [97_458, 94_565, 94_117, 93_075, 87_879, 78_831, 72_103],
-    ),
-    (
-        "arc",
-        [97_330, 94_218, 94_027, 92_829, 87_770, 79_413, 64_422],
-    ),
-    (
-        "sieve",
-        [98_130, 94_379, 93_975, 93_411, 89_798, 81_059, 64_431],
-    ),
+/// The two traces the reference numbers were measured on.
+#[derive(Clone, Copy)]
+enum Trace {
+    /// The committed slice (20,000 requests, 13,778 objects). libCacheSim gave the same
+    /// numbers on its oracleGeneral, CSV (`-t "time-col=2,obj-id-col=5,obj-size-col=4,
+    /// header=true,delimiter=,"`) and txt files (Belady on the oracleGeneral file only: it
+    /// needs the next-access times only that format carries).
+    Slice,
+    /// The whole trace (113,872 requests, 48,974 objects).
+    Full,
+}
+
+impl Trace {
+    /// Cache sizes in objects. 50 is there for 2Q: its queue shares (0.25 and 0.5 of the
+    /// capacity) are not whole there, and both tools truncate them (rounding instead
+    /// changes 2 of the slice's misses).
+    fn sizes(self) -> Counts {
+        match self {
+            Trace::Slice => [50, 100, 500, 1_000, 2_000, 5_000, 10_000],
+            Trace::Full => [100, 500, 1_000, 2_000, 5_000, 10_000, 20_000],
+        }
+    }
+
+    fn pick<T>(self, (slice, full): (T, T)) -> T {
+        match self {
+            Trace::Slice => slice,
+            Trace::Full => full,
+        }
+    }
+}
+
+/// Policies whose counts equal libCacheSim's exactly: (bufcache spec, (slice, whole trace)).
+#[rustfmt::skip] // one row per policy reads as the table it is
+const EXACT: [(&str, (Counts, Counts)); 9] = [
+    ("fifo", ([17_514, 16_958, 15_839, 15_685, 15_582, 15_374, 13_792],
+              [101_495, 96_483, 95_520, 94_588, 91_581, 79_210, 72_229])),
+    ("lru", ([17_253, 16_599, 15_574, 15_529, 15_495, 15_354, 13_787],
+             [100_215, 95_398, 94_823, 94_189, 91_527, 79_438, 72_053])),
+    ("belady", ([15_818, 15_355, 14_897, 14_397, 13_778, 13_778, 13_778],
+                [94_010, 90_175, 87_025, 81_870, 71_311, 61_843, 51_843])),
+    ("mru", ([19_253, 19_077, 17_922, 17_374, 15_925, 14_252, 13_836],
+             [110_826, 109_417, 108_363, 106_488, 100_554, 90_583, 74_333])),
+    ("lfu", ([17_290, 16_682, 15_534, 15_441, 15_415, 15_302, 15_268],
+             [100_973, 96_651, 95_562, 93_707, 89_798, 81_059, 64_431])),
+    ("clock", ([17_209, 16_564, 15_607, 15_528, 15_487, 15_314, 15_268],
+               [100_047, 95_293, 94_727, 94_081, 91_458, 84_750, 72_151])),
+    ("twoq", ([16_340, 16_140, 15_588, 15_519, 15_493, 15_371, 13_792],
+              [97_458, 94_565, 94_117, 93_075, 87_879, 78_831, 72_103])),
+    ("arc", ([16_507, 16_010, 15_505, 15_440, 15_415, 15_302, 15_268],
+             [97_330, 94_218, 94_027, 92_829, 87_770, 79_413, 64_422])),
+    ("sieve", ([16_564, 16_143, 15_531, 15_441, 15_415, 15_302, 15_268],
+               [98_130, 94_379, 93_975, 93_411, 89_798, 81_059, 64_431])),
 ];
 
-const S3FIFO_LIBCACHESIM: [u64; 7] = [96_893, 94_551, 94_017, 92_455, 85_382, 76_212, 70_417];
+/// libCacheSim's `s3fifo`, which `s3fifo:ghost=1.0` must follow within 2 misses where the
+/// warm-up difference (see the top of this file) settles. At 50 objects on the slice it
+/// does not: 16,486 against 16,465 (the two runs' queues part at the first eviction and
+/// stay apart), so that size is not compared (`None`).
+#[rustfmt::skip]
+const S3FIFO: ([Option<u64>; 7], [Option<u64>; 7]) = (
+    [None, Some(15_925), Some(15_505), Some(15_445), Some(15_420), Some(15_305), Some(15_269)],
+    [Some(96_893), Some(94_551), Some(94_017), Some(92_455), Some(85_382), Some(76_212),
+     Some(70_417)],
+);
 
-#[test]
-#[ignore = "needs ../shared/traces/cloudPhysicsIO.oracleGeneral.bin"]
-fn miss_counts_equal_libcachesim() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/traces/cloudPhysicsIO.oracleGeneral.bin");
-    assert!(path.exists(), "{} is missing", path.display());
-    let requests = read_all(&path, None, &ReadOptions::default()).unwrap();
-    let trace = CompactTrace::from_requests(&requests);
-    let sizes: Vec<CacheSize> = SIZES.iter().map(|&s| CacheSize::units(s)).collect();
+/// Replays `requests` through every policy at the trace's sizes and compares.
+fn assert_matches(requests: &[Request], golden: Trace, what: &str) {
+    let trace = CompactTrace::from_requests(requests);
+    let sizes: Vec<CacheSize> = golden
+        .sizes()
+        .iter()
+        .map(|&s| CacheSize::units(s))
+        .collect();
     let options = ReplayOptions {
         ignore_size: true,
         seed: 42,
@@ -86,13 +116,61 @@ fn miss_counts_equal_libcachesim() {
             .map(|r| r.misses())
             .collect()
     };
-    for (name, expected) in EXACT {
-        assert_eq!(misses(name), expected, "{name}");
+    for &(name, counts) in &EXACT {
+        assert_eq!(misses(name), golden.pick(counts), "{what}: {name}");
     }
-    for (got, want) in misses("s3fifo:ghost=1.0").iter().zip(S3FIFO_LIBCACHESIM) {
+    let s3fifo = misses("s3fifo:ghost=1.0");
+    let want = golden.pick(S3FIFO);
+    assert_eq!(s3fifo.len(), want.len(), "{what}: s3fifo");
+    for (got, want) in s3fifo.iter().zip(want) {
+        let Some(want) = want else { continue };
         assert!(
             got.abs_diff(want) <= 2,
-            "s3fifo: {got} vs libCacheSim {want}"
+            "{what}: s3fifo: {got} vs libCacheSim {want}"
         );
     }
+}
+
+fn slice(format_suffix: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/data")
+        .join(format!("cloudPhysicsIO.20k.{format_suffix}"))
+}
+
+#[test]
+fn slice_oracle_general_equals_libcachesim() {
+    let path = slice("oracleGeneral.bin");
+    let requests = read_all(&path, None, &ReadOptions::default()).unwrap();
+    assert_matches(&requests, Trace::Slice, "oracleGeneral slice");
+}
+
+#[test]
+fn slice_csv_equals_libcachesim() {
+    // One request per row, keyed by the row's first block: the oracleGeneral obj_id.
+    let opts = ReadOptions {
+        csv: Some(CsvMapping {
+            key: Some("lbn".into()),
+            offset: None,
+            ..CsvMapping::cloudphysics()
+        }),
+        ..ReadOptions::default()
+    };
+    let requests = read_all(&slice("csv"), None, &opts).unwrap();
+    assert_matches(&requests, Trace::Slice, "CSV slice");
+}
+
+#[test]
+fn slice_text_equals_libcachesim() {
+    let requests = read_all(&slice("txt"), None, &ReadOptions::default()).unwrap();
+    assert_matches(&requests, Trace::Slice, "text slice");
+}
+
+#[test]
+#[ignore = "needs ../shared/traces/cloudPhysicsIO.oracleGeneral.bin"]
+fn miss_counts_equal_libcachesim() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/traces/cloudPhysicsIO.oracleGeneral.bin");
+    assert!(path.exists(), "{} is missing", path.display());
+    let requests = read_all(&path, None, &ReadOptions::default()).unwrap();
+    assert_matches(&requests, Trace::Full, "whole trace");
 }

@@ -261,6 +261,7 @@ impl BufferPoolBuilder {
         // counters (a scan of all headers) is amortized over many evictions, small enough
         // that a miss does not wait for a long scan.
         let batch = (frames / 32).clamp(1, 256);
+        debug_assert!(batch <= frames, "a batch never exceeds the pool");
         let inner = Arc::new(Inner {
             id: NEXT_POOL_ID.fetch_add(1, Ordering::Relaxed),
             frames: arena,
@@ -324,5 +325,143 @@ impl BufferPoolBuilder {
             inner,
             flusher: Some(flusher),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::check::{quiet_builder, small_pool};
+    use super::*;
+    use crate::testing::MemStorage;
+
+    fn build(b: BufferPoolBuilder) -> Result<BufferPool, PoolError> {
+        b.build_with_storage(MemStorage::new())
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn page_sizes_are_powers_of_two_from_4_to_64_kib() {
+        for ps in [4096, 8192, 65536] {
+            assert!(build(quiet_builder(8, "lru").page_size(ps)).is_ok(), "{ps}");
+        }
+        for ps in [0, 2048, 6144, 131072] {
+            assert!(
+                matches!(
+                    build(quiet_builder(8, "lru").page_size(ps)),
+                    Err(PoolError::BadPageSize { page_size }) if page_size == ps
+                ),
+                "{ps}"
+            );
+        }
+    }
+
+    /// 4 pins + 8 pages of read-ahead + 1 frame to load into = 13 frames at least.
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn capacity_must_hold_the_pins_a_read_ahead_window_and_one_more() {
+        let b = || BufferPool::builder().pin_limit(4).read_ahead(8);
+        assert!(matches!(
+            build(b().capacity_frames(12)),
+            Err(PoolError::CapacityBelowPinLimit {
+                capacity_frames: 12,
+                pin_limit: 4,
+                read_ahead: 8
+            })
+        ));
+        let pool = build(b().capacity_frames(13)).unwrap();
+        assert_eq!(pool.capacity_frames(), 13);
+        // bytes round down to whole pages: 13 pages and 4095 bytes are 13 frames
+        let pool = build(b().capacity_bytes(13 * 4096 + 4095)).unwrap();
+        assert_eq!(pool.capacity_frames(), 13);
+        assert!(build(b().capacity_bytes(13 * 4096 - 1)).is_err());
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn a_write_back_interval_of_zero_is_refused() {
+        let wp = WritePolicy::WriteBack {
+            interval: Duration::ZERO,
+            age: Duration::from_secs(1),
+        };
+        assert!(matches!(
+            build(quiet_builder(8, "lru").write_policy(wp)),
+            Err(PoolError::BadWritePolicy)
+        ));
+        // write-through has no interval to check
+        assert!(build(quiet_builder(8, "lru").write_policy(WritePolicy::WriteThrough)).is_ok());
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn open_files_are_limited_to_1_through_4096() {
+        for n in [0, MAX_OPEN_FILES + 1] {
+            assert!(matches!(
+                build(quiet_builder(8, "lru").max_open_files(n)),
+                Err(PoolError::TooManyOpenFiles { max }) if max == n
+            ));
+        }
+        assert!(build(quiet_builder(8, "lru").max_open_files(MAX_OPEN_FILES)).is_ok());
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn policies_are_checked_by_name_parameters_and_hit_path() {
+        assert!(matches!(
+            build(quiet_builder(8, "nonesuch")),
+            Err(PoolError::Policy(policy::ConfigError::UnknownPolicy { .. }))
+        ));
+        assert!(matches!(
+            build(quiet_builder(8, "gclock:max=oops")),
+            Err(PoolError::Policy(policy::ConfigError::BadValue { .. }))
+        ));
+        match build(quiet_builder(8, "belady")) {
+            Err(PoolError::PolicyNotConcurrent { name, allowed }) => {
+                assert_eq!(name, "belady");
+                assert!(allowed.split(", ").any(|n| n == "lru"));
+                assert!(!allowed.split(", ").any(|n| n == "belady"));
+            }
+            other => panic!("belady was not refused: {:?}", other.err()),
+        }
+    }
+
+    /// The derived settings: a batch of 1/32 of the pool (1 to 256 frames), a free-frame
+    /// reserve of 1/64 (at most 256, and a quarter of the pool at most when asked for),
+    /// and the hit path's counter cap.
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a 64 MiB arena, slow under Miri")]
+    fn derived_settings_follow_the_capacity() {
+        let inner = |b: BufferPoolBuilder| {
+            let pool = build(b).unwrap();
+            let i = &pool.inner;
+            (i.batch, i.low_water, i.hit_cap)
+        };
+        let b = |frames| {
+            BufferPool::builder()
+                .capacity_frames(frames)
+                .policy("clock")
+        };
+        assert_eq!(inner(b(16)), (1, 0, 1));
+        assert_eq!(inner(b(640)), (20, 10, 1));
+        // 16384 frames: 512 and 256 before the caps
+        assert_eq!(inner(b(16384)), (256, 256, 1));
+        assert_eq!(inner(b(640).free_reserve(1000)), (20, 160, 1));
+        assert_eq!(inner(b(640).free_reserve(0)), (20, 0, 1));
+        assert_eq!(inner(b(640).policy("gclock:max=5")).2, 5);
+        assert_eq!(inner(b(640).policy("lru")).2, 0);
+        assert_eq!(inner(b(640).policy("fifo")).2, 0);
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn a_new_pool_has_every_frame_free_and_keeps_its_invariants() {
+        let pool = small_pool(8, "arc");
+        pool.inner.check_invariants();
+        let s = pool.stats();
+        assert_eq!((s.free_frames, s.capacity_frames), (8, 8));
+        assert_eq!(
+            pool.inner.free.lock().last(),
+            Some(&0),
+            "low frame ids first"
+        );
     }
 }

@@ -109,6 +109,7 @@ impl Inner {
             );
             state.resident[f.index()] = false;
             if self.try_evict_frame(f.0) {
+                debug_assert_eq!(frames.header(f.0).owner.load(Ordering::Relaxed), NO_OWNER);
                 freed.push(f.0);
             } else {
                 // Pinned or dirtied since the predicate looked: keep it resident.
@@ -149,6 +150,7 @@ impl Inner {
         };
         let mut out = Vec::new();
         state.policy.victims(self.batch, &pick, &mut out);
+        debug_assert!(out.len() <= self.batch);
         out
     }
 
@@ -238,6 +240,12 @@ impl Inner {
     pub(super) fn discard(&self, g: Exclusive<'_>, state: &mut PolicyState) {
         let id = g.id();
         let h = g.header();
+        // Invariant 7: a writer holds a shared pin for its write, so none is in flight
+        // while this thread holds the frame exclusively.
+        debug_assert!(
+            !h.writing.load(Ordering::Relaxed),
+            "discarding a page being written"
+        );
         let owner = h.owner.load(Ordering::Relaxed);
         if owner != NO_OWNER {
             self.table.remove(
@@ -256,5 +264,146 @@ impl Inner {
         h.ra_mark.store(false, Ordering::Relaxed);
         drop(g);
         self.free.lock().push(id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::check::{resident_pages, small_pool, small_pool_over};
+    use super::*;
+    use crate::testing::{RecordingStorage, StorageEvent};
+
+    /// Four frames filled with clean pages 0..4 of one file (FIFO order 0, 1, 2, 3).
+    fn full_fifo() -> (super::super::BufferPool, super::super::FileHandle) {
+        let pool = small_pool(4, "fifo");
+        let f = pool.create("/e").unwrap();
+        pool.write(f, 0, &[7; 6 * 4096]).unwrap();
+        pool.sync_all().unwrap();
+        // pages 0 and 1 were evicted to make room for 4 and 5: reload them in order
+        assert_eq!(resident_pages(&pool, f), [2, 3, 4, 5]);
+        (pool, f)
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn a_miss_evicts_the_policys_victim() {
+        let (pool, f) = full_fifo();
+        let mut b = [0u8; 1];
+        pool.read(f, 0, &mut b).unwrap();
+        assert_eq!(resident_pages(&pool, f), [0, 3, 4, 5]);
+        assert_eq!(pool.stats().evictions, 3);
+        pool.inner.check_invariants();
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn a_pinned_victim_is_passed_over_and_keeps_its_place() {
+        let (pool, f) = full_fifo();
+        let pin = pool.pin(f, 2).unwrap();
+        let mut b = [0u8; 1];
+        pool.read(f, 0, &mut b).unwrap();
+        assert_eq!(
+            resident_pages(&pool, f),
+            [0, 2, 4, 5],
+            "3 went instead of pinned 2"
+        );
+        drop(pin);
+        pool.read(f, 4096, &mut b).unwrap();
+        assert_eq!(
+            resident_pages(&pool, f),
+            [0, 1, 4, 5],
+            "then 2, still the oldest"
+        );
+        pool.inner.check_invariants();
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn with_every_frame_pinned_a_miss_fails_instead_of_waiting() {
+        let pool = small_pool(2, "lru");
+        let f = pool.create("/p").unwrap();
+        pool.write(f, 0, &[1; 3 * 4096]).unwrap();
+        let pins = [pool.pin(f, 1).unwrap(), pool.pin(f, 2).unwrap()];
+        let mut b = [0u8; 1];
+        assert!(matches!(
+            pool.read(f, 0, &mut b),
+            Err(PoolError::AllPinned { frames: 2 })
+        ));
+        drop(pins);
+        assert_eq!(pool.read(f, 0, &mut b).unwrap(), 1);
+        pool.inner.check_invariants();
+    }
+
+    /// With no flusher help, a miss that finds only dirty victims writes the policy's
+    /// first victim itself, then evicts it: one foreground write, page 0, in that order.
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn when_every_victim_is_dirty_the_miss_writes_the_first_one() {
+        let storage = RecordingStorage::new();
+        let pool = small_pool_over(2, "fifo", storage.clone());
+        let f = pool.create("/d").unwrap();
+        pool.write(f, 0, &[1; 2 * 4096]).unwrap();
+        let before = storage.log_len();
+        pool.write(f, 2 * 4096, &[2; 4096]).unwrap();
+        let s = pool.stats();
+        assert_eq!((s.foreground_writes, s.evictions, s.dirty_pages), (1, 1, 2));
+        assert_eq!(
+            storage.log()[before..],
+            [StorageEvent::Write {
+                path: "/d".into(),
+                offset: 0,
+                data: vec![1; 4096]
+            }]
+        );
+        assert_eq!(resident_pages(&pool, f), [1, 2]);
+        pool.inner.check_invariants();
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn a_latched_or_dirty_frame_is_not_evicted() {
+        let pool = small_pool(4, "lru");
+        let inner = &pool.inner;
+        let f = pool.create("/l").unwrap();
+        pool.write(f, 0, &[1; 2 * 4096]).unwrap();
+        assert!(!inner.try_evict_frame(0), "dirty");
+        pool.sync_all().unwrap();
+        let pin = pool.pin(f, 0).unwrap();
+        assert!(!inner.try_evict_frame(0), "pinned");
+        drop(pin);
+        let evictions = pool.stats().evictions;
+        // frame 1 holds page 1, clean and idle: it goes (the policy is told separately)
+        let mut state = inner.policy.lock();
+        state.policy.remove(FrameId(1));
+        state.resident[1] = false;
+        drop(state);
+        assert!(inner.try_evict_frame(1));
+        assert_eq!(
+            inner.frames.header(1).owner.load(Ordering::Relaxed),
+            NO_OWNER
+        );
+        assert_eq!(pool.stats().evictions, evictions + 1);
+        assert!(!pool.is_resident(f, 1).unwrap());
+        inner.free.lock().push(1);
+        inner.check_invariants();
+    }
+
+    /// `discard` drops a dirty page without writing it (truncation) and frees the frame.
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn a_discarded_frame_is_clean_unmapped_and_free() {
+        let pool = small_pool(4, "arc");
+        let inner = &pool.inner;
+        let f = pool.create("/x").unwrap();
+        pool.write(f, 0, &[3; 4096]).unwrap();
+        assert_eq!(pool.stats().dirty_pages, 1);
+        let mut state = inner.policy.lock();
+        inner.discard(inner.frames.exclusive(0), &mut state);
+        assert_eq!(state.policy.len(), 0);
+        drop(state);
+        assert_eq!(pool.stats().dirty_pages, 0);
+        assert_eq!(pool.stats().free_frames, 4);
+        assert!(!pool.is_resident(f, 0).unwrap());
+        inner.check_invariants();
     }
 }

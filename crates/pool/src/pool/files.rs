@@ -354,3 +354,80 @@ impl BufferPool {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::check::{resident_pages, small_pool};
+    use super::*;
+
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn a_length_is_this_many_pages() {
+        let pool = small_pool(4, "lru");
+        let pages: Vec<u64> = [0, 1, 4095, 4096, 4097, 8192]
+            .iter()
+            .map(|&len| pool.inner.pages_of(len))
+            .collect();
+        assert_eq!(pages, [0, 1, 1, 1, 2, 2]);
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn handles_are_refused_after_close_and_by_other_pools() {
+        let pool = small_pool(4, "lru");
+        let other = small_pool(4, "lru");
+        let f = pool.create("/c").unwrap();
+        assert_eq!(pool.inner.handle_of(f.owner()), f);
+        assert!(matches!(other.len(f), Err(PoolError::Closed(h)) if h == f));
+        pool.close(f).unwrap();
+        assert!(matches!(pool.len(f), Err(PoolError::Closed(_))));
+        assert!(matches!(pool.close(f), Err(PoolError::Closed(_))));
+        // the slot is reused with the next generation
+        let g = pool.open("/c").unwrap();
+        assert_eq!((g.slot, g.gen), (f.slot, f.gen + 1));
+        assert!(matches!(
+            pool.open("/missing"),
+            Err(PoolError::Io { op: "open", .. })
+        ));
+    }
+
+    /// Truncating drops the pages past the new end, zeroes the tail of the last one
+    /// (invariant 4: checked by `check_invariants`) and resizes the storage file.
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn truncation_drops_pages_and_zeroes_the_tail() {
+        let pool = small_pool(4, "lru");
+        let f = pool.create("/t").unwrap();
+        pool.write(f, 0, &[7; 3 * 4096]).unwrap();
+        pool.set_len(f, 5000).unwrap();
+        assert_eq!(resident_pages(&pool, f), [0, 1]);
+        assert_eq!(pool.len(f).unwrap(), 5000);
+        pool.inner.check_invariants();
+        pool.set_len(f, 3 * 4096).unwrap();
+        let page = pool.pin(f, 1).unwrap();
+        assert!(page[..904].iter().all(|&b| b == 7));
+        assert!(
+            page[904..].iter().all(|&b| b == 0),
+            "old bytes do not come back"
+        );
+    }
+
+    /// `set_len` never waits for an application pin it would have to drop.
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn truncation_refuses_a_pinned_page() {
+        let pool = small_pool(4, "lru");
+        let f = pool.create("/p").unwrap();
+        pool.write(f, 0, &[1; 2 * 4096]).unwrap();
+        let pin = pool.pin(f, 1).unwrap();
+        assert!(matches!(
+            pool.set_len(f, 4096),
+            Err(PoolError::PagePinned { page: 1 })
+        ));
+        assert_eq!(pool.len(f).unwrap(), 2 * 4096);
+        drop(pin);
+        pool.set_len(f, 4096).unwrap();
+        assert_eq!(resident_pages(&pool, f), [0]);
+        pool.inner.check_invariants();
+    }
+}

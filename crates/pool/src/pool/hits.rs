@@ -193,3 +193,174 @@ impl Inner {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::check::{resident_pages, small_pool, victim_pages};
+    use super::super::BufferPool;
+    use super::*;
+    use crate::stats::stripe;
+
+    /// A pool of 8 frames holding pages 0..4 of one file, clean (so that they can be
+    /// victims), loaded in page order into frames 0..4.
+    fn four_clean_pages(policy: &str) -> (BufferPool, FileHandle) {
+        let pool = small_pool(8, policy);
+        let f = pool.create("/h").unwrap();
+        for p in 0..4u64 {
+            pool.write(f, p * 4096, &[p as u8 + 1; 4096]).unwrap();
+        }
+        pool.sync_all().unwrap();
+        assert_eq!(resident_pages(&pool, f), [0, 1, 2, 3]);
+        (pool, f)
+    }
+
+    #[test]
+    fn declared_hit_paths_map_to_modes() {
+        assert_eq!(HitMode::of(HitPath::Ignore), Some(HitMode::Counter(0)));
+        // a declared cap of 0 still records one hit (a reference bit)
+        assert_eq!(
+            HitMode::of(HitPath::Counter { cap: 0 }),
+            Some(HitMode::Counter(1))
+        );
+        assert_eq!(
+            HitMode::of(HitPath::Counter { cap: 3 }),
+            Some(HitMode::Counter(3))
+        );
+        assert_eq!(HitMode::of(HitPath::Ordered), Some(HitMode::Queue));
+        assert_eq!(HitMode::of(HitPath::Offline), None);
+    }
+
+    #[test]
+    fn a_page_key_keeps_slot_generation_and_page_apart() {
+        let k = |slot, gen, page| Inner::access_key(slot, gen, page).key;
+        assert_ne!(k(1, 0, 5), k(0, 1, 5));
+        assert_ne!(k(0, 1, 5), k(0, 0, 5));
+        assert_ne!(k(1, 0, 5), k(1, 0, 6));
+        assert_eq!(k(2, 3, 7), (2 << 48) ^ (3 << 40) ^ 7);
+        assert_eq!(Inner::access_key(9, 1, 0).stream, 9);
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn a_frame_header_gives_the_same_access_as_its_handle() {
+        let (pool, f) = four_clean_pages("clock");
+        let h = pool.inner.frames.header(2);
+        assert_eq!(Inner::access_of(h), Inner::access(f, 2));
+    }
+
+    /// Clock (counter cap 1): the hit sets the counter and the touched bit; the victim
+    /// list feeds it to the policy, which then gives page 0 its second chance:
+    /// hand at page 0 (counter 1 -> 0, moved behind page 3), then 1, 2, 3, 0.
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn counter_hits_are_recorded_without_the_lock_and_fed_before_eviction() {
+        let (pool, f) = four_clean_pages("clock");
+        let inner = &pool.inner;
+        assert_eq!(victim_pages(&pool, 8), [0, 1, 2, 3]);
+        drop(pool.pin(f, 0).unwrap());
+        drop(pool.pin(f, 0).unwrap());
+        assert_eq!(
+            inner.frames.header(0).refs.load(Ordering::Relaxed),
+            1,
+            "capped at 1"
+        );
+        assert_eq!(
+            inner.touched[0].load(Ordering::Relaxed),
+            1,
+            "frame 0 marked"
+        );
+        assert_eq!(victim_pages(&pool, 8), [1, 2, 3, 0]);
+        assert_eq!(
+            inner.frames.header(0).refs.load(Ordering::Relaxed),
+            0,
+            "fed"
+        );
+        assert_eq!(inner.touched[0].load(Ordering::Relaxed), 0);
+        inner.check_invariants();
+    }
+
+    /// GCLOCK with `max=3`: five hits reach the policy as three.
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn counter_hits_saturate_at_the_declared_cap() {
+        let (pool, f) = four_clean_pages("gclock:max=3");
+        for _ in 0..5 {
+            drop(pool.pin(f, 1).unwrap());
+        }
+        assert_eq!(pool.inner.frames.header(1).refs.load(Ordering::Relaxed), 3);
+        let mut state = pool.inner.policy.lock();
+        pool.inner.feed_refs(&mut state);
+        let policy::AnyPolicy::GClock(g) = &state.policy else {
+            panic!("not gclock")
+        };
+        assert_eq!(g.counter(FrameId(1)), 3);
+        assert_eq!(g.counter(FrameId(0)), 0);
+    }
+
+    /// FIFO ignores hits: nothing is counted, nothing is queued, the order stays.
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn ignored_hits_cost_nothing() {
+        let (pool, f) = four_clean_pages("fifo");
+        drop(pool.pin(f, 0).unwrap());
+        assert_eq!(pool.inner.frames.header(0).refs.load(Ordering::Relaxed), 0);
+        assert!(pool
+            .inner
+            .touched
+            .iter()
+            .all(|w| w.load(Ordering::Relaxed) == 0));
+        assert_eq!(victim_pages(&pool, 8), [0, 1, 2, 3]);
+        assert_eq!(pool.stats().hits, 1);
+    }
+
+    /// LRU: hits wait in this thread's queue and reach the policy in order when the
+    /// victim list (like eviction) feeds them: 0 then 1 become the most recent.
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn ordered_hits_are_queued_and_applied_in_order() {
+        let (pool, f) = four_clean_pages("lru");
+        drop(pool.pin(f, 0).unwrap());
+        drop(pool.pin(f, 1).unwrap());
+        assert_eq!(pool.inner.hit_queues[stripe()].0.lock().len(), 2);
+        assert_eq!(victim_pages(&pool, 8), [2, 3, 0, 1]);
+        assert!(pool.inner.hit_queues[stripe()].0.lock().is_empty());
+        pool.inner.check_invariants();
+    }
+
+    /// A queue that reaches `QUEUE_COMMIT` applies itself when the policy lock is free.
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn a_full_batch_of_queued_hits_is_applied_on_the_hit_path() {
+        let (pool, f) = four_clean_pages("lru");
+        for _ in 0..QUEUE_COMMIT - 1 {
+            drop(pool.pin(f, 0).unwrap());
+        }
+        assert_eq!(
+            pool.inner.hit_queues[stripe()].0.lock().len(),
+            QUEUE_COMMIT - 1
+        );
+        drop(pool.pin(f, 0).unwrap());
+        assert!(pool.inner.hit_queues[stripe()].0.lock().is_empty());
+        assert_eq!(victim_pages(&pool, 8), [1, 2, 3, 0]);
+    }
+
+    /// A queued hit recorded for an earlier incarnation of a frame (evicted and loaded
+    /// again since) is dropped, not applied to the frame's new page.
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn stale_queued_hits_are_skipped() {
+        let (pool, _) = four_clean_pages("lru");
+        let inner = &pool.inner;
+        let now = inner.frames.header(0).incarnation.load(Ordering::Relaxed);
+        let mut state = inner.policy.lock();
+        let mut q = vec![(0, now.wrapping_sub(1))];
+        inner.apply_queued(&mut state, &mut q);
+        assert!(q.is_empty());
+        drop(state);
+        assert_eq!(victim_pages(&pool, 8), [0, 1, 2, 3]);
+        let mut state = inner.policy.lock();
+        inner.apply_queued(&mut state, &mut vec![(0, now)]);
+        drop(state);
+        assert_eq!(victim_pages(&pool, 8), [1, 2, 3, 0]);
+    }
+}

@@ -115,6 +115,7 @@ impl BufferPool {
             &|f: FrameId| frames.is_idle(f.0) && !frames.header(f.0).dirty.load(Ordering::Relaxed),
             &mut out,
         );
+        debug_assert!(out.len() <= n, "the policy listed more victims than asked");
         out.into_iter()
             .map(|f| {
                 let h = frames.header(f.0);
@@ -190,5 +191,79 @@ impl BufferPool {
             free_frames: i.free.lock().len() as u64,
             capacity_frames: i.frames.len() as u64,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::check::{small_pool, victim_pages};
+    use super::*;
+
+    /// Pages 3, 64 and 130 of a 200-page file (250 is past its end and left out): three
+    /// words, up to the highest resident page only.
+    #[test]
+    fn a_resident_map_has_one_bit_per_page_up_to_the_highest() {
+        let m = ResidentMap::new(200, &[130, 3, 250, 64]);
+        assert_eq!(m.pages(), 200);
+        assert_eq!(m.words(), [1 << 3, 1, 1 << 2]);
+        assert_eq!(m.count(), 3);
+        assert_eq!(m.iter().collect::<Vec<_>>(), [3, 64, 130]);
+        assert!(m.get(64) && !m.get(65) && !m.get(199) && !m.get(250));
+        let empty = ResidentMap::new(10, &[]);
+        assert_eq!((empty.words().len(), empty.count()), (0, 0));
+        assert!(!empty.get(0));
+    }
+
+    /// Counters after a known sequence on 4 frames: three pages written (three misses,
+    /// zero-filled: nothing read), two reads of resident pages (hits), a fourth page
+    /// written, a fifth that evicts the FIFO-oldest after writing it (all were dirty).
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn stats_count_what_happened() {
+        let pool = small_pool(4, "fifo");
+        let f = pool.create("/s").unwrap();
+        pool.write(f, 0, &[1; 3 * 4096]).unwrap();
+        let mut b = [0u8; 8];
+        pool.read(f, 0, &mut b).unwrap();
+        pool.read(f, 4096 + 100, &mut b).unwrap();
+        pool.write(f, 3 * 4096, &[1; 4096]).unwrap();
+        let s = pool.stats();
+        assert_eq!((s.hits, s.misses, s.pages_read, s.read_calls), (2, 4, 0, 0));
+        assert_eq!((s.dirty_pages, s.free_frames, s.capacity_frames), (4, 0, 4));
+        pool.write(f, 4 * 4096, &[1; 4096]).unwrap();
+        let s = pool.stats();
+        assert_eq!((s.misses, s.evictions, s.foreground_writes), (5, 1, 1));
+        assert_eq!((s.pages_written, s.dirty_pages, s.write_errors), (1, 4, 0));
+        assert_eq!(s.free_frames, 0);
+        pool.inner.check_invariants();
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn residency_is_asked_without_counting_or_touching() {
+        let pool = small_pool(4, "lru");
+        let f = pool.create("/r").unwrap();
+        pool.write(f, 4096, &[1; 4096]).unwrap();
+        assert!(pool.is_resident(f, 1).unwrap());
+        assert!(!pool.is_resident(f, 0).unwrap());
+        assert!(
+            !pool.is_resident(f, u64::MAX).unwrap(),
+            "out of the table's range"
+        );
+        assert_eq!(pool.resident(f).unwrap().iter().collect::<Vec<_>>(), [1]);
+        assert_eq!(pool.stats().hits, 0);
+    }
+
+    /// However many are asked for, no more victims than frames (and no huge allocation).
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn the_victim_list_is_bounded_by_the_frames() {
+        let pool = small_pool(4, "lru");
+        let f = pool.create("/v").unwrap();
+        pool.write(f, 0, &[1; 4 * 4096]).unwrap();
+        pool.sync_all().unwrap();
+        let victims = victim_pages(&pool, usize::MAX);
+        assert_eq!(victims, [0, 1, 2, 3]);
+        assert!(pool.victims(usize::MAX).iter().all(|&(h, _)| h == f));
     }
 }

@@ -4,7 +4,7 @@
 
 use super::{FileHandle, FileSlot, Fill, Inner, Latch};
 use crate::error::PoolError;
-use crate::frames::Exclusive;
+use crate::frames::{Exclusive, NO_OWNER};
 use crate::stats::Counter;
 use crate::storage::{read_full_at, BatchRead, StorageFile};
 use policy::{Access, FrameId, Policy};
@@ -142,6 +142,12 @@ impl Inner {
             }
         };
         let h = g.header();
+        // A free frame belongs to no page (evict, unclaim and discard clear the owner).
+        debug_assert_eq!(
+            h.owner.load(Ordering::Relaxed),
+            NO_OWNER,
+            "claimed a frame in use"
+        );
         h.incarnation.fetch_add(1, Ordering::Relaxed);
         h.owner.store(fh.owner(), Ordering::Relaxed);
         h.page.store(page, Ordering::Relaxed);
@@ -483,4 +489,113 @@ struct Batch<'a> {
     path: &'a Path,
     loaded: usize,
     first_err: Option<PoolError>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::check::{quiet_builder, resident_pages, small_pool_over};
+    use super::super::BufferPool;
+    use super::*;
+    use crate::storage::OpenMode;
+    use crate::testing::{FaultKind, FaultOp, MemStorage, RecordingStorage};
+    use crate::Storage;
+
+    /// A 12-page file already on `storage`, page `p` filled with `p`.
+    fn twelve_pages(storage: &dyn Storage) {
+        let file = storage
+            .open(Path::new("/f"), OpenMode::buffered(true))
+            .unwrap();
+        for p in 0..12u8 {
+            file.write_at(&[p; 4096], u64::from(p) * 4096).unwrap();
+        }
+    }
+
+    /// 16 frames reading 4 pages ahead, with the 12-page file open.
+    fn read_ahead_pool() -> (BufferPool, FileHandle) {
+        let storage = MemStorage::new();
+        twelve_pages(&storage);
+        let pool = quiet_builder(16, "lru")
+            .read_ahead(4)
+            .build_with_storage(storage)
+            .unwrap();
+        let f = pool.open("/f").unwrap();
+        (pool, f)
+    }
+
+    fn counts(pool: &BufferPool) -> (u64, u64, u64) {
+        let s = pool.stats();
+        (s.read_calls, s.pages_read, s.read_ahead_pages)
+    }
+
+    /// A miss at the file's read position reads 4 more pages in the same call and marks
+    /// the first of them; a hit on the mark reads the next window.
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn sequential_misses_read_ahead_in_windows() {
+        let (pool, f) = read_ahead_pool();
+        let mut b = [0u8; 1];
+        pool.read(f, 0, &mut b).unwrap();
+        assert_eq!(counts(&pool), (1, 5, 4));
+        assert_eq!(resident_pages(&pool, f), [0, 1, 2, 3, 4]);
+        pool.read(f, 4096, &mut b).unwrap();
+        assert_eq!(b[0], 1);
+        assert_eq!(counts(&pool), (2, 9, 8));
+        assert_eq!(resident_pages(&pool, f), (0..9).collect::<Vec<_>>());
+        assert_eq!(pool.stats().misses, 1, "the second read was a hit");
+        pool.inner.check_invariants();
+    }
+
+    /// A miss elsewhere reads one page; the next page is then sequential, and its window
+    /// stops at the end of the file (pages 9, 10, 11).
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn a_random_miss_reads_one_page_and_the_window_stops_at_the_end() {
+        let (pool, f) = read_ahead_pool();
+        let mut b = [0u8; 1];
+        pool.read(f, 7 * 4096, &mut b).unwrap();
+        assert_eq!(counts(&pool), (1, 1, 0));
+        pool.read(f, 8 * 4096, &mut b).unwrap();
+        assert_eq!(b[0], 8);
+        assert_eq!(counts(&pool), (2, 5, 3));
+        assert_eq!(resident_pages(&pool, f), [7, 8, 9, 10, 11]);
+        pool.inner.check_invariants();
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn pages_past_the_end_or_the_table_are_errors() {
+        let (pool, f) = read_ahead_pool();
+        assert!(matches!(
+            pool.pin(f, 12),
+            Err(PoolError::PastEnd {
+                page: 12,
+                pages: 12
+            })
+        ));
+        assert!(matches!(
+            pool.inner.check_in_range(u64::MAX),
+            Err(PoolError::OutOfRange { len: 4096, .. })
+        ));
+        assert!(pool.inner.check_in_range(11).is_ok());
+    }
+
+    /// A failed read gives its frame back: nothing mapped, nothing in the policy.
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn a_failed_read_leaves_nothing_behind() {
+        let storage = RecordingStorage::new();
+        twelve_pages(&storage);
+        let pool = small_pool_over(4, "lru", storage.clone());
+        let f = pool.open("/f").unwrap();
+        storage.inject(FaultOp::Read, FaultKind::Eio, 0, 1);
+        let mut b = [0u8; 1];
+        assert!(matches!(
+            pool.read(f, 0, &mut b),
+            Err(PoolError::Io { op: "read", .. })
+        ));
+        assert!(resident_pages(&pool, f).is_empty());
+        assert_eq!(pool.stats().free_frames, 4);
+        pool.inner.check_invariants();
+        assert_eq!(pool.read(f, 0, &mut b).unwrap(), 1);
+    }
 }

@@ -21,6 +21,15 @@ impl Inner {
     /// map is set first, so that a dirty frame always has its bit (a bit may outlive
     /// the flag for a moment; readers of the map check the flag).
     pub(super) fn mark_dirty(&self, id: u32, h: &Header) {
+        debug_assert!(
+            !self.frames.is_idle(id),
+            "frame {id} marked dirty without a latch"
+        );
+        debug_assert_ne!(
+            h.owner.load(Ordering::Relaxed),
+            NO_OWNER,
+            "a free frame made dirty"
+        );
         if !h.dirty.load(Ordering::Relaxed) {
             self.dirty_map[(id / 64) as usize].fetch_or(1 << (id % 64), Ordering::Release);
             h.dirty_since_ns.store(self.now_ns(), Ordering::Relaxed);
@@ -33,7 +42,8 @@ impl Inner {
     pub(super) fn clear_dirty(&self, id: u32, h: &Header) {
         if h.dirty.swap(false, Ordering::AcqRel) {
             self.dirty_map[(id / 64) as usize].fetch_and(!(1 << (id % 64)), Ordering::Release);
-            self.dirty_pages.fetch_sub(1, Ordering::Relaxed);
+            let before = self.dirty_pages.fetch_sub(1, Ordering::Relaxed);
+            debug_assert!(before > 0, "more pages cleaned than were dirty");
         }
     }
 
@@ -73,6 +83,7 @@ impl Inner {
         bytes: &[u8],
         len: u64,
     ) -> Result<(), PoolError> {
+        debug_assert_eq!(bytes.len(), self.page_size, "a page write is one frame");
         let ps = self.page_size as u64;
         let off = page * ps;
         let n = if self.direct {
@@ -375,5 +386,184 @@ impl BufferPool {
             Some(e) => Err(e),
             None => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::check::{quiet_builder, small_pool, small_pool_over};
+    use super::*;
+    use crate::testing::{FaultKind, FaultOp, MemStorage, RecordingStorage, StorageEvent};
+    use crate::IoMode;
+
+    fn writes(log: &[StorageEvent]) -> Vec<(u64, usize)> {
+        log.iter()
+            .filter_map(|e| match e {
+                StorageEvent::Write { offset, data, .. } => Some((*offset, data.len())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Pages 0..130 in frames 0..130, clean; then pages (and so frames) 129, 3, 64 and
+    /// 3 again are dirtied through `pin_mut`, across three bitmap words.
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn dirty_tracking_keeps_the_flag_the_bitmap_and_the_count_together() {
+        let pool = small_pool(130, "clock");
+        let inner = &pool.inner;
+        let f = pool.create("/d").unwrap();
+        pool.write(f, 0, &vec![1; 130 * 4096]).unwrap();
+        pool.sync_all().unwrap();
+        assert_eq!(inner.dirty_frames().count(), 0);
+        for page in [129, 3, 64, 3] {
+            drop(pool.pin_mut(f, page).unwrap());
+        }
+        assert_eq!(
+            inner.dirty_pages.load(Ordering::Relaxed),
+            3,
+            "marking twice counts once"
+        );
+        assert_eq!(
+            inner.dirty_frames().collect::<Vec<_>>(),
+            [3, 64, 129],
+            "in id order"
+        );
+        inner.check_invariants();
+        let g = inner.frames.exclusive(64);
+        inner.clear_dirty(64, g.header());
+        inner.clear_dirty(64, g.header());
+        drop(g);
+        assert_eq!(
+            inner.dirty_pages.load(Ordering::Relaxed),
+            2,
+            "cleaning twice counts once"
+        );
+        assert_eq!(inner.dirty_frames().collect::<Vec<_>>(), [3, 129]);
+        inner.check_invariants();
+    }
+
+    /// Buffered I/O writes only the part of the last page inside the file; `O_DIRECT`
+    /// writes whole pages; a page wholly past the end is not written at all.
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn a_page_write_covers_what_the_io_mode_needs() {
+        for (mode, expected) in [
+            (IoMode::Buffered, vec![(0, 4096), (4096, 904)]),
+            (IoMode::Direct, vec![(0, 4096), (4096, 4096), (8192, 4096)]),
+        ] {
+            let storage = RecordingStorage::new();
+            let pool = quiet_builder(4, "lru")
+                .io_mode(mode)
+                .build_with_storage(storage.clone())
+                .unwrap();
+            let f = pool.create("/w").unwrap();
+            let (file, path) = pool.inner.file_of(f).unwrap();
+            let page = [5u8; 4096];
+            for p in 0..3 {
+                pool.inner
+                    .write_page(&*file, &path, p, &page, 5000)
+                    .unwrap();
+            }
+            assert_eq!(writes(&storage.log()), expected, "{mode:?}");
+            assert_eq!(pool.stats().pages_written, expected.len() as u64);
+        }
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn a_short_write_is_an_error_and_counted() {
+        let storage = RecordingStorage::new();
+        let pool = small_pool_over(4, "lru", storage.clone());
+        let f = pool.create("/s").unwrap();
+        let (file, path) = pool.inner.file_of(f).unwrap();
+        storage.inject(FaultOp::Write, FaultKind::ShortWrite, 0, 1);
+        let err = pool
+            .inner
+            .write_page(&*file, &path, 0, &[1; 4096], 4096)
+            .unwrap_err();
+        match err {
+            PoolError::Io { op, source, .. } => {
+                assert_eq!(op, "write");
+                assert_eq!(source.kind(), std::io::ErrorKind::WriteZero);
+            }
+            other => panic!("{other:?}"),
+        }
+        let s = pool.stats();
+        assert_eq!((s.pages_written, s.write_errors), (0, 1));
+    }
+
+    /// `fsync` writes a file's dirty pages in frame order (the dirty bitmap's order), not
+    /// page order, and only that file's; then it syncs.
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn fsync_writes_the_files_dirty_pages_in_frame_order_then_syncs() {
+        let storage = RecordingStorage::new();
+        let pool = small_pool_over(8, "lru", storage.clone());
+        let a = pool.create("/a").unwrap();
+        let b = pool.create("/b").unwrap();
+        // frames are handed out from 0 up: page 2 -> frame 0, b's page 0 -> frame 1, ...
+        pool.write(a, 2 * 4096, &[2; 4096]).unwrap();
+        pool.write(b, 0, &[9; 4096]).unwrap();
+        pool.write(a, 0, &[0; 4096]).unwrap();
+        pool.write(a, 4096, &[1; 4096]).unwrap();
+        let before = storage.log_len();
+        pool.fsync(a).unwrap();
+        let log = storage.log()[before..].to_vec();
+        assert_eq!(writes(&log), [(2 * 4096, 4096), (0, 4096), (4096, 4096)]);
+        assert_eq!(log.last(), Some(&StorageEvent::Sync { path: "/a".into() }));
+        assert_eq!(log.len(), 4);
+        assert_eq!(pool.stats().dirty_pages, 1, "b's page is still dirty");
+        pool.inner.check_invariants();
+    }
+
+    /// The flusher's ageing pass writes exactly the pages dirty for at least `age`.
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn ageing_writes_only_pages_older_than_the_age() {
+        for (age, written) in [(Duration::ZERO, 2), (Duration::from_secs(3600), 0)] {
+            let pool = quiet_builder(4, "lru")
+                .write_policy(WritePolicy::WriteBack {
+                    interval: Duration::from_secs(3600),
+                    age,
+                })
+                .build_with_storage(MemStorage::new())
+                .unwrap();
+            let f = pool.create("/g").unwrap();
+            pool.write(f, 0, &[1; 2 * 4096]).unwrap();
+            pool.inner.write_aged();
+            let s = pool.stats();
+            assert_eq!(
+                (s.flusher_writes, s.dirty_pages),
+                (written, 2 - written),
+                "{age:?}"
+            );
+        }
+    }
+
+    /// The free-frame reserve (XMF's clean free pool): refilling frees frames in policy
+    /// order up to twice the low-water mark, writing a victim first when every candidate
+    /// is dirty. Five dirty pages leave 3 of 8 frames free, above the low-water mark of 2,
+    /// so no miss woke the flusher thread and the refill below is the only one: 3 < 4, so
+    /// it writes page 0 (the FIFO victim), frees it, and stops at 4 free frames.
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn refill_frees_up_to_twice_the_low_water_mark() {
+        let pool = quiet_builder(8, "fifo")
+            .free_reserve(2)
+            .build_with_storage(MemStorage::new())
+            .unwrap();
+        let inner = &pool.inner;
+        assert_eq!(inner.low_water, 2);
+        let f = pool.create("/r").unwrap();
+        pool.write(f, 0, &[4; 5 * 4096]).unwrap();
+        inner.refill_free();
+        let s = pool.stats();
+        assert_eq!(
+            (s.free_frames, s.flusher_writes, s.evictions, s.dirty_pages),
+            (4, 1, 1, 4)
+        );
+        assert!(!pool.is_resident(f, 0).unwrap());
+        inner.check_invariants();
     }
 }

@@ -11,7 +11,7 @@
 
 use std::path::PathBuf;
 
-use policy::keymap::FixedHashMap;
+use bufcache_core::FixedHashMap;
 use serde::{Deserialize, Serialize};
 use trace::{Format, ReadOptions, TraceError};
 

@@ -20,7 +20,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use policy::keymap::FixedHashMap;
+use bufcache_core::FixedHashMap;
 
 const NONE: u32 = u32::MAX;
 

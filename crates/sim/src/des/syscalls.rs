@@ -29,7 +29,7 @@
 
 use std::path::{Path, PathBuf};
 
-use policy::keymap::FixedHashMap;
+use bufcache_core::FixedHashMap;
 
 use super::ops::{FileSpec, Op, Script, Workload};
 use super::time::END_OF_TIME;

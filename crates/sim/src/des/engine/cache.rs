@@ -27,7 +27,7 @@
 //! * Hits and misses are counted once per block access (a process that waits and retries
 //!   is not counted twice), and the policy sees each block access exactly once.
 
-use policy::keymap::FixedHashMap;
+use bufcache_core::FixedHashMap;
 use policy::{Access, AnyPolicy, BuildContext, FrameId, Policy, PolicySpec, NEVER};
 
 use super::super::config::{s_to_ns, Cleaner, ConfigProblem, SystemConfig, WritePolicy};

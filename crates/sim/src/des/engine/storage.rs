@@ -109,7 +109,7 @@ pub(super) struct Storage {
     files: Vec<FileState>,
     disks: Vec<Disk>,
     /// Blocks written to disk during the run (and not dropped since).
-    on_disk: HashSet<BlockKey, std::hash::BuildHasherDefault<policy::keymap::MixHasher>>,
+    on_disk: HashSet<BlockKey, bufcache_core::FixedState>,
     /// Disk reads started, demand and read-ahead.
     pub reads: u64,
     /// Disk writes started.

@@ -2,7 +2,7 @@
 //! check, then 300 iterations of the short-term, use-bit and history steps, on one thread.
 //! The target is under 5 s per fingerprint.
 //!
-//! `cargo bench -p bufcache-dust --bench fingerprint [-- POLICY]`
+//! `cargo bench -p bufcache-bench --bench dust_fingerprint [-- POLICY]`
 
 #![allow(missing_docs)] // criterion_group! generates an undocumented function.
 

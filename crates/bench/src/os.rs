@@ -1,13 +1,13 @@
-//! The few operating-system calls `bench pool` needs that the standard library does not
-//! offer: opening a file for `O_DIRECT`, telling the kernel to drop a file from its page
-//! cache, and mapping a file into memory. The one `unsafe` block of the benchmark lives
-//! here, next to the reason it is sound.
+//! The few operating-system calls the pool benchmark needs that the standard library does
+//! not offer: opening a file for `O_DIRECT`, telling the kernel to drop a file from its
+//! page cache, and mapping a file into memory. The one `unsafe` block of the benchmarks
+//! lives here, next to the reason it is sound.
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use crate::error::BenchError;
 
 /// One page-aligned 4 KiB buffer: `O_DIRECT` wants the memory, the offset and the length
 /// of a read aligned to the logical block size, and 4096 covers every common device.
@@ -24,35 +24,44 @@ impl AlignedPage {
 
 /// Open `path` read-only with `O_DIRECT`: reads go to the device, never through (or into)
 /// the OS page cache.
-pub fn open_direct(path: &Path) -> Result<File> {
+pub fn open_direct(path: &Path) -> Result<File, BenchError> {
     OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_DIRECT)
         .open(path)
-        .with_context(|| format!("cannot open {} with O_DIRECT", path.display()))
+        .map_err(|e| BenchError::io(format!("cannot open {} with O_DIRECT", path.display()), e))
 }
 
 /// Ask the kernel to drop every cached page of `path` (`posix_fadvise(DONTNEED)`), after
 /// writing back any dirty ones: dirty pages would otherwise stay cached.
-pub fn drop_from_page_cache(path: &Path) -> Result<()> {
-    let f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+pub fn drop_from_page_cache(path: &Path) -> Result<(), BenchError> {
+    let f = open(path)?;
     // Data must be on the device first, or the kernel keeps the dirty pages.
     f.sync_all()
-        .with_context(|| format!("cannot sync {}", path.display()))?;
-    rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::DontNeed)
-        .with_context(|| format!("posix_fadvise(DONTNEED) on {}", path.display()))
+        .map_err(|e| BenchError::io(format!("cannot sync {}", path.display()), e))?;
+    rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::DontNeed).map_err(|e| {
+        BenchError::io(
+            format!("posix_fadvise(DONTNEED) on {}", path.display()),
+            e.into(),
+        )
+    })
+}
+
+/// Open `path` read-only, the error naming it.
+pub fn open(path: &Path) -> Result<File, BenchError> {
+    File::open(path).map_err(|e| BenchError::io(format!("cannot open {}", path.display()), e))
 }
 
 /// A read-only mapping of a whole file, faulted in at creation (`MAP_POPULATE`), so that
 /// copying from it measures a copy and not page faults.
-pub fn map_populated(file: &File) -> Result<memmap2::Mmap> {
+pub fn map_populated(file: &File) -> Result<memmap2::Mmap, BenchError> {
     #[allow(unsafe_code)]
     // SAFETY: `Mmap::map` is unsafe because another process could truncate or rewrite
     // the file while it is mapped (a truncation turns accesses into SIGBUS). The file is
     // one the benchmark created in its own temporary directory and never writes again
     // after creating it, and nothing else knows its name.
     let map = unsafe { memmap2::MmapOptions::new().populate().map(file) };
-    map.context("cannot mmap the data file")
+    map.map_err(|e| BenchError::io("cannot mmap the data file", e))
 }
 
 #[cfg(test)]
@@ -87,5 +96,11 @@ mod tests {
             f.read_exact_at(&mut page.0, 4096).unwrap();
             assert_eq!(&page.0[..], &bytes[4096..8192]);
         }
+    }
+
+    #[test]
+    fn a_missing_file_is_an_error_naming_it() {
+        let e = drop_from_page_cache(Path::new("/nonexistent/bufcache-x")).unwrap_err();
+        assert!(e.to_string().contains("/nonexistent/bufcache-x"), "{e}");
     }
 }

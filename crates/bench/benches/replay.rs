@@ -5,7 +5,7 @@
 //!
 //! The small trace is generated here from a fixed seed (a skewed key distribution, 200k
 //! requests over 20k keys). The large one takes a few minutes in all; run it alone with
-//! `cargo bench -p bufcache-sim -- zipf_20m`. `bufcache bench replay` measures the same
+//! `cargo bench -p bufcache-bench --bench replay -- zipf_20m`. `bufcache bench replay` measures the same
 //! workload without criterion's statistics.
 
 #![allow(missing_docs)] // criterion_group! generates an undocumented function.
