@@ -30,6 +30,11 @@ pub enum ExperimentCommand {
     Nelson(ExperimentArgs),
     /// Silvers 2000 (UBC): Table 1's dd series, split vs unified cache (simulated).
     Ubc(ExperimentArgs),
+    /// Burnett 2006 §2.5: the cache-aware file server (Figures 2.20-2.21), on real files.
+    CacheAwareServer(crate::serve_cmd::CacheAwareArgs),
+    /// Burnett 2006 ch.3: InfoReplace's accuracy and overhead, PinRange on index lookups
+    /// (Figures 3.1 and 3.2).
+    Inforeplace(crate::inforeplace_cmd::InfoReplaceArgs),
 }
 
 /// Options every experiment takes.
@@ -53,10 +58,14 @@ pub struct ExperimentArgs {
 pub fn run(cmd: ExperimentCommand) -> Result<()> {
     match cmd {
         ExperimentCommand::List => {
-            let rows: Vec<Vec<String>> = EXPERIMENTS
+            let mut rows: Vec<Vec<String>> = EXPERIMENTS
                 .iter()
                 .map(|e| vec![e.name.to_string(), e.summary.to_string()])
                 .collect();
+            rows.push(vec![
+                "cache-aware-server".into(),
+                crate::serve_cmd::EXPERIMENT_SUMMARY.into(),
+            ]);
             util::emit(&util::table(&["name".into(), "reproduces".into()], &rows))
         }
         ExperimentCommand::KotzEllis(a) => kotz(a),
@@ -64,6 +73,8 @@ pub fn run(cmd: ExperimentCommand) -> Result<()> {
         ExperimentCommand::BurnettOrdering(a) => burnett(a),
         ExperimentCommand::Nelson(a) => crate::nelson_cmd::run(a),
         ExperimentCommand::Ubc(a) => crate::ubc_cmd::run(a),
+        ExperimentCommand::CacheAwareServer(a) => crate::serve_cmd::run_experiment(a),
+        ExperimentCommand::Inforeplace(a) => crate::inforeplace_cmd::run(a),
     }
 }
 

@@ -95,6 +95,7 @@ policies! {
     Hyperbolic => hyperbolic::Hyperbolic,
     Toss => toss::Toss,
     Linux => linux::Linux,
+    PinRange => pinrange::PinRange,
     Belady => belady::Belady,
 }
 

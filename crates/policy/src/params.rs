@@ -146,6 +146,23 @@ impl Params {
         }
     }
 
+    /// An unsigned integer in `[lo, hi]`, or `None` for the word `auto` (a default that
+    /// the policy derives from its capacity, such as PinRange's preferred range).
+    pub fn integer_or_auto(
+        &self,
+        name: &'static str,
+        lo: u64,
+        hi: u64,
+    ) -> Result<Option<u64>, ConfigError> {
+        if self.raw(name) == "auto" {
+            return Ok(None);
+        }
+        match self.raw(name).parse::<u64>() {
+            Ok(v) if v >= lo && v <= hi => Ok(Some(v)),
+            _ => Err(self.bad(name, "`auto` or an integer in the documented range")),
+        }
+    }
+
     /// A boolean (`true`/`false`/`1`/`0`).
     pub fn boolean(&self, name: &'static str) -> Result<bool, ConfigError> {
         match self.raw(name) {
