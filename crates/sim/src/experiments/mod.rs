@@ -6,6 +6,8 @@
 
 pub mod burnett_ordering;
 pub mod kotz_ellis;
+pub mod nelson;
+pub mod ubc;
 pub mod xmf_cleaning;
 
 /// A named experiment, for listings.
@@ -34,5 +36,13 @@ pub const EXPERIMENTS: &[ExperimentInfo] = &[
     ExperimentInfo {
         name: "xmf-cleaning",
         summary: "XMF 1989 appendix I: getnewbuf's eager cleaning against a clock daemon's free pool (Figure 21)",
+    },
+    ExperimentInfo {
+        name: "nelson",
+        summary: "Nelson 1990: file cache and virtual memory negotiating one memory, ECD and IFS (Figures 1-6, Tables 2-4)",
+    },
+    ExperimentInfo {
+        name: "ubc",
+        summary: "Silvers 2000 (UBC): Table 1's dd series on a split buffer cache + page cache and on a unified one (simulated)",
     },
 ];
