@@ -22,6 +22,11 @@ pub enum ExperimentCommand {
     XmfCleaning(ExperimentArgs),
     /// Burnett 2006 ch.4: fsync, barriers and asynchronous graphs (Figures 4.12-4.19).
     BurnettOrdering(ExperimentArgs),
+    /// Nelson 1990: file cache and virtual memory sharing one memory (ECD, IFS; Figures
+    /// 1-6, Tables 2-4) under every arbiter.
+    Nelson(ExperimentArgs),
+    /// Silvers 2000 (UBC): Table 1's dd series, split vs unified cache (simulated).
+    Ubc(ExperimentArgs),
     /// Burnett 2006 §2.5: the cache-aware file server (Figures 2.20-2.21), on real files.
     CacheAwareServer(crate::serve_cmd::CacheAwareArgs),
     /// Burnett 2006 ch.3: InfoReplace's accuracy and overhead, PinRange on index lookups
@@ -63,6 +68,8 @@ pub fn run(cmd: ExperimentCommand) -> Result<()> {
         ExperimentCommand::KotzEllis(a) => kotz(a),
         ExperimentCommand::XmfCleaning(a) => xmf(a),
         ExperimentCommand::BurnettOrdering(a) => burnett(a),
+        ExperimentCommand::Nelson(a) => crate::nelson_cmd::run(a),
+        ExperimentCommand::Ubc(a) => crate::ubc_cmd::run(a),
         ExperimentCommand::CacheAwareServer(a) => crate::serve_cmd::run_experiment(a),
         ExperimentCommand::Inforeplace(a) => crate::inforeplace_cmd::run(a),
     }

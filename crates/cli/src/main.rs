@@ -14,9 +14,11 @@ mod experiment_cmd;
 mod inforeplace_cmd;
 mod input;
 mod mrc_cmd;
+mod nelson_cmd;
 mod replay_cmd;
 mod serve_cmd;
 mod trace_cmd;
+mod ubc_cmd;
 mod util;
 
 use std::process::ExitCode;

@@ -54,7 +54,10 @@
 // key indexes, and each policy's type. The building blocks policies are made of (lists,
 // ghost histories, key maps) are this crate's own; the fixed key hash is `bufcache-core`.
 mod cache;
+mod climber;
+mod doorkeeper;
 pub(crate) mod ghost;
+pub(crate) mod heap;
 mod history;
 mod index;
 pub(crate) mod keymap;
@@ -70,6 +73,8 @@ pub mod testkit;
 pub use cache::{Cache, DenseIndex, HashIndex, KeyIndex, Outcome};
 pub use params::{ConfigError, ParamInfo, Params};
 pub use registry::{BuildContext, NamedPolicy, PolicyInfo, PolicySpec};
+pub use s3fifo::S3FifoVariant;
+pub use wtinylfu::WTinyLfuVariant;
 
 // Every policy: its module, its type, and its place in `AnyPolicy` and `POLICIES`. This
 // list is the one place a new policy is registered (`docs/ADDING_A_POLICY.md`).
@@ -93,6 +98,11 @@ policies! {
     Sieve => sieve::Sieve,
     WTinyLfu => wtinylfu::WTinyLfu,
     Hyperbolic => hyperbolic::Hyperbolic,
+    Slru => slru::Slru,
+    S4Lru => s4lru::S4Lru,
+    Lfuda => lfuda::Lfuda,
+    Gdsf => pub gdsf::Gdsf,
+    LruProb => lruprob::LruProb,
     Toss => toss::Toss,
     Linux => linux::Linux,
     PinRange => pinrange::PinRange,

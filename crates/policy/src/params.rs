@@ -146,6 +146,23 @@ impl Params {
         }
     }
 
+    /// One of a fixed set of words (a variant such as `paper` or `libcachesim`): the word
+    /// as declared in `options`, so callers match on `&'static str`; `expected` is what
+    /// the error quotes ("paper or libcachesim").
+    pub fn choice(
+        &self,
+        name: &'static str,
+        options: &'static [&'static str],
+        expected: &'static str,
+    ) -> Result<&'static str, ConfigError> {
+        let raw = self.raw(name);
+        options
+            .iter()
+            .copied()
+            .find(|o| *o == raw)
+            .ok_or_else(|| self.bad(name, expected))
+    }
+
     /// An unsigned integer in `[lo, hi]`, or `None` for the word `auto` (a default that
     /// the policy derives from its capacity, such as PinRange's preferred range).
     pub fn integer_or_auto(

@@ -84,6 +84,12 @@ impl Axis {
         }
     }
 
+    /// A linear axis for a measured quantity (a time, a count): from zero to 5% above the
+    /// largest value, so that values are read against zero.
+    pub fn from_zero(label: impl Into<String>) -> Self {
+        Self::new(label).bounds(Bounds::FromZero { headroom: 0.05 })
+    }
+
     /// Span `bounds` instead of the data.
     pub fn bounds(mut self, bounds: Bounds) -> Self {
         self.bounds = bounds;

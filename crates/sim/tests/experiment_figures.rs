@@ -219,3 +219,21 @@ fn burnett_defaults_table_takes_the_default_points() {
     assert_eq!(quick.rows().len(), 2);
     assert_eq!(quick.cell(1, 1), Some("graph"));
 }
+
+#[test]
+fn ubc_figure_sets_the_paper_dashed_beside_the_model() {
+    let points = sim::experiments::ubc::run();
+    let files = sim::experiments::ubc::figures(&points);
+    assert_eq!(names(&files), ["ubc-time.svg"]);
+    let f = &files[0];
+    let rows = points.iter().filter(|p| p.layout == "split").count();
+    assert_eq!(series(f, "split (model)").points.len(), rows);
+    assert_eq!(series(f, "split (model)").points[0].0, 1.0);
+    let paper = series(f, "NetBSD with UBC (paper)");
+    assert_eq!(paper.style, report::Style::Dashed);
+    let with_paper = points
+        .iter()
+        .filter(|p| p.layout == "unified" && p.paper_s.is_some())
+        .count();
+    assert_eq!(paper.points.len(), with_paper);
+}

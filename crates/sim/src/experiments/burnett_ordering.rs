@@ -386,7 +386,7 @@ fn by_mechanism(
     Figure::new(
         title,
         Axis::new(param.axis_label()),
-        super::measured_axis(metric.label()),
+        Axis::from_zero(metric.label()),
     )
     .with_all_series(Mechanism::ALL.map(line))
 }

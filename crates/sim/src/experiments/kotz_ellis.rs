@@ -345,7 +345,7 @@ fn time_figure(
     Figure::new(
         title,
         Axis::new(x_label),
-        super::measured_axis("execution time (s)"),
+        Axis::from_zero("execution time (s)"),
     )
     .with_all_series(WRITE_POLICIES.iter().map(line))
     .with_series(Series::reference("ideal", ideal))

@@ -8,15 +8,9 @@
 
 pub mod burnett_ordering;
 pub mod kotz_ellis;
+pub mod nelson;
+pub mod ubc;
 pub mod xmf_cleaning;
-
-use report::{Axis, Bounds};
-
-/// The y axis of a measured quantity (times, counts): from zero, with 5% headroom above
-/// the largest value, so that figures are read against zero.
-pub(crate) fn measured_axis(label: &str) -> Axis {
-    Axis::new(label).bounds(Bounds::FromZero { headroom: 0.05 })
-}
 
 /// A named experiment, for listings.
 #[derive(Clone, Copy, Debug)]
@@ -44,5 +38,13 @@ pub const EXPERIMENTS: &[ExperimentInfo] = &[
     ExperimentInfo {
         name: "xmf-cleaning",
         summary: "XMF 1989 appendix I: getnewbuf's eager cleaning against a clock daemon's free pool (Figure 21)",
+    },
+    ExperimentInfo {
+        name: "nelson",
+        summary: "Nelson 1990: file cache and virtual memory negotiating one memory, ECD and IFS (Figures 1-6, Tables 2-4)",
+    },
+    ExperimentInfo {
+        name: "ubc",
+        summary: "Silvers 2000 (UBC): Table 1's dd series on a split buffer cache + page cache and on a unified one (simulated)",
     },
 ];

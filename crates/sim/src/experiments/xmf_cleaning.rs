@@ -141,7 +141,7 @@ pub fn figures(points: &[XmfPoint]) -> Vec<FigureFile> {
             let figure = Figure::new(
                 panel.title,
                 Axis::new("cache size (MB)"),
-                super::measured_axis(panel.what),
+                Axis::from_zero(panel.what),
             )
             .with_all_series(CLEANERS.iter().map(line));
             FigureFile::new(panel.file_name, figure)
