@@ -192,35 +192,6 @@ pub fn run() -> Vec<UbcPoint> {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_repeated_reads_run_at_memory_speed_only_when_unified() {
-        let points = run();
-        let (split, unified) = points.split_at(STEPS.len());
-        // Rows 6-9 (the resident 50 MB reads): split reads the device every time, as
-        // NetBSD 1.4.2 did; unified reads nothing and only copies.
-        for row in 5..9 {
-            assert_eq!(split[row].device_reads, 50 * 16, "split row {}", row + 1);
-            assert_eq!(unified[row].device_reads, 0, "unified row {}", row + 1);
-            assert!(unified[row].time_s < split[row].time_s / 3.0);
-        }
-        // Row 5: right after the 1 GB read the first 50 MB is not resident in either.
-        assert_eq!(unified[4].device_reads, 50 * 16);
-        // Mapping what was just read: split copies it into page-cache pages, and all of the
-        // buffer cache's 6.375 MB is then held twice; unified maps the same pages.
-        assert_eq!(split[9].held_twice_mb, 6.375);
-        assert_eq!(split[9].held_mb, 56.0);
-        assert!(split[9].copies > 0 && unified[9].copies == 0);
-        assert_eq!(unified[9].held_twice_mb, 0.0);
-        // Writes: each page of 1 GB reaches the device once per pass in both designs.
-        assert_eq!(split[1].device_writes, 1024 * 16);
-        assert_eq!(unified[2].device_writes, 1024 * 16);
-    }
-}
-
 /// `ubc-time.svg`: run time against Table 1's row for each design, the model's solid and
 /// the paper's NetBSD measurements dashed.
 pub fn figures(points: &[UbcPoint]) -> Vec<FigureFile> {
@@ -253,4 +224,33 @@ pub fn figures(points: &[UbcPoint]) -> Vec<FigureFile> {
         line("unified", true),
     ));
     vec![FigureFile::new("ubc-time.svg", figure)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_repeated_reads_run_at_memory_speed_only_when_unified() {
+        let points = run();
+        let (split, unified) = points.split_at(STEPS.len());
+        // Rows 6-9 (the resident 50 MB reads): split reads the device every time, as
+        // NetBSD 1.4.2 did; unified reads nothing and only copies.
+        for row in 5..9 {
+            assert_eq!(split[row].device_reads, 50 * 16, "split row {}", row + 1);
+            assert_eq!(unified[row].device_reads, 0, "unified row {}", row + 1);
+            assert!(unified[row].time_s < split[row].time_s / 3.0);
+        }
+        // Row 5: right after the 1 GB read the first 50 MB is not resident in either.
+        assert_eq!(unified[4].device_reads, 50 * 16);
+        // Mapping what was just read: split copies it into page-cache pages, and all of the
+        // buffer cache's 6.375 MB is then held twice; unified maps the same pages.
+        assert_eq!(split[9].held_twice_mb, 6.375);
+        assert_eq!(split[9].held_mb, 56.0);
+        assert!(split[9].copies > 0 && unified[9].copies == 0);
+        assert_eq!(unified[9].held_twice_mb, 0.0);
+        // Writes: each page of 1 GB reaches the device once per pass in both designs.
+        assert_eq!(split[1].device_writes, 1024 * 16);
+        assert_eq!(unified[2].device_writes, 1024 * 16);
+    }
 }
