@@ -15,5 +15,5 @@ pub mod replay;
 pub mod size;
 
 pub use compact::{CompactTrace, Summary, TraceBuilder};
-pub use replay::{replay, Counts, ReplayError, ReplayOptions, RunResult};
+pub use replay::{replay, replay_admitted, Counts, ReplayError, ReplayOptions, RunResult};
 pub use size::{CacheSize, SizeError, WorkingSet};
