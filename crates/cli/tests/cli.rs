@@ -46,6 +46,39 @@ fn replay_json_has_hand_worked_counts() {
 }
 
 #[test]
+fn replay_admission_by_hand_and_checked_before_the_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = small_trace(dir.path());
+    let out = ok(&[
+        "replay",
+        "--trace",
+        &t,
+        "--policy",
+        "lru",
+        "--size",
+        "2",
+        "--ignore-size",
+        "--admission",
+        "secondhit",
+        "--json",
+    ]);
+    let rows = json_lines(&out);
+    // 1 2 1 3 1 2 behind secondhit: 1 and 2 refused, 1 admitted, 3 refused, 1 hits, 2 admitted.
+    assert_eq!(rows[0]["admission"], "secondhit");
+    assert_eq!(rows[0]["hits"], 1);
+    fails(
+        &[
+            "replay",
+            "--admission",
+            "bloom",
+            "--trace",
+            "/no/such/trace.txt",
+        ],
+        &["unknown admission filter `bloom`", "known: always, prob"],
+    );
+}
+
+#[test]
 fn replay_csv_and_table() {
     let dir = tempfile::tempdir().unwrap();
     let t = small_trace(dir.path());
@@ -62,7 +95,9 @@ fn replay_csv_and_table() {
     ]);
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines.len(), 3);
-    assert!(lines[0].starts_with("trace,mode,seed,policy,size,capacity,requests,hits,misses"));
+    assert!(
+        lines[0].starts_with("trace,mode,seed,admission,policy,size,capacity,requests,hits,misses")
+    );
     assert!(lines[2].contains(",lru,3,3,6,3,3,"), "{}", lines[2]);
     let table = ok(&[
         "replay",
