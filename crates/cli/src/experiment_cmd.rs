@@ -25,6 +25,8 @@ pub enum ExperimentCommand {
     XmfCleaning(ExperimentArgs),
     /// Burnett 2006 ch.4: fsync, barriers and asynchronous graphs (Figures 4.12-4.19).
     BurnettOrdering(ExperimentArgs),
+    /// Burnett 2006 §2.5: the cache-aware file server (Figures 2.20-2.21), on real files.
+    CacheAwareServer(crate::serve_cmd::CacheAwareArgs),
 }
 
 /// Options every experiment takes.
@@ -48,23 +50,28 @@ pub struct ExperimentArgs {
 pub fn run(cmd: ExperimentCommand) -> Result<()> {
     match cmd {
         ExperimentCommand::List => {
-            let rows: Vec<Vec<String>> = EXPERIMENTS
+            let mut rows: Vec<Vec<String>> = EXPERIMENTS
                 .iter()
                 .map(|e| vec![e.name.to_string(), e.summary.to_string()])
                 .collect();
+            rows.push(vec![
+                "cache-aware-server".into(),
+                crate::serve_cmd::EXPERIMENT_SUMMARY.into(),
+            ]);
             util::emit(&util::table(&["name".into(), "reproduces".into()], &rows))
         }
         ExperimentCommand::KotzEllis(a) => kotz(a),
         ExperimentCommand::XmfCleaning(a) => xmf(a),
         ExperimentCommand::BurnettOrdering(a) => burnett(a),
+        ExperimentCommand::CacheAwareServer(a) => crate::serve_cmd::run_experiment(a),
     }
 }
 
-fn prepare(dir: &Path) -> Result<()> {
+pub(crate) fn prepare(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))
 }
 
-fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> Result<()> {
+pub(crate) fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> Result<()> {
     let mut w = csv::Writer::from_writer(Vec::new());
     for r in rows {
         w.serialize(r)?;
@@ -73,7 +80,7 @@ fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> Result<()> {
     util::write_atomic(path, &bytes)
 }
 
-fn json_lines<T: Serialize>(rows: &[T]) -> Result<String> {
+pub(crate) fn json_lines<T: Serialize>(rows: &[T]) -> Result<String> {
     let mut out = String::new();
     for r in rows {
         out.push_str(&serde_json::to_string(r)?);

@@ -15,6 +15,7 @@ mod input;
 mod mrc_cmd;
 mod plot;
 mod replay_cmd;
+mod serve_cmd;
 mod trace_cmd;
 mod util;
 
@@ -52,6 +53,12 @@ enum Command {
     Experiment(experiment_cmd::ExperimentCommand),
     /// Measure a cache's size and fingerprint its replacement policy (Burnett's Dust).
     Dust(dust_cmd::DustArgs),
+    /// Serve a directory over HTTP, scheduling cached requests first (Burnett's NeST).
+    Serve(serve_cmd::ServeArgs),
+    /// Load an HTTP file server: closed or open loop, latency split by hit and miss.
+    Load(serve_cmd::LoadArgs),
+    /// Write a load generator's file set (uniform or SURGE-like) and its manifest.
+    MakeFiles(serve_cmd::MakeFilesArgs),
 }
 
 fn policies() -> Result<()> {
@@ -103,6 +110,9 @@ fn main() -> ExitCode {
         Command::Des(a) => des_cmd::run(a),
         Command::Experiment(c) => experiment_cmd::run(c),
         Command::Dust(a) => dust_cmd::run(a),
+        Command::Serve(a) => serve_cmd::run_serve(a),
+        Command::Load(a) => serve_cmd::run_load(a),
+        Command::MakeFiles(a) => serve_cmd::run_make_files(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -216,6 +216,14 @@ impl Target for LinuxTarget {
     }
 }
 
+/// Pages of `[offset, offset + len)` of `file` that are in the page cache, by
+/// `cachestat(2)` (Linux 6.5 and later; older kernels answer `ENOSYS`). Public so that
+/// every user of the page cache's ground truth (Dust here, the cache-aware server's
+/// `cachestat` scheduler and its hit/miss header) asks it through this one wrapper.
+pub fn cached_pages(file: &File, offset: u64, len: u64) -> std::io::Result<u64> {
+    sys::cachestat(file, offset, len)
+}
+
 /// The system calls, each wrapped once.
 #[allow(unsafe_code)]
 mod sys {

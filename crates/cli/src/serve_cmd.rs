@@ -1,0 +1,363 @@
+//! `bufcache serve`, `bufcache load` and `bufcache make-files`: argument parsing over the
+//! `serve` crate (the cache-aware file server, its load generator and its file sets).
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use serve::config::parse_size;
+use serve::load::fileset::{make_files, FileSetSpec, Manifest};
+use serve::load::{LoadConfig, LoopMode};
+use serve::mirror::Mirror;
+use serve::{SchedulerChoice, ServeConfig};
+
+use crate::util;
+
+/// `bufcache serve`.
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// The directory to serve; nothing outside it is ever opened.
+    #[arg(long, value_name = "DIR")]
+    pub root: PathBuf,
+    /// Address to listen on (port 0: any free port).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    /// Allow a non-loopback listen address.
+    #[arg(long)]
+    pub allow_remote: bool,
+    /// How the next queued request is chosen: fifo, mirror, nowait, cachestat or pool.
+    #[arg(long, default_value = "fifo")]
+    pub scheduler: String,
+    /// Requests in service at once; the rest wait in the queue.
+    #[arg(long, default_value_t = 8)]
+    pub in_service: usize,
+    /// Requests that may wait; more are answered 503 with Retry-After.
+    #[arg(long, default_value_t = 1024)]
+    pub queue: usize,
+    /// Connections open at once at most.
+    #[arg(long, default_value_t = 4096)]
+    pub max_connections: usize,
+    /// mirror: the simulated policy (as in `bufcache policies`).
+    #[arg(long, default_value = "clock")]
+    pub mirror_policy: String,
+    /// mirror: the estimate of the OS cache's size (e.g. 80M).
+    #[arg(long, value_name = "SIZE")]
+    pub mirror_size: Option<String>,
+    /// mirror: take policy and size from a `bufcache dust --json` line instead.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["mirror_size"])]
+    pub mirror_dust: Option<PathBuf>,
+    /// mirror: correct the size estimate from observed read times (a bank of mirrors
+    /// from 1/8 to 8 times the estimate; the best predictor of the timings is used).
+    #[arg(long)]
+    pub mirror_adaptive: bool,
+    /// pool: the pool's policy.
+    #[arg(long, default_value = "clock")]
+    pub pool_policy: String,
+    /// pool: the pool's capacity (e.g. 80M).
+    #[arg(long, value_name = "SIZE")]
+    pub pool_size: Option<String>,
+    /// Seconds a client has to send a request's header.
+    #[arg(long, default_value_t = 10)]
+    pub header_timeout_secs: u64,
+    /// Seconds without progress after which a connection is closed.
+    #[arg(long, default_value_t = 30)]
+    pub idle_timeout_secs: u64,
+    /// Largest response body read into memory (larger ranges are refused).
+    #[arg(long, default_value = "64M")]
+    pub max_body: String,
+    /// Stop by itself after this many seconds (default: run until interrupted).
+    #[arg(long)]
+    pub duration_secs: Option<u64>,
+}
+
+fn scheduler(a: &ServeArgs) -> Result<SchedulerChoice> {
+    Ok(match a.scheduler.as_str() {
+        "fifo" => SchedulerChoice::Fifo,
+        "nowait" => SchedulerChoice::NoWait,
+        "cachestat" => SchedulerChoice::Cachestat,
+        "mirror" => {
+            let (policy, size_bytes) = match (&a.mirror_dust, &a.mirror_size) {
+                (Some(report), _) => Mirror::from_dust_report(report)?,
+                (None, Some(size)) => (a.mirror_policy.clone(), parse_size(size)?),
+                (None, None) => bail!("--scheduler mirror needs --mirror-size or --mirror-dust"),
+            };
+            SchedulerChoice::Mirror {
+                policy,
+                size_bytes,
+                adaptive: a.mirror_adaptive,
+            }
+        }
+        "pool" => {
+            let size = a
+                .pool_size
+                .as_deref()
+                .context("--scheduler pool needs --pool-size")?;
+            SchedulerChoice::Pool {
+                policy: a.pool_policy.clone(),
+                capacity_bytes: parse_size(size)?,
+            }
+        }
+        other => bail!(
+            "unknown scheduler {other:?}; choose one of {}",
+            SchedulerChoice::NAMES.join(", ")
+        ),
+    })
+}
+
+fn logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("BUFCACHE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init();
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}
+
+/// Run `bufcache serve`.
+pub fn run_serve(a: ServeArgs) -> Result<()> {
+    logging();
+    let mut config = ServeConfig::new(&a.root);
+    config.listen = a.listen;
+    config.allow_remote = a.allow_remote;
+    config.in_service = a.in_service;
+    config.queue_capacity = a.queue;
+    config.max_connections = a.max_connections;
+    config.scheduler = scheduler(&a)?;
+    config.header_timeout = Duration::from_secs(a.header_timeout_secs);
+    config.idle_timeout = Duration::from_secs(a.idle_timeout_secs);
+    config.max_body_bytes = parse_size(&a.max_body)?;
+    runtime()?.block_on(async {
+        let server = serve::serve(config).await?;
+        // The first line of standard output is the address: scripts and the experiment
+        // read the port from it when they asked for port 0.
+        let mut out = std::io::stdout();
+        writeln!(out, "listening on http://{}", server.local_addr())?;
+        out.flush()?;
+        match a.duration_secs {
+            Some(s) => tokio::time::sleep(Duration::from_secs(s)).await,
+            None => tokio::signal::ctrl_c()
+                .await
+                .context("waiting for Ctrl-C")?,
+        }
+        server.shutdown().await;
+        Ok(())
+    })
+}
+
+/// `bufcache load`.
+#[derive(Args, Debug)]
+pub struct LoadArgs {
+    /// The server's address.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub target: SocketAddr,
+    /// Allow a non-loopback target.
+    #[arg(long)]
+    pub allow_remote: bool,
+    /// The file set's directory (made by `bufcache make-files`; its manifest.json says
+    /// which files to ask for and how often).
+    #[arg(long, value_name = "DIR")]
+    pub files: PathBuf,
+    /// Client connections.
+    #[arg(long, default_value_t = 32)]
+    pub connections: usize,
+    /// Requests measured.
+    #[arg(long, default_value_t = 2000)]
+    pub requests: u64,
+    /// Requests sent first, not measured.
+    #[arg(long, default_value_t = 0)]
+    pub warmup: u64,
+    /// Open loop at this many requests per second (default: closed loop).
+    #[arg(long)]
+    pub rate: Option<f64>,
+    /// Stop after this many seconds whatever has been sent.
+    #[arg(long, default_value_t = 60)]
+    pub duration_secs: u64,
+    /// Seed of the file draws.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Print the report as JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Run `bufcache load`.
+pub fn run_load(a: LoadArgs) -> Result<()> {
+    if !a.allow_remote && !a.target.ip().is_loopback() {
+        bail!(
+            "{} is not a loopback address; pass --allow-remote to load a server elsewhere",
+            a.target
+        );
+    }
+    let manifest = Manifest::load(&a.files)?;
+    let config = LoadConfig {
+        target: a.target,
+        manifest,
+        mode: match a.rate {
+            Some(rate_per_s) => LoopMode::Open { rate_per_s },
+            None => LoopMode::Closed,
+        },
+        connections: a.connections,
+        requests: a.requests,
+        warmup_requests: a.warmup,
+        max_duration: Duration::from_secs(a.duration_secs),
+        seed: a.seed,
+        device_path: Some(a.files.clone()),
+        progress: !a.json,
+    };
+    let report = runtime()?.block_on(serve::load::run(&config))?;
+    if a.json {
+        util::emit(&format!("{}\n", serde_json::to_string(&report)?))
+    } else {
+        util::emit(&report.table())
+    }
+}
+
+/// `bufcache make-files`.
+#[derive(Args, Debug)]
+pub struct MakeFilesArgs {
+    /// `uniform` (200 files of 1 MiB), `uniform:FILESxSIZE`, `surge` (12,000 files,
+    /// Zipf popularity, heavy-tailed sizes) or `surge:FILES`.
+    #[arg(long, default_value = "uniform")]
+    pub workload: String,
+    /// Directory to write the files and manifest.json into (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Seed of the sizes, the popularity order and the contents.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+/// Run `bufcache make-files`.
+pub fn run_make_files(a: MakeFilesArgs) -> Result<()> {
+    let spec = FileSetSpec::parse(&a.workload)?;
+    std::fs::create_dir_all(&a.dir).with_context(|| format!("creating {}", a.dir.display()))?;
+    let m = make_files(&a.dir, &spec, a.seed)?;
+    util::emit(&format!(
+        "{} files, {} in all, workload {} (seed {}), manifest {}\n",
+        m.files.len(),
+        util::human_bytes(m.total_bytes()),
+        m.workload,
+        m.seed,
+        a.dir.join(serve::load::fileset::MANIFEST).display()
+    ))
+}
+
+/// `bufcache experiment list`'s line for the experiment.
+pub const EXPERIMENT_SUMMARY: &str =
+    "Burnett 2006 §2.5: cache-aware file server, fifo vs mirror by size estimate (Figures 2.20-2.21)";
+
+/// `bufcache experiment cache-aware-server`.
+#[derive(Args, Debug)]
+pub struct CacheAwareArgs {
+    #[command(flatten)]
+    pub common: crate::experiment_cmd::ExperimentArgs,
+    /// Where to write the file sets (a real disk, not tmpfs; default: the temporary
+    /// directory). They are removed afterwards unless --keep-files.
+    #[arg(long, value_name = "DIR")]
+    pub scratch: Option<PathBuf>,
+    /// Keep the file sets.
+    #[arg(long)]
+    pub keep_files: bool,
+    /// Make no memory cgroup: run only the pool-backed line.
+    #[arg(long)]
+    pub no_cgroup: bool,
+    /// Throttle the server's reads from the disk to this many MB/s (the thesis' disks
+    /// were the bottleneck; a fast virtual disk is not); 0 for none.
+    #[arg(long, default_value_t = 50)]
+    pub disk_mb_s: u64,
+}
+
+/// Run `bufcache experiment cache-aware-server`.
+pub fn run_experiment(a: CacheAwareArgs) -> Result<()> {
+    use crate::experiment_cmd::{json_lines, prepare, write_csv};
+    use serve::experiment::{self, ExperimentConfig};
+
+    logging();
+    let c = &a.common;
+    prepare(&c.out)?;
+    let base = a.scratch.clone().unwrap_or_else(std::env::temp_dir);
+    let scratch = tempfile::Builder::new()
+        .prefix("bufcache-cache-aware-")
+        .tempdir_in(&base)
+        .with_context(|| format!("creating a scratch directory in {}", base.display()))?;
+    let config = ExperimentConfig {
+        server_bin: std::env::current_exe().context("finding the bufcache executable")?,
+        scratch: scratch.path().to_path_buf(),
+        quick: c.quick,
+        seed: c.seed,
+        no_cgroup: a.no_cgroup,
+        disk_mb_s: a.disk_mb_s,
+    };
+    let outcome = runtime()?.block_on(experiment::run(&config, |what| eprintln!("{what}")))?;
+    if a.keep_files {
+        eprintln!("file sets kept in {}", scratch.keep().display());
+    }
+    let csv = c.out.join("cache-aware-server.csv");
+    write_csv(&csv, &outcome.points)?;
+    let json = c.out.join("cache-aware-server.json");
+    util::write_atomic(&json, serde_json::to_string_pretty(&outcome)?.as_bytes())?;
+    if c.json {
+        return util::emit(&json_lines(&outcome.points)?);
+    }
+    let mut out = String::new();
+    if let Some(note) = &outcome.cgroup_note {
+        out.push_str(note);
+        out.push('\n');
+    }
+    let header: Vec<String> = [
+        "workload",
+        "scheduler",
+        "estimate",
+        "req/s",
+        "MB/s",
+        "mean ms",
+        "p99 ms",
+        "hits",
+        "misses",
+        "accuracy",
+        "dev MB",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let rows: Vec<Vec<String>> = outcome
+        .points
+        .iter()
+        .map(|p| {
+            vec![
+                p.workload.clone(),
+                p.scheduler.to_string(),
+                p.mirror_mib
+                    .map(|m| format!("{m:.0} MiB"))
+                    .unwrap_or_default(),
+                format!("{:.1}", p.throughput_rps),
+                format!("{:.2}", p.throughput_mb_s),
+                format!("{:.2}", p.mean_ms),
+                format!("{:.2}", p.p99_ms),
+                p.hits.to_string(),
+                p.misses.to_string(),
+                p.prediction_accuracy
+                    .map(|a| format!("{:.1}%", 100.0 * a))
+                    .unwrap_or_default(),
+                p.device_read_mb
+                    .map(|m| format!("{m:.0}"))
+                    .unwrap_or_default(),
+            ]
+        })
+        .collect();
+    out.push_str(&util::table(&header, &rows));
+    out.push_str(&experiment::summary(&outcome.points));
+    out.push_str(&format!("wrote {} and {}\n", csv.display(), json.display()));
+    util::emit(&out)
+}

@@ -1,0 +1,212 @@
+//! `bufcache make-files`, `serve`, `load` and `experiment cache-aware-server` as
+//! documented in docs/serve.md: the commands run, their output keeps its shape, and unsafe
+//! or bad arguments fail cleanly. Everything binds to loopback and is bounded.
+
+mod common;
+use common::{fails, ok};
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+/// A `bufcache serve` child, killed (by its own handle) when dropped.
+struct Server {
+    child: Child,
+    addr: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(args: &[&str]) -> Server {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bufcache"))
+        .arg("serve")
+        .args(args)
+        .args(["--listen", "127.0.0.1:0", "--duration-secs", "120"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on http://")
+        .unwrap_or_else(|| panic!("first line {line:?}"))
+        .to_string();
+    Server { child, addr }
+}
+
+#[test]
+fn make_files_serve_and_load_as_documented() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = dir.path().to_str().unwrap();
+    let made = ok(&[
+        "make-files",
+        "--workload",
+        "uniform:4x8K",
+        "--dir",
+        files,
+        "--seed",
+        "2",
+    ]);
+    assert!(
+        made.starts_with("4 files, 32.0 KiB in all, workload uniform (seed 2)"),
+        "{made}"
+    );
+
+    let server = start(&[
+        "--root",
+        files,
+        "--scheduler",
+        "mirror",
+        "--mirror-size",
+        "1M",
+    ]);
+    let json = ok(&[
+        "load",
+        "--target",
+        &server.addr,
+        "--files",
+        files,
+        "--requests",
+        "50",
+        "--connections",
+        "2",
+        "--warmup",
+        "8",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
+    assert_eq!(v["ok"], 50);
+    assert_eq!(v["errors"], 0);
+    assert_eq!(v["mode"], "closed");
+    assert_eq!(v["latency"]["count"], 50);
+    for key in [
+        "throughput_rps",
+        "throughput_mb_s",
+        "latency_hit",
+        "latency_miss",
+        "prediction_accuracy",
+        "device_reads",
+    ] {
+        assert!(v.get(key).is_some(), "{key} in {v}");
+    }
+    for key in ["mean_ms", "p50_ms", "p90_ms", "p99_ms", "p999_ms", "max_ms"] {
+        assert!(v["latency"][key].is_number(), "{key}");
+    }
+    let table = ok(&[
+        "load",
+        "--target",
+        &server.addr,
+        "--files",
+        files,
+        "--requests",
+        "20",
+        "--connections",
+        "2",
+        "--rate",
+        "500",
+    ]);
+    assert!(
+        table.starts_with("open loop at 500/s, 2 connections, uniform (4 files)"),
+        "{table}"
+    );
+    for needle in [
+        "req/s",
+        "MB/s",
+        "class",
+        "p99.9",
+        "predictions:",
+        "device reads:",
+    ] {
+        assert!(table.contains(needle), "{needle} in {table}");
+    }
+}
+
+#[test]
+fn unsafe_or_bad_arguments_fail_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = dir.path().to_str().unwrap();
+    fails(
+        &["serve", "--root", files, "--listen", "0.0.0.0:0"],
+        &["loopback", "--allow-remote"],
+    );
+    fails(
+        &["serve", "--root", files, "--scheduler", "lifo"],
+        &["unknown scheduler", "fifo"],
+    );
+    fails(
+        &["serve", "--root", files, "--scheduler", "mirror"],
+        &["--mirror-size"],
+    );
+    fails(
+        &["serve", "--root", files, "--scheduler", "pool"],
+        &["--pool-size"],
+    );
+    fails(
+        &[
+            "serve",
+            "--root",
+            "/nonexistent/root",
+            "--listen",
+            "127.0.0.1:0",
+        ],
+        &["root"],
+    );
+    // Refused before any connection is attempted.
+    fails(
+        &["load", "--target", "192.0.2.1:80", "--files", files],
+        &["loopback"],
+    );
+    fails(&["load", "--files", files], &["manifest.json"]);
+    fails(
+        &["make-files", "--workload", "zipf", "--dir", files],
+        &["workload"],
+    );
+}
+
+/// Without a cgroup the experiment says so and runs the pool line of each workload; the
+/// CSV has one row per run with the documented columns.
+#[test]
+fn the_experiment_without_cgroups_runs_the_pool_half() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let scratch = dir.path().join("scratch");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let text = ok(&[
+        "experiment",
+        "cache-aware-server",
+        "--quick",
+        "--no-cgroup",
+        "--out",
+        out.to_str().unwrap(),
+        "--scratch",
+        scratch.to_str().unwrap(),
+    ]);
+    assert!(
+        text.starts_with("no memory cgroup (--no-cgroup was given)"),
+        "{text}"
+    );
+    let csv = std::fs::read_to_string(out.join("cache-aware-server.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header = lines.next().unwrap();
+    assert!(
+        header.starts_with("workload,scheduler,mirror_ratio,mirror_mib,cache_mib"),
+        "{header}"
+    );
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), 2, "{csv}");
+    assert!(
+        rows[0].starts_with("uniform,pool,") && rows[1].starts_with("surge,pool,"),
+        "{csv}"
+    );
+    // The scratch file sets are removed afterwards.
+    assert_eq!(std::fs::read_dir(&scratch).unwrap().count(), 0);
+    assert!(ok(&["experiment", "list"]).contains("cache-aware-server"));
+}

@@ -1,0 +1,173 @@
+//! Where a request's bytes come from: the OS page cache (`pread` on the file) or
+//! `bufcache-pool`. A [`Job`] is one admitted GET, with its file already open, so that the
+//! oracles can ask about its pages while it waits.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use pool::{BufferPool, FileHandle, IoMode};
+
+use crate::ServeError;
+
+/// Page size the oracles and the mirror count in: the kernel's page on x86-64 and the
+/// pool's default page.
+pub const PAGE_BYTES: u64 = 4096;
+
+/// Bytes the server reads for one request.
+#[derive(Clone, Debug)]
+pub enum Source {
+    /// A file read through the page cache.
+    Os(Arc<File>),
+    /// A file read through the pool.
+    Pool(FileHandle),
+}
+
+/// One GET between admission and completion: which bytes of which file.
+#[derive(Clone, Debug)]
+pub struct Job {
+    /// Canonical path, for logs.
+    pub path: PathBuf,
+    /// The file's inode number: with the page number, the mirror's key.
+    pub inode: u64,
+    /// First byte served.
+    pub start: u64,
+    /// One past the last byte served.
+    pub end: u64,
+    /// How to read it.
+    pub source: Source,
+}
+
+impl Job {
+    /// Pages `first..last` (exclusive) that the job reads; empty for an empty range.
+    pub fn pages(&self) -> std::ops::Range<u64> {
+        if self.end <= self.start {
+            return 0..0;
+        }
+        self.start / PAGE_BYTES..self.end.div_ceil(PAGE_BYTES)
+    }
+}
+
+/// The pool and the handles of the files it has opened.
+pub struct PoolBackend {
+    /// The pool.
+    pub pool: BufferPool,
+    handles: Mutex<HashMap<PathBuf, FileHandle>>,
+}
+
+impl std::fmt::Debug for PoolBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PoolBackend")
+            .field("capacity_frames", &self.pool.capacity_frames())
+            .finish()
+    }
+}
+
+/// How the server reads files.
+#[derive(Clone, Debug)]
+pub enum Backend {
+    /// `pread` through the page cache.
+    Os,
+    /// Through `bufcache-pool`.
+    Pool(Arc<PoolBackend>),
+}
+
+/// Files the pool keeps open at once: the pool's own maximum. A file set larger than
+/// this cannot be served through the pool.
+pub const POOL_MAX_FILES: usize = pool::MAX_OPEN_FILES;
+
+impl Backend {
+    /// A pool of `capacity_bytes` under `policy`, reading with `O_DIRECT` so that the page
+    /// cache holds nothing and the pool's residency is the whole truth.
+    pub fn pool(policy: &str, capacity_bytes: u64) -> Result<Self, ServeError> {
+        let pool = BufferPool::builder()
+            .capacity_bytes(capacity_bytes)
+            .page_size(PAGE_BYTES as usize)
+            .policy(policy)
+            .io_mode(IoMode::Direct)
+            .max_open_files(POOL_MAX_FILES)
+            .read_ahead(0)
+            .pin_limit(16)
+            .build()?;
+        Ok(Backend::Pool(Arc::new(PoolBackend {
+            pool,
+            handles: Mutex::new(HashMap::new()),
+        })))
+    }
+
+    /// Open `path` and describe bytes `start..end` of it as a job.
+    pub fn job(&self, path: &Path, start: u64, end: u64) -> Result<Job, ServeError> {
+        let file = File::open(path).map_err(ServeError::io("opening", path))?;
+        let inode = file
+            .metadata()
+            .map_err(ServeError::io("reading the metadata of", path))?
+            .ino();
+        let source = match self {
+            Backend::Os => Source::Os(Arc::new(file)),
+            Backend::Pool(p) => {
+                let mut handles = p.handles.lock();
+                let handle = match handles.get(path) {
+                    Some(h) => *h,
+                    None => {
+                        let h = p.pool.open(path)?;
+                        handles.insert(path.to_path_buf(), h);
+                        h
+                    }
+                };
+                Source::Pool(handle)
+            }
+        };
+        Ok(Job {
+            path: path.to_path_buf(),
+            inode,
+            start,
+            end,
+            source,
+        })
+    }
+
+    /// Whether every page of the job is resident in the pool (`None` for the OS backend:
+    /// see [`crate::oracle::ground_truth`]).
+    pub fn pool_resident(&self, job: &Job) -> Option<bool> {
+        match (self, &job.source) {
+            (Backend::Pool(p), Source::Pool(h)) => Some(
+                job.pages()
+                    .all(|page| p.pool.is_resident(*h, page).unwrap_or(false)),
+            ),
+            _ => None,
+        }
+    }
+
+    /// Read the job's bytes (blocking: call from a blocking thread).
+    pub fn read(&self, job: &Job) -> Result<Vec<u8>, ServeError> {
+        let len = (job.end - job.start) as usize;
+        let mut buf = vec![0u8; len];
+        match (&job.source, self) {
+            (Source::Os(file), _) => {
+                file.read_exact_at(&mut buf, job.start)
+                    .map_err(ServeError::io("reading", &job.path))?;
+            }
+            (Source::Pool(h), Backend::Pool(p)) => {
+                let mut done = 0;
+                while done < len {
+                    let n = p.pool.read(*h, job.start + done as u64, &mut buf[done..])?;
+                    if n == 0 {
+                        return Err(ServeError::Io {
+                            what: "reading (file shrank while served)",
+                            path: job.path.clone(),
+                            source: std::io::ErrorKind::UnexpectedEof.into(),
+                        });
+                    }
+                    done += n;
+                }
+            }
+            (Source::Pool(_), Backend::Os) => {
+                unreachable!("a pool job is only made by the pool backend")
+            }
+        }
+        Ok(buf)
+    }
+}

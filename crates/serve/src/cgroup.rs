@@ -1,0 +1,191 @@
+//! A memory cgroup that bounds the server's page cache, made for one experiment and
+//! removed after it (as `scripts/dust-linux.sh` does).
+//!
+//! The page cache a process brings in is charged to its memory cgroup, and the kernel
+//! reclaims within the cgroup's limit: a server placed in a cgroup limited to 80 MiB of
+//! memory keeps at most that much of its files cached, while the rest of the machine is
+//! left alone. The cgroup is created below this process's own memory cgroup (so any limit
+//! the caller is under still applies): cgroup v2 where the unified hierarchy is mounted
+//! with the memory controller, else the v1 memory hierarchy. Creating it needs root (or
+//! a delegated subtree); where that fails the experiment says so and runs its pool-backed
+//! half only.
+//!
+//! Optionally the cgroup also limits the server's read bandwidth on one device (v1: a
+//! sibling cgroup in the `blkio` hierarchy, `blkio.throttle.read_bps_device`; v2: `io.max`
+//! `rbps=` in the same cgroup), so that a fast virtual disk can play the thesis' slow one.
+
+use std::path::{Path, PathBuf};
+
+use crate::ServeError;
+
+/// Which hierarchy the cgroup is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Version {
+    /// The unified hierarchy (`memory.max`).
+    V2,
+    /// The v1 memory hierarchy (`memory.limit_in_bytes`).
+    V1,
+}
+
+/// A memory cgroup; removed on drop (once its processes have exited).
+#[derive(Debug)]
+pub struct MemoryCgroup {
+    dir: PathBuf,
+    version: Version,
+    /// v1: the blkio cgroup that throttles reads, if one was asked for.
+    blkio: Option<PathBuf>,
+}
+
+const ROOT: &str = "/sys/fs/cgroup";
+
+/// Where this process's memory cgroup is, from `/proc/self/cgroup`.
+fn own_cgroup() -> Option<(PathBuf, Version)> {
+    own_in("memory")
+}
+
+/// Where this process's cgroup of `controller` is (v2: the unified one, if that
+/// controller is enabled there).
+fn own_in(controller: &str) -> Option<(PathBuf, Version)> {
+    let text = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let v2 = Path::new(ROOT).join("cgroup.controllers");
+    let v2_name = if controller == "blkio" {
+        "io"
+    } else {
+        controller
+    };
+    if std::fs::read_to_string(&v2).is_ok_and(|c| c.split_whitespace().any(|x| x == v2_name)) {
+        let own = text.lines().find_map(|l| l.strip_prefix("0::"))?;
+        return Some((
+            Path::new(ROOT).join(own.trim_start_matches('/')),
+            Version::V2,
+        ));
+    }
+    let own = text.lines().find_map(|l| {
+        let mut parts = l.splitn(3, ':');
+        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        controllers
+            .split(',')
+            .any(|c| c == controller)
+            .then_some(path)
+    })?;
+    Some((
+        Path::new(ROOT)
+            .join(controller)
+            .join(own.trim_start_matches('/')),
+        Version::V1,
+    ))
+}
+
+impl MemoryCgroup {
+    /// Create `name` below this process's memory cgroup, limited to `limit_bytes`.
+    pub fn create(name: &str, limit_bytes: u64) -> Result<Self, ServeError> {
+        let (parent, version) = own_cgroup().ok_or_else(|| {
+            ServeError::config("cgroup", "no memory cgroup hierarchy is mounted here")
+        })?;
+        let dir = parent.join(name);
+        std::fs::create_dir(&dir).map_err(ServeError::io("creating the memory cgroup", &dir))?;
+        let cg = MemoryCgroup {
+            dir,
+            version,
+            blkio: None,
+        };
+        let limit_file = match version {
+            Version::V2 => "memory.max",
+            Version::V1 => "memory.limit_in_bytes",
+        };
+        cg.write(limit_file, &limit_bytes.to_string())?;
+        Ok(cg)
+    }
+
+    /// Limit reads from device `maj_min` (`"254:0"`, a whole disk) to `bytes_per_s`.
+    pub fn throttle_reads(&mut self, maj_min: &str, bytes_per_s: u64) -> Result<(), ServeError> {
+        match self.version {
+            Version::V2 => self.write("io.max", &format!("{maj_min} rbps={bytes_per_s}")),
+            Version::V1 => {
+                let (parent, _) = own_in("blkio").ok_or_else(|| {
+                    ServeError::config("cgroup", "no blkio hierarchy to throttle reads with")
+                })?;
+                let name = self.dir.file_name().unwrap_or_default();
+                let dir = parent.join(name);
+                std::fs::create_dir(&dir)
+                    .map_err(ServeError::io("creating the blkio cgroup", &dir))?;
+                self.blkio = Some(dir.clone());
+                let path = dir.join("blkio.throttle.read_bps_device");
+                std::fs::write(&path, format!("{maj_min} {bytes_per_s}"))
+                    .map_err(ServeError::io("writing", &path))
+            }
+        }
+    }
+
+    fn write(&self, file: &str, value: &str) -> Result<(), ServeError> {
+        let path = self.dir.join(file);
+        std::fs::write(&path, value).map_err(ServeError::io("writing", &path))
+    }
+
+    /// The cgroup's directory.
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The hierarchy.
+    pub fn version(&self) -> Version {
+        self.version
+    }
+
+    /// Move process `pid` into the cgroup: from then on the page cache it brings in is
+    /// charged here.
+    pub fn add(&self, pid: u32) -> Result<(), ServeError> {
+        self.write("cgroup.procs", &pid.to_string())?;
+        if let Some(dir) = &self.blkio {
+            let path = dir.join("cgroup.procs");
+            std::fs::write(&path, pid.to_string()).map_err(ServeError::io("writing", &path))?;
+        }
+        Ok(())
+    }
+
+    /// Page-cache bytes charged to the cgroup now (`file` in v2's `memory.stat`, `cache`
+    /// in v1's), if readable.
+    pub fn cache_bytes(&self) -> Option<u64> {
+        let text = std::fs::read_to_string(self.dir.join("memory.stat")).ok()?;
+        let key = match self.version {
+            Version::V2 => "file",
+            Version::V1 => "cache",
+        };
+        text.lines().find_map(|l| {
+            let (k, v) = l.split_once(' ')?;
+            (k == key).then(|| v.trim().parse().ok())?
+        })
+    }
+}
+
+impl Drop for MemoryCgroup {
+    fn drop(&mut self) {
+        // Empty once the server has exited; its page cache is handed to the parent.
+        for dir in std::iter::once(&self.dir).chain(self.blkio.as_ref()) {
+            if let Err(e) = std::fs::remove_dir(dir) {
+                tracing::warn!("removing cgroup {}: {e}", dir.display());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Where the machine allows it (root and a memory hierarchy), a cgroup is made with
+    /// its limit and removed on drop; elsewhere creation is an error, not a panic.
+    #[test]
+    fn a_cgroup_is_made_and_removed() {
+        match MemoryCgroup::create(&format!("bufcache-test-{}", std::process::id()), 64 << 20) {
+            Ok(cg) => {
+                let dir = cg.path().to_path_buf();
+                assert!(dir.is_dir());
+                assert!(cg.cache_bytes().is_some());
+                drop(cg);
+                assert!(!dir.exists());
+            }
+            Err(e) => eprintln!("no memory cgroup here ({e}); only the error path was checked"),
+        }
+    }
+}

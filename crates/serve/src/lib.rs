@@ -1,0 +1,56 @@
+//! A cache-aware HTTP file server and the load generator that measures it.
+//!
+//! Burnett's NeST (thesis §2.5) kept a fixed number of requests in service and queued the
+//! rest; its cache-aware variant served first the queued requests whose file it believed
+//! to be in the OS cache, judging that by *algorithmic mirroring*: a simulated copy of the
+//! kernel's cache (the policy and size Dust found) fed with the server's own requests.
+//! Hits served first are short jobs served first (lower mean response time) and are
+//! served before their data is evicted (fewer disk reads, more throughput).
+//!
+//! The map of this crate:
+//!
+//! * [`config`] — what the server is told: root, address, limits, timeouts, scheduler.
+//! * [`safe_path`] — from a request target to a file under the root, or a refusal.
+//! * [`range`] — the `Range` header (one byte range; everything else is ignored, as the
+//!   RFC allows).
+//! * [`oracle`] — the one thing that differs between schedulers: whether a queued
+//!   request would hit if served now (`fifo` does not know; `mirror` simulates; `nowait`,
+//!   `cachestat` and `pool` ask the real cache).
+//! * [`mirror`] — the simulated cache behind `mirror`, built from the policy registry;
+//!   [`adaptive`] — a bank of mirrors that corrects the size from observed read times.
+//! * [`scheduler`] — the bounded queue and the fixed number of service slots; one code
+//!   path whatever the oracle.
+//! * [`backend`] — reading bytes: through the page cache, or through `bufcache-pool`.
+//! * [`server`] — HTTP/1.1 over hyper: GET/HEAD, Range, Last-Modified, keep-alive,
+//!   timeouts, and the `x-bufcache-predicted` / `x-bufcache-actual` headers.
+//! * [`load`] — the load generator: file sets, closed and open loops, HDR histograms,
+//!   device reads, reports.
+//! * [`experiment`] — `cache-aware-server`: Figures 2.20–2.21 on this machine, with the
+//!   page cache bounded by a memory cgroup ([`cgroup`]).
+
+pub mod adaptive;
+pub mod backend;
+pub mod cgroup;
+pub mod config;
+mod deadline_io;
+pub mod device;
+mod error;
+pub mod experiment;
+pub mod load;
+pub mod mirror;
+pub mod oracle;
+pub mod range;
+pub mod safe_path;
+pub mod scheduler;
+pub mod server;
+
+pub use config::{SchedulerChoice, ServeConfig};
+pub use error::ServeError;
+pub use server::{serve, RunningServer};
+
+/// Response header: the scheduler's prediction for this request (`hit`, `miss`, or
+/// `unknown` under `fifo`).
+pub const PREDICTED_HEADER: &str = "x-bufcache-predicted";
+/// Response header: whether the data really was cached when service began (`hit` or
+/// `miss`), where the server can know it (`cachestat`, or the pool's residency map).
+pub const ACTUAL_HEADER: &str = "x-bufcache-actual";

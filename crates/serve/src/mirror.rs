@@ -1,0 +1,169 @@
+//! Algorithmic mirroring: a simulated copy of the OS cache, fed with the server's own
+//! reads as they are scheduled (Burnett §2.5.1).
+//!
+//! The mirror counts in pages (the kernel's unit), keyed by inode and page number, and
+//! uses the very policy code of the registry that replay, the DES and the pool use: what
+//! Dust names is what the mirror runs. Its size is an estimate: the experiment sweeps it
+//! from far too small to far too large. It can be read from a `bufcache dust --json`
+//! line (`verdict`, `size_estimate_pages`).
+
+use std::path::Path;
+
+use policy::{Access, AnyPolicy, BuildContext, Cache, Policy, PolicySpec};
+
+use crate::backend::{Job, PAGE_BYTES};
+use crate::ServeError;
+
+/// Bits of a key holding the page number: files up to 2^24 pages (64 GiB) are told apart
+/// exactly; beyond that pages of one file share keys, which only blurs the prediction.
+const PAGE_BITS: u32 = 24;
+
+/// The simulated cache.
+pub struct Mirror {
+    cache: Cache<AnyPolicy>,
+    label: String,
+    clock: u64,
+}
+
+impl std::fmt::Debug for Mirror {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Mirror")
+            .field("policy", &self.label)
+            .field("pages", &self.cache.capacity())
+            .finish()
+    }
+}
+
+impl Mirror {
+    /// A mirror of `policy` (a spec such as `clock` or `lru`) holding `size_bytes`.
+    pub fn new(policy: &str, size_bytes: u64) -> Result<Self, ServeError> {
+        let pages = (size_bytes / PAGE_BYTES).max(1);
+        let spec = PolicySpec::parse(policy)?;
+        let built = spec.build(&BuildContext::new(pages, 0))?;
+        if built.needs_future() {
+            return Err(ServeError::config(
+                "mirror policy",
+                format!("{policy} needs future accesses; a mirror sees only the past"),
+            ));
+        }
+        Ok(Mirror {
+            cache: Cache::new(built, pages),
+            label: spec.label(),
+            clock: 0,
+        })
+    }
+
+    /// Policy and size from a `bufcache dust --json` line.
+    pub fn from_dust_report(path: &Path) -> Result<(String, u64), ServeError> {
+        let text = std::fs::read_to_string(path).map_err(ServeError::io("reading", path))?;
+        let parse = |why: String| ServeError::Parse {
+            path: path.to_path_buf(),
+            why,
+        };
+        let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        let value: serde_json::Value =
+            serde_json::from_str(line).map_err(|e| parse(e.to_string()))?;
+        let verdict = value["verdict"]
+            .as_str()
+            .ok_or_else(|| parse("no \"verdict\" string".into()))?;
+        if verdict == "unknown" {
+            return Err(parse(
+                "Dust could not name the policy (verdict \"unknown\"); give --mirror-policy".into(),
+            ));
+        }
+        let pages = value["size_estimate_pages"]
+            .as_u64()
+            .filter(|&p| p > 0)
+            .ok_or_else(|| parse("no positive \"size_estimate_pages\"".into()))?;
+        Ok((verdict.to_string(), pages * PAGE_BYTES))
+    }
+
+    /// The mirror's size in pages.
+    pub fn capacity_pages(&self) -> u64 {
+        self.cache.capacity()
+    }
+
+    fn key(inode: u64, page: u64) -> u64 {
+        (inode << PAGE_BITS) ^ (page & ((1 << PAGE_BITS) - 1))
+    }
+
+    /// Whether every page of the job is in the simulated cache (stops at the first that
+    /// is not, so predicted misses cost little).
+    pub fn predicts_hit(&self, job: &Job) -> bool {
+        job.pages()
+            .all(|page| self.cache.contains(Self::key(job.inode, page)))
+    }
+
+    /// The job is being served: its pages are read, in order.
+    pub fn access(&mut self, job: &Job) {
+        for page in job.pages() {
+            self.clock += 1;
+            self.cache
+                .access(&Access::unit(Self::key(job.inode, page), self.clock));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::Source;
+    use std::sync::Arc;
+
+    fn job(inode: u64, pages: u64) -> Job {
+        let file = tempfile::tempfile().unwrap();
+        Job {
+            path: "/x".into(),
+            inode,
+            start: 0,
+            end: pages * PAGE_BYTES,
+            source: Source::Os(Arc::new(file)),
+        }
+    }
+
+    /// LRU over three two-page files with room for four pages: after a, b the cache holds
+    /// both; c evicts a; touching b then a keeps b and brings a back, evicting c.
+    #[test]
+    fn an_lru_mirror_follows_the_hand_worked_sequence() {
+        let mut m = Mirror::new("lru", 4 * PAGE_BYTES).unwrap();
+        let (a, b, c) = (job(1, 2), job(2, 2), job(3, 2));
+        assert!(!m.predicts_hit(&a));
+        m.access(&a);
+        m.access(&b);
+        assert!(m.predicts_hit(&a) && m.predicts_hit(&b));
+        m.access(&c);
+        assert!(!m.predicts_hit(&a) && m.predicts_hit(&b) && m.predicts_hit(&c));
+        m.access(&b);
+        m.access(&a);
+        assert!(m.predicts_hit(&a) && m.predicts_hit(&b) && !m.predicts_hit(&c));
+        // An empty range is trivially cached.
+        assert!(m.predicts_hit(&job(9, 0)));
+    }
+
+    #[test]
+    fn offline_and_unknown_policies_are_refused() {
+        assert!(Mirror::new("belady", 1 << 20).is_err());
+        assert!(Mirror::new("no-such-policy", 1 << 20).is_err());
+        assert_eq!(Mirror::new("clock", 1 << 20).unwrap().capacity_pages(), 256);
+    }
+
+    #[test]
+    fn dust_reports_give_policy_and_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("dust.json");
+        std::fs::write(
+            &p,
+            r#"{"verdict":"clock","size_estimate_pages":20480,"x":1}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            Mirror::from_dust_report(&p).unwrap(),
+            ("clock".to_string(), 80 << 20)
+        );
+        std::fs::write(&p, r#"{"verdict":"unknown","size_estimate_pages":20480}"#).unwrap();
+        assert!(Mirror::from_dust_report(&p).is_err());
+        std::fs::write(&p, "not json").unwrap();
+        assert!(Mirror::from_dust_report(&p).is_err());
+        assert!(Mirror::from_dust_report(&dir.path().join("missing")).is_err());
+    }
+}

@@ -1,0 +1,185 @@
+//! Whether a queued request would hit if it were served now: the only thing the
+//! schedulers differ in.
+//!
+//! | choice | how it knows | cost per queued request |
+//! |---|---|---|
+//! | `fifo` | it does not ([`Prediction::Unknown`]) | nothing |
+//! | `mirror` | a simulated cache ([`crate::mirror`]); adaptive: the best of a bank of sizes ([`crate::adaptive`]) | hash lookups until the first miss |
+//! | `nowait` | `preadv2(RWF_NOWAIT)` of one byte on the first, middle and last page: `EAGAIN` means a read would block | up to three system calls |
+//! | `cachestat` | `cachestat(2)` over the request's pages | one system call |
+//! | `pool` | the pool's residency map | one lookup per page |
+//!
+//! `nowait` samples three pages rather than reading the range (which would copy it for
+//! every queued request at every decision); a file whose sampled pages are cached but
+//! whose others are not is predicted a hit. On a miss the kernel may start read-ahead
+//! for the probed page without waiting for it, as it does for ClickHouse's and
+//! Seastar's probes.
+
+use std::io::IoSliceMut;
+
+use rustix::io::{preadv2, Errno, ReadWriteFlags};
+
+use crate::adaptive::MirrorBank;
+use crate::backend::{Backend, Job, Source, PAGE_BYTES};
+use crate::config::SchedulerChoice;
+use crate::mirror::Mirror;
+use crate::ServeError;
+
+/// What an oracle says of a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Prediction {
+    /// Its data is (believed to be) cached.
+    Hit,
+    /// It is (believed to be) not.
+    Miss,
+    /// The oracle does not know (`fifo`).
+    Unknown,
+}
+
+impl Prediction {
+    /// `hit`, `miss` or `unknown`, as in the response header.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Prediction::Hit => "hit",
+            Prediction::Miss => "miss",
+            Prediction::Unknown => "unknown",
+        }
+    }
+
+    fn from_bool(hit: bool) -> Self {
+        if hit {
+            Prediction::Hit
+        } else {
+            Prediction::Miss
+        }
+    }
+}
+
+/// A scheduler's source of knowledge about the cache.
+pub trait Oracle: Send {
+    /// Would `job` hit if it were served now?
+    fn predict(&mut self, job: &Job) -> Prediction;
+    /// `job` has been chosen for service (the mirror reads its pages).
+    fn scheduled(&mut self, _job: &Job) {}
+    /// `job`'s data was read in `read_ns` (the adaptive mirror learns from it).
+    fn served(&mut self, _job: &Job, _read_ns: u64) {}
+    /// `job` was scheduled but will not be read (its client went away).
+    fn abandoned(&mut self, _job: &Job) {}
+}
+
+/// `fifo`: knows nothing, so the scheduler keeps arrival order.
+#[derive(Debug, Default)]
+pub struct Oblivious;
+
+impl Oracle for Oblivious {
+    fn predict(&mut self, _job: &Job) -> Prediction {
+        Prediction::Unknown
+    }
+}
+
+impl Oracle for Mirror {
+    fn predict(&mut self, job: &Job) -> Prediction {
+        Prediction::from_bool(self.predicts_hit(job))
+    }
+
+    fn scheduled(&mut self, job: &Job) {
+        self.access(job);
+    }
+}
+
+/// `nowait`: non-blocking reads of sample pages.
+#[derive(Debug, Default)]
+pub struct NoWaitProbe;
+
+impl Oracle for NoWaitProbe {
+    fn predict(&mut self, job: &Job) -> Prediction {
+        let Source::Os(file) = &job.source else {
+            return Prediction::Unknown;
+        };
+        let pages = job.pages();
+        if pages.is_empty() {
+            return Prediction::Hit;
+        }
+        let samples = [pages.start, (pages.start + pages.end) / 2, pages.end - 1];
+        let mut byte = [0u8; 1];
+        for page in samples {
+            let offset = (page * PAGE_BYTES).max(job.start);
+            let mut bufs = [IoSliceMut::new(&mut byte)];
+            match preadv2(&**file, &mut bufs, offset, ReadWriteFlags::NOWAIT) {
+                Ok(_) => {}
+                Err(Errno::AGAIN) => return Prediction::Miss,
+                // Not supported here, or failed: say nothing rather than guess.
+                Err(_) => return Prediction::Unknown,
+            }
+        }
+        Prediction::Hit
+    }
+}
+
+/// `cachestat` and `pool`: the cache's own answer.
+#[derive(Debug)]
+pub struct GroundTruth {
+    backend: Backend,
+}
+
+impl Oracle for GroundTruth {
+    fn predict(&mut self, job: &Job) -> Prediction {
+        match ground_truth(&self.backend, job) {
+            Some(hit) => Prediction::from_bool(hit),
+            None => Prediction::Unknown,
+        }
+    }
+}
+
+/// Whether every page of `job` is cached right now, where that can be known: the pool's
+/// residency map for the pool, `cachestat(2)` for the page cache (`None` on kernels
+/// without it). The `x-bufcache-actual` header and the `cachestat`/`pool` oracles both
+/// ask this.
+pub fn ground_truth(backend: &Backend, job: &Job) -> Option<bool> {
+    if let Some(resident) = backend.pool_resident(job) {
+        return Some(resident);
+    }
+    let Source::Os(file) = &job.source else {
+        return None;
+    };
+    let pages = job.pages();
+    let count = pages.end - pages.start;
+    if count == 0 {
+        return Some(true);
+    }
+    dust::linux::cached_pages(file, pages.start * PAGE_BYTES, count * PAGE_BYTES)
+        .ok()
+        .map(|cached| cached >= count)
+}
+
+/// The oracle for a scheduler choice (and the backend it reads through).
+pub fn build(choice: &SchedulerChoice, backend: &Backend) -> Result<Box<dyn Oracle>, ServeError> {
+    Ok(match choice {
+        SchedulerChoice::Fifo => Box::new(Oblivious),
+        SchedulerChoice::Mirror {
+            policy,
+            size_bytes,
+            adaptive: false,
+        } => Box::new(Mirror::new(policy, *size_bytes)?),
+        SchedulerChoice::Mirror {
+            policy,
+            size_bytes,
+            adaptive: true,
+        } => Box::new(MirrorBank::new(policy, *size_bytes)?),
+        SchedulerChoice::NoWait => Box::new(NoWaitProbe),
+        SchedulerChoice::Cachestat | SchedulerChoice::Pool { .. } => Box::new(GroundTruth {
+            backend: backend.clone(),
+        }),
+    })
+}
+
+/// The backend a scheduler choice reads through.
+pub fn backend_for(choice: &SchedulerChoice) -> Result<Backend, ServeError> {
+    match choice {
+        SchedulerChoice::Pool {
+            policy,
+            capacity_bytes,
+        } => Backend::pool(policy, *capacity_bytes),
+        _ => Ok(Backend::Os),
+    }
+}

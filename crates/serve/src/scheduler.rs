@@ -1,0 +1,278 @@
+//! NeST's request scheduler: a fixed number of requests in service, the rest in a bounded
+//! queue, and one rule for choosing the next: the oldest request the oracle predicts to
+//! hit, else the oldest request. Under `fifo` the oracle never predicts, so the rule
+//! reduces to arrival order; every other choice differs only in its oracle.
+//!
+//! Starvation: a predicted miss can be passed over as long as predicted hits keep
+//! arriving, as in the thesis (which set the question aside). With a bounded queue and
+//! misses that become hits once served, it cannot wait longer than the queue takes to
+//! drain of hits; `x-bufcache-queue-us` reports the wait of every request.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Instant;
+
+use parking_lot::Mutex;
+use tokio::sync::oneshot;
+
+use crate::backend::Job;
+use crate::oracle::{Oracle, Prediction};
+
+/// The queue was full: answer 503.
+#[derive(Debug, PartialEq, Eq)]
+pub struct QueueFull;
+
+struct Waiter {
+    job: Arc<Job>,
+    wake: oneshot::Sender<Prediction>,
+}
+
+struct State {
+    busy: usize,
+    queue: VecDeque<Waiter>,
+    oracle: Box<dyn Oracle>,
+}
+
+/// The scheduler. Cheap to share (`Arc`).
+pub struct Scheduler {
+    state: Mutex<State>,
+    slots: usize,
+    queue_capacity: usize,
+}
+
+impl std::fmt::Debug for Scheduler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scheduler")
+            .field("slots", &self.slots)
+            .field("queue_capacity", &self.queue_capacity)
+            .finish()
+    }
+}
+
+/// A request in service; dropping it frees the slot and starts the next request.
+#[derive(Debug)]
+pub struct Slot {
+    scheduler: Arc<Scheduler>,
+    /// What the oracle predicted when the request was chosen.
+    pub prediction: Prediction,
+    /// Microseconds spent in the queue.
+    pub queued_us: u64,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.scheduler.release();
+    }
+}
+
+impl Scheduler {
+    /// `slots` requests in service at once (at least 1), `queue_capacity` waiting.
+    pub fn new(slots: usize, queue_capacity: usize, oracle: Box<dyn Oracle>) -> Arc<Self> {
+        assert!(slots > 0, "a scheduler needs a slot");
+        Arc::new(Scheduler {
+            state: Mutex::new(State {
+                busy: 0,
+                queue: VecDeque::with_capacity(queue_capacity),
+                oracle,
+            }),
+            slots,
+            queue_capacity,
+        })
+    }
+
+    /// Wait for a slot for `job`. Refused at once when the queue is full. If the caller
+    /// stops waiting (the client went away), the request is skipped when its turn comes.
+    pub async fn admit(self: &Arc<Self>, job: Arc<Job>) -> Result<Slot, QueueFull> {
+        let arrived = Instant::now();
+        let wait = {
+            let mut s = self.state.lock();
+            if s.busy < self.slots {
+                debug_assert!(s.queue.is_empty(), "a free slot with requests waiting");
+                s.busy += 1;
+                let prediction = s.oracle.predict(&job);
+                s.oracle.scheduled(&job);
+                return Ok(self.slot(prediction, arrived));
+            }
+            if s.queue.len() >= self.queue_capacity {
+                s.queue.retain(|w| !w.wake.is_closed());
+                if s.queue.len() >= self.queue_capacity {
+                    return Err(QueueFull);
+                }
+            }
+            let (wake, wait) = oneshot::channel();
+            s.queue.push_back(Waiter { job, wake });
+            wait
+        };
+        // The sender is dropped unsent only with the scheduler, which outlives every
+        // request; treat that as a refusal rather than panic.
+        let prediction = wait.await.map_err(|_| QueueFull)?;
+        Ok(self.slot(prediction, arrived))
+    }
+
+    fn slot(self: &Arc<Self>, prediction: Prediction, arrived: Instant) -> Slot {
+        Slot {
+            scheduler: Arc::clone(self),
+            prediction,
+            queued_us: arrived.elapsed().as_micros() as u64,
+        }
+    }
+
+    /// `job`, holding a slot, was read in `read_ns`: tell the oracle.
+    pub fn served(&self, job: &Job, read_ns: u64) {
+        self.state.lock().oracle.served(job, read_ns);
+    }
+
+    /// `job`, holding a slot, will not be read.
+    pub fn abandoned(&self, job: &Job) {
+        self.state.lock().oracle.abandoned(job);
+    }
+
+    /// Requests waiting now.
+    pub fn queued(&self) -> usize {
+        self.state.lock().queue.len()
+    }
+
+    fn release(&self) {
+        let mut s = self.state.lock();
+        s.busy -= 1;
+        while let Some((index, prediction)) = Self::choose(&mut s) {
+            let Some(w) = s.queue.remove(index) else {
+                break;
+            };
+            if w.wake.send(prediction).is_ok() {
+                s.oracle.scheduled(&w.job);
+                s.busy += 1;
+                break;
+            }
+        }
+    }
+
+    /// The index of the next request and its prediction: the oldest predicted hit, else
+    /// the oldest live request.
+    fn choose(s: &mut State) -> Option<(usize, Prediction)> {
+        let State { queue, oracle, .. } = s;
+        let mut oldest = None;
+        for (i, w) in queue.iter().enumerate() {
+            if w.wake.is_closed() {
+                continue;
+            }
+            match oracle.predict(&w.job) {
+                Prediction::Hit => return Some((i, Prediction::Hit)),
+                p if oldest.is_none() => oldest = Some((i, p)),
+                _ => {}
+            }
+        }
+        oldest.or(if queue.is_empty() {
+            None
+        } else {
+            Some((0, Prediction::Unknown))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::Source;
+    use crate::oracle::Oblivious;
+    use std::collections::HashSet;
+
+    fn job(inode: u64) -> Arc<Job> {
+        Arc::new(Job {
+            path: format!("/f{inode}").into(),
+            inode,
+            start: 0,
+            end: 1,
+            source: Source::Os(Arc::new(tempfile::tempfile().unwrap())),
+        })
+    }
+
+    /// An oracle that calls the inodes in a set hits.
+    struct Fixed(HashSet<u64>);
+    impl Oracle for Fixed {
+        fn predict(&mut self, job: &Job) -> Prediction {
+            if self.0.contains(&job.inode) {
+                Prediction::Hit
+            } else {
+                Prediction::Miss
+            }
+        }
+    }
+
+    /// Run `arrivals` through a one-slot scheduler: the first is admitted at once, the
+    /// rest queue behind it; then free the slot. Each waiter records itself when it gets
+    /// the slot and frees it at once, so the record is the order of service.
+    fn order(oracle: Box<dyn Oracle>, arrivals: &[u64]) -> Vec<(u64, Prediction)> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let s = Scheduler::new(1, 16, oracle);
+            let first = s.admit(job(arrivals[0])).await.unwrap();
+            let served = Arc::new(Mutex::new(vec![(arrivals[0], first.prediction)]));
+            for &i in &arrivals[1..] {
+                let (s2, served2) = (Arc::clone(&s), Arc::clone(&served));
+                tokio::spawn(async move {
+                    let slot = s2.admit(job(i)).await.unwrap();
+                    served2.lock().push((i, slot.prediction));
+                });
+                tokio::task::yield_now().await;
+            }
+            assert_eq!(s.queued(), arrivals.len() - 1);
+            drop(first);
+            for _ in 0..100 * arrivals.len() {
+                if served.lock().len() == arrivals.len() {
+                    break;
+                }
+                tokio::task::yield_now().await;
+            }
+            let out = served.lock().clone();
+            assert_eq!(out.len(), arrivals.len(), "every request was served");
+            out
+        })
+    }
+
+    #[test]
+    fn fifo_serves_in_arrival_order() {
+        let got = order(Box::new(Oblivious), &[1, 2, 3, 4]);
+        let ids: Vec<u64> = got.iter().map(|g| g.0).collect();
+        assert_eq!(ids, [1, 2, 3, 4]);
+        assert!(got.iter().all(|g| g.1 == Prediction::Unknown));
+    }
+
+    /// Queue 2 3 4 5 behind 1, with 3 and 5 predicted hits: 3 and 5 go first (oldest hit
+    /// first), then the misses in arrival order.
+    #[test]
+    fn predicted_hits_go_first_oldest_first() {
+        let hits = HashSet::from([3, 5]);
+        let got = order(Box::new(Fixed(hits)), &[1, 2, 3, 4, 5]);
+        let ids: Vec<u64> = got.iter().map(|g| g.0).collect();
+        assert_eq!(ids, [1, 3, 5, 2, 4]);
+        assert_eq!(got[1].1, Prediction::Hit);
+        assert_eq!(got[3].1, Prediction::Miss);
+    }
+
+    #[test]
+    fn a_full_queue_refuses() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let s = Scheduler::new(1, 1, Box::new(Oblivious));
+            let _busy = s.admit(job(1)).await.unwrap();
+            let s2 = Arc::clone(&s);
+            let waiter = tokio::spawn(async move { s2.admit(job(2)).await.map(|_| ()) });
+            tokio::task::yield_now().await;
+            assert_eq!(s.queued(), 1);
+            assert_eq!(s.admit(job(3)).await.unwrap_err(), QueueFull);
+            // A waiter that gives up frees its place.
+            waiter.abort();
+            let _ = waiter.await;
+            let s3 = Arc::clone(&s);
+            let again = tokio::spawn(async move { s3.admit(job(4)).await.map(|_| ()) });
+            tokio::task::yield_now().await;
+            assert_eq!(s.queued(), 1, "the abandoned waiter was purged");
+            again.abort();
+        });
+    }
+}

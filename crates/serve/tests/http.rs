@@ -1,0 +1,144 @@
+//! The HTTP features against a running server on 127.0.0.1:0.
+
+mod common;
+
+use common::{config, exchange, get, tree, Conn};
+use serve::SchedulerChoice;
+
+#[tokio::test]
+async fn get_head_range_and_last_modified() {
+    let t = tree(10);
+    let server = serve::serve(config(&t.root, SchedulerChoice::Fifo))
+        .await
+        .unwrap();
+    let addr = server.local_addr();
+
+    let r = exchange(addr, &get("/a.txt", "")).await.unwrap();
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body, t.a);
+    assert_eq!(r.header("content-length"), Some("1000"));
+    assert_eq!(r.header("accept-ranges"), Some("bytes"));
+    assert_eq!(r.header("x-bufcache-predicted"), Some("unknown"));
+    let modified = r.header("last-modified").unwrap().to_string();
+    assert!(httpdate::parse_http_date(&modified).is_ok(), "{modified}");
+
+    let r = exchange(addr, b"HEAD /sub/b.txt HTTP/1.1\r\nHost: t\r\n\r\n")
+        .await
+        .unwrap();
+    assert_eq!((r.status, r.header("content-length")), (200, Some("3")));
+    assert!(r.body.is_empty());
+
+    let r = exchange(addr, &get("/a.txt", "Range: bytes=10-19\r\n"))
+        .await
+        .unwrap();
+    assert_eq!(r.status, 206);
+    assert_eq!(r.body, &t.a[10..20]);
+    assert_eq!(r.header("content-range"), Some("bytes 10-19/1000"));
+    assert_eq!(r.header("content-length"), Some("10"));
+
+    let r = exchange(addr, &get("/a.txt", "Range: bytes=-5\r\n"))
+        .await
+        .unwrap();
+    assert_eq!((r.status, r.body.as_slice()), (206, &t.a[995..]));
+
+    let r = exchange(addr, &get("/a.txt", "Range: bytes=1000-\r\n"))
+        .await
+        .unwrap();
+    assert_eq!(r.status, 416);
+    assert_eq!(r.header("content-range"), Some("bytes */1000"));
+
+    // Not modified since its own Last-Modified; modified since long before.
+    let since = format!("If-Modified-Since: {modified}\r\n");
+    let r = exchange(addr, &get("/a.txt", &since)).await.unwrap();
+    assert_eq!((r.status, r.body.len()), (304, 0));
+    let old = "If-Modified-Since: Thu, 01 Jan 1970 00:00:01 GMT\r\n";
+    assert_eq!(
+        exchange(addr, &get("/a.txt", old)).await.unwrap().status,
+        200
+    );
+
+    let r = exchange(
+        addr,
+        b"POST /a.txt HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n",
+    )
+    .await
+    .unwrap();
+    assert_eq!((r.status, r.header("allow")), (405, Some("GET, HEAD")));
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn keep_alive_serves_several_requests_on_one_connection() {
+    let t = tree(10);
+    let server = serve::serve(config(&t.root, SchedulerChoice::Fifo))
+        .await
+        .unwrap();
+    let mut s = Conn::open(server.local_addr()).await;
+    for path in ["/a.txt", "/sub/b.txt", "/a.txt"] {
+        s.send(&get(path, "")).await;
+        let r = s.reply(false).await.expect("the connection stays open");
+        assert_eq!(r.status, 200, "{path}");
+    }
+    // Pipelined: two requests in one write, two responses in order.
+    let mut two = get("/sub/b.txt", "");
+    two.extend(get("/a.txt", "Range: bytes=0-1\r\n"));
+    s.send(&two).await;
+    assert_eq!(s.reply(false).await.unwrap().body, b"bee");
+    assert_eq!(s.reply(false).await.unwrap().body, &t.a[..2]);
+    server.shutdown().await;
+}
+
+/// The pool scheduler reads through `bufcache-pool`, whose residency is exact: the first
+/// read of a file misses, the second hits, and both return the file's bytes.
+#[tokio::test]
+async fn the_pool_backend_serves_exact_bytes_and_knows_its_hits() {
+    let t = tree(10);
+    let pool = SchedulerChoice::Pool {
+        policy: "lru".into(),
+        capacity_bytes: 1 << 20,
+    };
+    let server = serve::serve(config(&t.root, pool)).await.unwrap();
+    let addr = server.local_addr();
+    let first = exchange(addr, &get("/a.txt", "")).await.unwrap();
+    assert_eq!(first.body, t.a);
+    assert_eq!(first.header("x-bufcache-actual"), Some("miss"));
+    assert_eq!(first.header("x-bufcache-predicted"), Some("miss"));
+    let second = exchange(addr, &get("/a.txt", "Range: bytes=500-\r\n"))
+        .await
+        .unwrap();
+    assert_eq!(second.body, &t.a[500..]);
+    assert_eq!(second.header("x-bufcache-actual"), Some("hit"));
+    assert_eq!(second.header("x-bufcache-predicted"), Some("hit"));
+    server.shutdown().await;
+}
+
+/// Every other scheduler serves the same bytes; the mirror predicts a miss for a file
+/// it has not seen and a hit after (its own model, whatever the kernel holds).
+#[tokio::test]
+async fn every_scheduler_serves_the_same_bytes() {
+    let t = tree(10);
+    for choice in [
+        SchedulerChoice::NoWait,
+        SchedulerChoice::Cachestat,
+        SchedulerChoice::Mirror {
+            policy: "clock".into(),
+            size_bytes: 1 << 20,
+            adaptive: false,
+        },
+    ] {
+        let name = choice.name();
+        let server = serve::serve(config(&t.root, choice)).await.unwrap();
+        let addr = server.local_addr();
+        let r1 = exchange(addr, &get("/a.txt", "")).await.unwrap();
+        let r2 = exchange(addr, &get("/a.txt", "")).await.unwrap();
+        assert_eq!((r1.status, &r1.body), (200, &t.a), "{name}");
+        assert_eq!(r2.body, t.a, "{name}");
+        if name == "mirror" {
+            assert_eq!(r1.header("x-bufcache-predicted"), Some("miss"));
+            assert_eq!(r2.header("x-bufcache-predicted"), Some("hit"));
+        } else {
+            assert!(r2.header("x-bufcache-predicted").is_some(), "{name}");
+        }
+        server.shutdown().await;
+    }
+}
