@@ -176,9 +176,10 @@ impl std::fmt::Display for AdmissionSpec {
 
 /// A built admission filter. An enum rather than a trait object: it is consulted on every
 /// miss of the replay loop, and a `match` on a small enum costs less than a virtual call.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub enum Admitter {
     /// Admit everything.
+    #[default]
     Always,
     /// Admit with probability `p`.
     Probabilistic {
@@ -213,12 +214,6 @@ pub enum Admitter {
         /// Seeded stream.
         rng: Xoshiro256PlusPlus,
     },
-}
-
-impl Default for Admitter {
-    fn default() -> Self {
-        Admitter::Always
-    }
 }
 
 impl Admitter {
