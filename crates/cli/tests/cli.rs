@@ -458,3 +458,76 @@ fn bench_pool_measures_only_the_selected_schemes_and_io_modes() {
     // Without pread measured, xmf-read has nothing to take a ratio to.
     assert!(rows[0].get("ratio").is_none(), "{}", rows[0]);
 }
+
+#[test]
+fn outputs_behave_like_a_unix_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    // `-` is standard output, and carries only the trace
+    let out = ok(&[
+        "trace",
+        "generate",
+        "uniform",
+        "--requests",
+        "3",
+        "--keys",
+        "1",
+        "-o",
+        "-",
+        "--format",
+        "text",
+    ]);
+    assert_eq!(out, "0\n0\n0\n");
+    // a device is written through: the error is the device's, and it stays a device
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        fails(
+            &[
+                "trace",
+                "generate",
+                "uniform",
+                "--requests",
+                "100000",
+                "-o",
+                "/dev/full",
+                "--format",
+                "text",
+            ],
+            &["/dev/full", "No space left on device"],
+        );
+        let meta = std::fs::symlink_metadata("/dev/full").unwrap();
+        assert!(meta.file_type().is_char_device());
+    }
+    // below something that is not a directory
+    let file = dir.path().join("plain");
+    std::fs::write(&file, "x").unwrap();
+    let below = file.join("t.txt");
+    fails(
+        &[
+            "trace",
+            "generate",
+            "uniform",
+            "-o",
+            below.to_str().unwrap(),
+        ],
+        &["not a directory"],
+    );
+    // a trace that cannot fit in memory is refused before anything is allocated
+    fails(
+        &[
+            "trace",
+            "generate",
+            "uniform",
+            "--requests",
+            "5000000000000",
+            "-o",
+            dir.path().join("big.txt").to_str().unwrap(),
+        ],
+        &["more than this machine has"],
+    );
+    // Dust refuses offline policies
+    fails(
+        &["dust", "--target", "sim:belady:pages=10"],
+        &["offline policy"],
+    );
+}
