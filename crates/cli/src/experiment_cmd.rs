@@ -27,6 +27,9 @@ pub enum ExperimentCommand {
     BurnettOrdering(ExperimentArgs),
     /// Burnett 2006 §2.5: the cache-aware file server (Figures 2.20-2.21), on real files.
     CacheAwareServer(crate::serve_cmd::CacheAwareArgs),
+    /// Burnett 2006 ch.3: InfoReplace's accuracy and overhead, PinRange on index lookups
+    /// (Figures 3.1 and 3.2).
+    Inforeplace(crate::inforeplace_cmd::InfoReplaceArgs),
 }
 
 /// Options every experiment takes.
@@ -64,6 +67,7 @@ pub fn run(cmd: ExperimentCommand) -> Result<()> {
         ExperimentCommand::XmfCleaning(a) => xmf(a),
         ExperimentCommand::BurnettOrdering(a) => burnett(a),
         ExperimentCommand::CacheAwareServer(a) => crate::serve_cmd::run_experiment(a),
+        ExperimentCommand::Inforeplace(a) => crate::inforeplace_cmd::run(a),
     }
 }
 

@@ -11,6 +11,7 @@ mod bench_pool;
 mod des_cmd;
 mod dust_cmd;
 mod experiment_cmd;
+mod inforeplace_cmd;
 mod input;
 mod mrc_cmd;
 mod plot;

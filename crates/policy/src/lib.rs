@@ -56,6 +56,7 @@
 pub mod admit;
 mod cache;
 pub(crate) mod ghost;
+pub(crate) mod heap;
 mod history;
 mod index;
 pub(crate) mod keymap;
@@ -95,8 +96,14 @@ policies! {
     Sieve => sieve::Sieve,
     WTinyLfu => wtinylfu::WTinyLfu,
     Hyperbolic => hyperbolic::Hyperbolic,
+    Slru => slru::Slru,
+    S4Lru => s4lru::S4Lru,
+    Lfuda => lfuda::Lfuda,
+    Gdsf => pub gdsf::Gdsf,
+    LruProb => lruprob::LruProb,
     Toss => toss::Toss,
     Linux => linux::Linux,
+    PinRange => pinrange::PinRange,
     Belady => belady::Belady,
 }
 

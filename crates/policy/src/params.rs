@@ -156,6 +156,38 @@ impl Params {
         }
     }
 
+    /// An unsigned integer in `[lo, hi]`, or `None` for the word `auto` (a default that
+    /// the policy derives from its capacity, such as PinRange's preferred range).
+    pub fn integer_or_auto(
+        &self,
+        name: &'static str,
+        lo: u64,
+        hi: u64,
+    ) -> Result<Option<u64>, ConfigError> {
+        if self.raw(name) == "auto" {
+            return Ok(None);
+        }
+        match self.raw(name).parse::<u64>() {
+            Ok(v) if v >= lo && v <= hi => Ok(Some(v)),
+            _ => Err(self.bad(name, "`auto` or an integer in the documented range")),
+        }
+    }
+
+    /// One of a fixed set of words (`variant=paper` or `variant=libcachesim`): returns
+    /// the word as declared in `choices`, so callers can match on `&'static str`.
+    pub fn choice(
+        &self,
+        name: &'static str,
+        choices: &'static [&'static str],
+    ) -> Result<&'static str, ConfigError> {
+        let value = self.raw(name);
+        choices
+            .iter()
+            .copied()
+            .find(|c| *c == value)
+            .ok_or_else(|| self.bad(name, "one of the documented words"))
+    }
+
     /// A boolean (`true`/`false`/`1`/`0`).
     pub fn boolean(&self, name: &'static str) -> Result<bool, ConfigError> {
         match self.raw(name) {

@@ -59,7 +59,7 @@ impl Trace {
 
 /// Policies whose counts equal libCacheSim's exactly: (bufcache spec, (slice, whole trace)).
 #[rustfmt::skip] // one row per policy reads as the table it is
-const EXACT: [(&str, (Counts, Counts)); 9] = [
+const EXACT: [(&str, (Counts, Counts)); 12] = [
     ("fifo", ([17_514, 16_958, 15_839, 15_685, 15_582, 15_374, 13_792],
               [101_495, 96_483, 95_520, 94_588, 91_581, 79_210, 72_229])),
     ("lru", ([17_253, 16_599, 15_574, 15_529, 15_495, 15_354, 13_787],
@@ -78,7 +78,38 @@ const EXACT: [(&str, (Counts, Counts)); 9] = [
              [97_330, 94_218, 94_027, 92_829, 87_770, 79_413, 64_422])),
     ("sieve", ([16_564, 16_143, 15_531, 15_441, 15_415, 15_302, 15_268],
                [98_130, 94_379, 93_975, 93_411, 89_798, 81_059, 64_431])),
+    // libCacheSim `slru -e n-seg=2`
+    ("slru:variant=libcachesim", ([16_767, 16_127, 15_510, 15_437, 15_413, 14_406, 15_241],
+                                  [98_408, 94_541, 93_999, 93_754, 89_869, 82_508, 64_875])),
+    // libCacheSim `gdsf`; with unit sizes it is the paper's LFU-DA (see lfuda.rs), which
+    // libCacheSim's own `lfuda` is not
+    ("gdsf", ([16_767, 16_240, 15_528, 15_445, 15_424, 15_304, 15_268],
+              [98_977, 94_697, 94_176, 93_645, 91_290, 84_752, 70_479])),
+    ("lfuda", ([16_767, 16_240, 15_528, 15_445, 15_424, 15_304, 15_268],
+               [98_977, 94_697, 94_176, 93_645, 91_290, 84_752, 70_479])),
 ];
+
+/// libCacheSim's `slru` (four segments by default), which `s4lru:variant=libcachesim`
+/// equals exactly where the capacity is a multiple of 4. At 50 objects on the slice it is
+/// not: libCacheSim then evicts during a hit (see `slru.rs`) and misses 16,649 against our
+/// 16,648, so that size is not compared (`None`).
+#[rustfmt::skip]
+const S4LRU: ([Option<u64>; 7], [Option<u64>; 7]) = (
+    [None, Some(16_074), Some(15_529), Some(15_452), Some(15_418), Some(14_172), Some(14_009)],
+    [Some(98_316), Some(94_579), Some(94_084), Some(93_636), Some(89_800), Some(82_234),
+     Some(60_636)],
+);
+
+/// libCacheSim's `lru-prob` (promotion probability 0.5). Randomized, with another random
+/// generator: `lruprob` must come within 0.25% of the trace's requests. With seed 42 it
+/// differs by at most 14 misses on the slice and 33 on the whole trace; at 100 objects on
+/// the whole trace FIFO (never promote) misses 835 more and LRU (always) 445 fewer, so the
+/// check tells the rule from either of its ends there.
+#[rustfmt::skip]
+const LRUPROB: (Counts, Counts) = (
+    [17_370, 16_730, 15_656, 15_540, 15_498, 15_360, 13_786],
+    [100_660, 95_660, 94_910, 94_239, 91_497, 79_177, 72_087],
+);
 
 /// libCacheSim's `s3fifo`, which `s3fifo:ghost=1.0` must follow within 2 misses where the
 /// warm-up difference (see the top of this file) settles. At 50 objects on the slice it
@@ -108,6 +139,8 @@ fn assert_matches(requests: &[Request], golden: Trace, what: &str) {
         .map(|(name, _)| PolicySpec::parse(name).unwrap())
         .collect();
     specs.push(PolicySpec::parse("s3fifo:ghost=1.0").unwrap());
+    specs.push(PolicySpec::parse("s4lru:variant=libcachesim").unwrap());
+    specs.push(PolicySpec::parse("lruprob").unwrap());
     let results = replay(&trace, &specs, &sizes, options, &|_| {}).unwrap();
     let misses = |label: &str| -> Vec<u64> {
         results
@@ -119,16 +152,21 @@ fn assert_matches(requests: &[Request], golden: Trace, what: &str) {
     for &(name, counts) in &EXACT {
         assert_eq!(misses(name), golden.pick(counts), "{what}: {name}");
     }
-    let s3fifo = misses("s3fifo:ghost=1.0");
-    let want = golden.pick(S3FIFO);
-    assert_eq!(s3fifo.len(), want.len(), "{what}: s3fifo");
-    for (got, want) in s3fifo.iter().zip(want) {
-        let Some(want) = want else { continue };
-        assert!(
-            got.abs_diff(want) <= 2,
-            "{what}: s3fifo: {got} vs libCacheSim {want}"
-        );
-    }
+    let within = |label: &str, want: &[Option<u64>], tolerance: u64| {
+        let got = misses(label);
+        assert_eq!(got.len(), want.len(), "{what}: {label}");
+        for (got, want) in got.iter().zip(want) {
+            let Some(want) = want else { continue };
+            assert!(
+                got.abs_diff(*want) <= tolerance,
+                "{what}: {label}: {got} vs libCacheSim {want}"
+            );
+        }
+    };
+    within("s3fifo:ghost=1.0", &golden.pick(S3FIFO), 2);
+    within("s4lru:variant=libcachesim", &golden.pick(S4LRU), 0);
+    let lruprob = golden.pick(LRUPROB).map(Some);
+    within("lruprob", &lruprob, requests.len() as u64 / 400);
 }
 
 fn slice(format_suffix: &str) -> PathBuf {
@@ -168,9 +206,42 @@ fn slice_text_equals_libcachesim() {
 #[test]
 #[ignore = "needs ../shared/traces/cloudPhysicsIO.oracleGeneral.bin"]
 fn miss_counts_equal_libcachesim() {
+    let requests = whole_trace();
+    assert_matches(&requests, Trace::Full, "whole trace");
+}
+
+/// libCacheSim's `gdsf` in byte mode (no `--ignore-obj-size`) on the whole trace, at
+/// 1, 10, 50, 100, 200 and 500 MB (decimal): its key divides by the object's size, and
+/// bufcache computes it the same way, so the counts are equal here too.
+#[test]
+#[ignore = "needs ../shared/traces/cloudPhysicsIO.oracleGeneral.bin"]
+fn gdsf_in_byte_mode_equals_libcachesim() {
+    const BYTES: [u64; 6] = [
+        1_000_000,
+        10_000_000,
+        50_000_000,
+        100_000_000,
+        200_000_000,
+        500_000_000,
+    ];
+    const MISSES: [u64; 6] = [95_551, 93_742, 92_654, 90_278, 86_312, 72_864];
+    let requests = whole_trace();
+    let trace = CompactTrace::from_requests(&requests);
+    let sizes: Vec<CacheSize> = BYTES.iter().map(|&b| CacheSize::units(b)).collect();
+    let options = ReplayOptions {
+        ignore_size: false,
+        seed: 42,
+    };
+    let specs = [PolicySpec::parse("gdsf").unwrap()];
+    let results = replay(&trace, &specs, &sizes, options, &|_| {}).unwrap();
+    let misses: Vec<u64> = results.iter().map(|r| r.misses()).collect();
+    assert_eq!(misses, MISSES);
+}
+
+/// The whole CloudPhysics trace, outside the repository; fails when it is missing.
+fn whole_trace() -> Vec<Request> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../../shared/traces/cloudPhysicsIO.oracleGeneral.bin");
     assert!(path.exists(), "{} is missing", path.display());
-    let requests = read_all(&path, None, &ReadOptions::default()).unwrap();
-    assert_matches(&requests, Trace::Full, "whole trace");
+    read_all(&path, None, &ReadOptions::default()).unwrap()
 }

@@ -127,6 +127,20 @@ impl BufferPool {
             .collect()
     }
 
+    /// What the pool's policy does with hits ([`policy::HitPath`]). A caller that wants
+    /// to keep a page cached by reading it (InfoReplace) needs hits to raise priority:
+    /// under [`policy::HitPath::Ignore`] (fifo, random) reading changes nothing.
+    pub fn hit_path(&self) -> policy::HitPath {
+        self.inner.policy.lock().policy.hit_path()
+    }
+
+    /// How many frames one eviction frees at most: the thread that needs a frame frees a
+    /// batch and keeps the rest on the free list (`docs/pool.md`). A caller watching
+    /// [`BufferPool::victims`] must expect this many of them to go at once.
+    pub fn eviction_batch(&self) -> usize {
+        self.inner.batch
+    }
+
     /// Whether page `page` of `f` is resident now: one lookup and an owner check, no
     /// pin, and nothing counted or told to the policy — so a prober (Dust) can ask before
     /// each read without disturbing what it measures. A page being loaded counts as

@@ -28,6 +28,10 @@ pub const EXPERIMENTS: &[ExperimentInfo] = &[
         summary: "Burnett 2006 ch.4: fsync, file-system barriers and asynchronous graphs on TPC-B (Figures 4.12-4.19)",
     },
     ExperimentInfo {
+        name: "inforeplace",
+        summary: "Burnett 2006 ch.3: InfoReplace's accuracy and overhead, PinRange on B-tree index lookups over O_DIRECT (Figures 3.1, 3.2)",
+    },
+    ExperimentInfo {
         name: "xmf-cleaning",
         summary: "XMF 1989 appendix I: getnewbuf's eager cleaning against a clock daemon's free pool (Figure 21)",
     },

@@ -1,0 +1,65 @@
+//! `bufcache experiment inforeplace`: the documented command and the shape of its output
+//! (docs/experiments/inforeplace.md), kept small: simulator only for the index part.
+
+mod common;
+
+use common::{json_lines, ok};
+
+#[test]
+fn inforeplace_writes_three_csv_files_and_tagged_json_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let args = [
+        "experiment",
+        "inforeplace",
+        "--quick",
+        "--sim-only",
+        "--accuracy-pages",
+        "40",
+        "--lookups",
+        "300",
+        "--out",
+        out,
+    ];
+    let lines = json_lines(&ok(&[&args[..], &["--json"]].concat()));
+    let part = |p: &str| lines.iter().filter(|l| l["part"] == p).collect::<Vec<_>>();
+    let accuracy = part("accuracy");
+    let targets = policy::POLICIES.len() - 1; // all but belady
+    assert_eq!(accuracy.len(), 4 * targets);
+    for r in &accuracy {
+        for field in [
+            "source",
+            "target",
+            "inaccuracy",
+            "inaccuracy_alone",
+            "check_us",
+            "refresh_us",
+            "simulate_us",
+            "rest_us",
+            "refreshes_per_call",
+            "bound_reached",
+        ] {
+            assert!(r.get(field).is_some(), "{field} missing in {r}");
+        }
+    }
+    // three quick trees, three ways, simulator only
+    let index = part("index");
+    assert_eq!(index.len(), 9);
+    assert!(index
+        .iter()
+        .all(|r| r["engine"] == "sim" && r["lookups"] == 300));
+    let levels = part("level");
+    assert_eq!(levels.len(), 3 * (5 + 5 + 6));
+    for name in [
+        "inforeplace-accuracy.csv",
+        "inforeplace-index.csv",
+        "inforeplace-index-levels.csv",
+    ] {
+        assert!(dir.path().join(name).exists(), "{name}");
+    }
+    // The summary form prints the thesis's findings beside the tables.
+    let summary = ok(&args);
+    assert!(summary.contains("Figure 3.1") && summary.contains("MRU worst at about 12%"));
+    assert!(summary.contains("Figure 3.2") && summary.contains("10-22% less run time"));
+    assert!(ok(&["experiment", "list"]).contains("inforeplace"));
+}

@@ -1,0 +1,36 @@
+//! The thesis's InfoReplace experiments (`bufcache experiment inforeplace`,
+//! `docs/experiments/inforeplace.md`): accuracy and overhead (Figure 3.1) and PinRange on
+//! index lookups (Figure 3.2).
+
+pub mod accuracy;
+pub mod index;
+pub mod workload;
+
+use thiserror::Error;
+
+/// Why an experiment could not run.
+#[derive(Debug, Error)]
+pub enum ExperimentError {
+    /// The library refused or failed.
+    #[error(transparent)]
+    InfoReplace(#[from] crate::InfoReplaceError),
+    /// The pool refused or failed.
+    #[error("buffer pool: {0}")]
+    Pool(#[from] pool::PoolError),
+    /// A policy could not be built.
+    #[error("policy: {0}")]
+    Policy(#[from] policy::ConfigError),
+    /// The Dust workload could not be laid out.
+    #[error("dust workload: {0}")]
+    Dust(#[from] dust::DustError),
+    /// A file of the index experiment.
+    #[error("{what} {path}: {source}")]
+    Io {
+        /// What was being done.
+        what: &'static str,
+        /// The file.
+        path: std::path::PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+}
