@@ -17,28 +17,42 @@ pub fn emit(text: &str) -> Result<()> {
     }
 }
 
-/// Write `bytes` to `path` all or nothing: into a temporary file in the same directory,
-/// synced, then renamed over `path`, so a reader never sees half a file.
+/// Say what was written to `output`: on standard output, unless the data itself went
+/// there (`-`), when the note goes to standard error so that the data stays clean.
+pub fn emit_note(output: &Path, text: &str) -> Result<()> {
+    if output.as_os_str() == "-" {
+        eprint!("{text}");
+        Ok(())
+    } else {
+        emit(text)
+    }
+}
+
+/// Write `bytes` to `path` as every output is written ([`trace::Output`]): atomically for
+/// a regular file or a new path, through for a FIFO or a device, `-` for standard output.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .with_context(|| format!("{}: not a file name", path.display()))?
-        .to_string_lossy()
-        .into_owned();
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let result = (|| -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e).with_context(|| format!("writing {}", path.display()));
+    trace::write_output(path, bytes).with_context(|| format!("writing {}", path.display()))
+}
+
+/// The machine's memory in bytes (`MemTotal` of `/proc/meminfo`), or `None` where that
+/// file does not exist or cannot be read.
+pub fn memory_total_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib.saturating_mul(1024))
+}
+
+/// Refuse up front a run that would need `bytes` when the machine has less in all: an
+/// allocation failure would abort the process with no explanation, long after the typo.
+pub fn ensure_fits_in_memory(bytes: u64, what: &str) -> Result<()> {
+    if let Some(total) = memory_total_bytes() {
+        anyhow::ensure!(
+            bytes <= total,
+            "{what} would need about {} of memory, more than this machine has ({})",
+            human_bytes(bytes),
+            human_bytes(total)
+        );
     }
     Ok(())
 }
