@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use anyhow::{Context, Result};
 use clap::Args;
-use policy::PolicySpec;
+use policy::{AdmissionSpec, PolicySpec};
 use serde::Serialize;
 use sim::{CacheSize, CompactTrace, ReplayOptions, RunResult};
 
@@ -39,6 +39,10 @@ pub struct ReplayArgs {
     /// Unit mode: every object occupies one unit, whatever its size.
     #[arg(long)]
     pub ignore_size: bool,
+    /// Admission filter in front of every policy, `name[:param=value...]`: always, prob:p=,
+    /// secondhit, size:below=, doorkeeper:window=, adaptsize:c= (docs/cli.md).
+    #[arg(long, value_name = "A", default_value = "always")]
+    pub admission: AdmissionSpec,
     /// Seed for randomized policies and the built-in workload.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
@@ -67,6 +71,7 @@ struct Row<'a> {
     trace: &'a str,
     mode: &'static str,
     seed: u64,
+    admission: String,
     policy: &'a str,
     size: &'a str,
     capacity: u64,
@@ -83,6 +88,7 @@ const CSV_HEADER: &[&str] = &[
     "trace",
     "mode",
     "seed",
+    "admission",
     "policy",
     "size",
     "capacity",
@@ -100,6 +106,7 @@ fn row<'a>(label: &'a str, args: &ReplayArgs, r: &'a RunResult) -> Row<'a> {
         trace: label,
         mode: mode(args.ignore_size),
         seed: args.seed,
+        admission: args.admission.label(),
         policy: &r.policy,
         size: &r.size,
         capacity: r.capacity,
@@ -126,6 +133,8 @@ pub fn run(args: ReplayArgs) -> Result<()> {
     // The built-in workload's objects are all 4 KiB, so counting objects gives the same
     // miss ratios as counting bytes, and keeps per-run memory proportional to objects.
     let mut args = args;
+    // A typo in the filter must not cost the time of reading the trace.
+    args.admission.check().context("bad --admission")?;
     if args.trace.is_none() {
         args.ignore_size = true;
     }
@@ -152,10 +161,11 @@ pub fn run(args: ReplayArgs) -> Result<()> {
     let total = trace.summary().requests * (policies.len() * sizes.len()) as u64;
     let bar = util::progress(total, "replay");
     let done = AtomicU64::new(0);
-    let results = sim::replay(
+    let results = sim::replay_admitted(
         &trace,
         &policies,
         &sizes,
+        &args.admission,
         ReplayOptions {
             ignore_size: args.ignore_size,
             seed: args.seed,
@@ -205,8 +215,13 @@ fn matrix(
 ) -> String {
     let s = trace.summary();
     let unit = if args.ignore_size { "objects" } else { "bytes" };
+    let admission = if args.admission.name == "always" {
+        String::new()
+    } else {
+        format!("; admission {}", args.admission)
+    };
     let mut out = format!(
-        "trace: {label}\n{} requests, {} distinct objects, footprint {}; sizes in {unit}\n\n",
+        "trace: {label}\n{} requests, {} distinct objects, footprint {}; sizes in {unit}{admission}\n\n",
         util::thousands(s.requests),
         util::thousands(s.distinct_keys),
         util::human_bytes(s.footprint_bytes),

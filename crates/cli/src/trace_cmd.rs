@@ -208,12 +208,15 @@ fn convert(a: ConvertArgs) -> Result<()> {
     }
     let n = trace::write_trace(&a.output, to, requests.into_iter().map(Ok))
         .with_context(|| format!("cannot write {}", a.output.display()))?;
-    util::emit(&format!(
-        "{} requests: {} -> {} ({to})\n",
-        util::thousands(n),
-        a.input.display(),
-        a.output.display()
-    ))
+    util::emit_note(
+        &a.output,
+        &format!(
+            "{} requests: {} -> {} ({to})\n",
+            util::thousands(n),
+            a.input.display(),
+            a.output.display()
+        ),
+    )
 }
 
 fn generate(a: GenerateArgs) -> Result<()> {
@@ -234,15 +237,23 @@ fn generate(a: GenerateArgs) -> Result<()> {
         Workload::from_params(&a.kind, &params)
     }
     .with_context(|| format!("bad workload `{}`", a.kind))?;
+    // The whole trace is built in memory (next-access times need it): check it fits first.
+    let bytes = a
+        .requests
+        .saturating_mul(std::mem::size_of::<trace::Request>() as u64);
+    util::ensure_fits_in_memory(bytes, &format!("--requests {}", a.requests))?;
     let mut requests: Vec<trace::Request> =
         trace::synth::try_generate(&workload, a.requests, a.seed, a.object_size)?.collect();
     trace::fill_next_access(&mut requests);
     let n = trace::write_trace(&a.output, to, requests.into_iter().map(Ok))
         .with_context(|| format!("cannot write {}", a.output.display()))?;
-    util::emit(&format!(
-        "{} requests of {workload} (seed {}) -> {} ({to})\n",
-        util::thousands(n),
-        a.seed,
-        a.output.display()
-    ))
+    util::emit_note(
+        &a.output,
+        &format!(
+            "{} requests of {workload} (seed {}) -> {} ({to})\n",
+            util::thousands(n),
+            a.seed,
+            a.output.display()
+        ),
+    )
 }

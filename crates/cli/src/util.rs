@@ -19,9 +19,45 @@ pub fn emit(text: &str) -> Result<()> {
     }
 }
 
-/// Write `bytes` to `path` all or nothing (see [`report::write_atomic`]).
+/// Say what was written to `output`: on standard output, unless the data itself went
+/// there (`-`), when the note goes to standard error so that the data stays clean.
+pub fn emit_note(output: &Path, text: &str) -> Result<()> {
+    if output.as_os_str() == "-" {
+        eprint!("{text}");
+        Ok(())
+    } else {
+        emit(text)
+    }
+}
+
+/// Write `bytes` to `path` as every output is written ([`report::write_atomic`], by the
+/// rules of [`trace::Output`]): atomically for a regular file or a new path, through for
+/// a FIFO or a device, `-` for standard output.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(report::write_atomic(path, bytes)?)
+}
+
+/// The machine's memory in bytes (`MemTotal` of `/proc/meminfo`), or `None` where that
+/// file does not exist or cannot be read.
+pub fn memory_total_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib.saturating_mul(1024))
+}
+
+/// Refuse up front a run that would need `bytes` when the machine has less in all: an
+/// allocation failure would abort the process with no explanation, long after the typo.
+pub fn ensure_fits_in_memory(bytes: u64, what: &str) -> Result<()> {
+    if let Some(total) = memory_total_bytes() {
+        anyhow::ensure!(
+            bytes <= total,
+            "{what} would need about {} of memory, more than this machine has ({})",
+            human_bytes(bytes),
+            human_bytes(total)
+        );
+    }
+    Ok(())
 }
 
 /// A progress bar over `total` steps on stderr, drawn only when stderr is a terminal.

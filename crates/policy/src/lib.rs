@@ -53,6 +53,7 @@
 // `POLICIES`, `PolicySpec`, `registry::PolicyVisitor`), the replay driver `Cache` with its
 // key indexes, and each policy's type. The building blocks policies are made of (lists,
 // ghost histories, key maps) are this crate's own; the fixed key hash is `bufcache-core`.
+pub mod admit;
 mod cache;
 mod climber;
 mod doorkeeper;
@@ -70,6 +71,7 @@ pub mod registry;
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
 
+pub use admit::{AdmissionSpec, Admitter, ADMITTERS};
 pub use cache::{Cache, DenseIndex, HashIndex, KeyIndex, Outcome};
 pub use params::{ConfigError, ParamInfo, Params};
 pub use registry::{BuildContext, NamedPolicy, PolicyInfo, PolicySpec};

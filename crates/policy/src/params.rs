@@ -24,6 +24,16 @@ pub enum ConfigError {
         /// Comma-separated list of known names.
         known: String,
     },
+    /// No admission filter (or other module written like a policy) has this name.
+    #[error("unknown {kind} `{name}` (known: {known})")]
+    UnknownModule {
+        /// What was asked for (`admission filter`).
+        kind: &'static str,
+        /// The name asked for.
+        name: String,
+        /// Comma-separated list of known names.
+        known: String,
+    },
     /// The policy has no such parameter.
     #[error("policy `{policy}` has no parameter `{param}` (it takes: {allowed})")]
     UnknownParam {
@@ -188,4 +198,31 @@ impl Params {
             _ => Err(self.bad(name, "true or false")),
         }
     }
+}
+
+/// Split `name[:k=v...]` into a lower-case name and its (key, value) pairs: the one syntax
+/// of policies and admission filters.
+pub(crate) fn split_spec(text: &str) -> Result<(String, Vec<(String, String)>), ConfigError> {
+    let mut parts = text.split(':');
+    let name = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
+    let mut params = Vec::new();
+    for part in parts {
+        let (k, v) = part
+            .split_once('=')
+            .ok_or_else(|| ConfigError::MissingValue(part.to_string()))?;
+        params.push((k.trim().to_string(), v.trim().to_string()));
+    }
+    Ok((name, params))
+}
+
+/// The inverse of [`split_spec`]: `name:k=v:...` (for reports).
+pub(crate) fn join_spec(name: &str, params: &[(String, String)]) -> String {
+    let mut s = name.to_string();
+    for (k, v) in params {
+        s.push(':');
+        s.push_str(k);
+        s.push('=');
+        s.push_str(v);
+    }
+    s
 }

@@ -65,12 +65,6 @@ pub enum ReportError {
         /// What the drawing library said.
         message: String,
     },
-    /// A path that does not end in a file name (`/`, `..`).
-    #[error("{}: not a file name", path.display())]
-    NotAFileName {
-        /// The path given.
-        path: PathBuf,
-    },
     /// Creating, writing, syncing or renaming the file failed; nothing was left behind.
     #[error("writing {}: {source}", path.display())]
     Write {

@@ -11,8 +11,9 @@
 //! - [`render_svg`] — a spec to an SVG document in memory (the only code that uses the
 //!   drawing library, plotters). It refuses NaN, and zero or negatives on a log axis,
 //!   with a [`ReportError`] instead of drawing a wrong picture.
-//! - [`write_atomic`], [`write_svg`], [`FigureFile::write_into`] — files written through a
-//!   temporary file and a rename: a failed run never leaves half a file.
+//! - [`write_atomic`], [`write_svg`], [`FigureFile::write_into`] — files written by the
+//!   project's one output rule (`trace::Output`): through a temporary file and a rename,
+//!   so a failed run never leaves half a file; `-` is standard output.
 //! - [`Table`] — header and rows of text, as aligned text, CSV or Markdown (the papers'
 //!   tables beside ours, summaries).
 //! - [`csv_bytes`], [`write_csv`], [`json_lines`], [`csv_line`] — result rows as CSV and

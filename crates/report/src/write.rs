@@ -1,42 +1,22 @@
-//! All-or-nothing file writes: a result file is either the old one or the complete new
-//! one, never half of either, whatever fails in between (a full disk, a crash, a bad
-//! destination).
+//! Writing result files by the one rule every bufcache output follows (`trace::Output`):
+//! a regular file or a new path is written atomically — the old file or the complete new
+//! one, never half of either, whatever fails in between — `-` is standard output, and a
+//! FIFO or a device is written through.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::error::ReportError;
 use crate::figure::{Figure, FigureFile};
 use crate::svg::render_svg;
 
-/// Write `bytes` to `path` through a temporary file in the same folder, synced and then
-/// renamed over `path`; on any error the temporary file is removed and `path` is as it
-/// was. The new file gets the usual permissions (the umask's), like `File::create`.
+/// Write `bytes` to `path`: through a temporary file in the same folder, synced and then
+/// renamed over `path` (on any error the temporary file is removed and `path` is as it
+/// was); `-` is standard output, and a FIFO or a device is written in place, as
+/// [`trace::write_output`] does for every output of the project.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .ok_or_else(|| ReportError::NotAFileName {
-            path: path.to_path_buf(),
-        })?
-        .to_string_lossy()
-        .into_owned();
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let result = (|| -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    result.map_err(|source| {
-        let _ = std::fs::remove_file(&tmp);
-        ReportError::Write {
-            path: path.to_path_buf(),
-            source,
-        }
+    trace::write_output(path, bytes).map_err(|source| ReportError::Write {
+        path: path.to_path_buf(),
+        source,
     })
 }
 
@@ -96,13 +76,13 @@ mod tests {
     }
 
     #[test]
-    fn a_missing_folder_or_a_bare_root_is_an_error() {
+    fn a_missing_folder_or_a_folder_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
         let e = write_atomic(&dir.path().join("no/such/dir/f.csv"), b"x").unwrap_err();
         assert!(matches!(e, ReportError::Write { .. }));
         assert!(matches!(
-            write_atomic(Path::new("/"), b"x"),
-            Err(ReportError::NotAFileName { .. })
+            write_atomic(dir.path(), b"x"),
+            Err(ReportError::Write { .. })
         ));
         assert!(names(dir.path()).is_empty());
     }

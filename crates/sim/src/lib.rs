@@ -20,5 +20,5 @@ pub mod size;
 pub mod ubc;
 
 pub use compact::{CompactTrace, Summary, TraceBuilder};
-pub use replay::{replay, Counts, ReplayError, ReplayOptions, RunResult};
+pub use replay::{replay, replay_admitted, Counts, ReplayError, ReplayOptions, RunResult};
 pub use size::{CacheSize, SizeError, WorkingSet};

@@ -30,7 +30,10 @@ use std::ops::Range;
 use std::time::Instant;
 
 use policy::registry::PolicyVisitor;
-use policy::{Access, BuildContext, Cache, ConfigError, KeyIndex, Policy, PolicySpec, NEVER};
+use policy::{
+    Access, AdmissionSpec, Admitter, BuildContext, Cache, ConfigError, KeyIndex, Policy,
+    PolicySpec, NEVER,
+};
 use rayon::prelude::*;
 use thiserror::Error;
 
@@ -51,6 +54,14 @@ pub enum ReplayError {
         /// The size as written.
         size: String,
         /// Why (in the message, not as a separate source, so it is printed once).
+        error: ConfigError,
+    },
+    /// The admission filter could not be built.
+    #[error("admission `{admission}`: {error}")]
+    Admission {
+        /// The filter as written.
+        admission: String,
+        /// Why.
         error: ConfigError,
     },
     /// A size could not be resolved.
@@ -195,6 +206,7 @@ pub fn serve<P: Policy, I: KeyIndex>(
 struct WholeRun<'a> {
     trace: &'a CompactTrace,
     capacity: u64,
+    admission: Admitter,
     ignore_size: bool,
     progress: &'a (dyn Fn(u64) + Sync),
 }
@@ -203,7 +215,8 @@ impl PolicyVisitor for WholeRun<'_> {
     type Output = Counts;
     fn visit<P: Policy + Clone + Send>(self, policy: P) -> Counts {
         let future = policy.needs_future().then(|| self.trace.next_access());
-        let mut cache = Cache::with_index(policy, self.capacity, self.trace.dense_index());
+        let mut cache = Cache::with_index(policy, self.capacity, self.trace.dense_index())
+            .with_admission(self.admission);
         let mut counts = Counts::default();
         serve(
             &mut cache,
@@ -228,6 +241,20 @@ pub fn replay(
     options: ReplayOptions,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<RunResult>, ReplayError> {
+    let always = AdmissionSpec::parse("always").expect("`always` parses");
+    replay_admitted(trace, policies, sizes, &always, options, progress)
+}
+
+/// [`replay()`] with an admission filter in front of every policy; each run gets its own
+/// filter, built from the same seed, so runs stay independent.
+pub fn replay_admitted(
+    trace: &CompactTrace,
+    policies: &[PolicySpec],
+    sizes: &[CacheSize],
+    admission: &AdmissionSpec,
+    options: ReplayOptions,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<RunResult>, ReplayError> {
     let mut jobs = Vec::with_capacity(policies.len() * sizes.len());
     for spec in policies {
         for size in sizes {
@@ -239,16 +266,23 @@ pub fn replay(
                 size: size.text.clone(),
                 error,
             })?;
-            jobs.push((spec.label(), size.text.clone(), capacity, built));
+            let filter = admission
+                .build(&ctx)
+                .map_err(|error| ReplayError::Admission {
+                    admission: admission.label(),
+                    error,
+                })?;
+            jobs.push((spec.label(), size.text.clone(), capacity, built, filter));
         }
     }
     Ok(jobs
         .into_par_iter()
-        .map(|(policy, size, capacity, built)| {
+        .map(|(policy, size, capacity, built, filter)| {
             let start = Instant::now();
             let counts = built.visit(WholeRun {
                 trace,
                 capacity,
+                admission: filter,
                 ignore_size: options.ignore_size,
                 progress,
             });
