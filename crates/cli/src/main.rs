@@ -15,7 +15,6 @@ mod inforeplace_cmd;
 mod input;
 mod mrc_cmd;
 mod nelson_cmd;
-mod plot;
 mod replay_cmd;
 mod serve_cmd;
 mod trace_cmd;

@@ -9,8 +9,8 @@ use anyhow::Result;
 use sim::experiments::nelson::{self, EcdPoint, IfsPoint, NelsonResults, FIXED_MB};
 
 use crate::experiment_cmd::{json_lines, prepare, write_csv, ExperimentArgs};
-use crate::plot::{self, Chart, Series};
 use crate::util;
+use report::{Axis, Figure, FigureFile, Series};
 
 /// Nelson's Table 3 (no penalty) and Table 4 (120 s): sleep, min, max, avg response,
 /// sort time, page-ins, page-outs, cache min and max (KB).
@@ -99,18 +99,9 @@ type DrawFn<'a> = dyn FnMut(&str, &str, &str, &str, Vec<Series>) -> Result<()> +
 fn figures(a: &ExperimentArgs, r: &NelsonResults) -> Result<Vec<PathBuf>> {
     let mut written = Vec::new();
     let mut draw = |file: &str, title: &str, x_desc: &str, y_desc: &str, series: Vec<Series>| {
-        let path = a.out.join(file);
-        plot::write_svg(
-            &path,
-            &Chart {
-                title,
-                x_desc,
-                y_desc,
-                series,
-                y_max: None,
-            },
-        )?;
-        written.push(path);
+        let figure =
+            Figure::new(title, Axis::new(x_desc), Axis::from_zero(y_desc)).with_all_series(series);
+        written.push(FigureFile::new(file, figure).write_into(&a.out)?);
         anyhow::Ok(())
     };
     // Figure 1: fixed caches, one line per memory size, against the cache size.
@@ -124,7 +115,7 @@ fn figures(a: &ExperimentArgs, r: &NelsonResults) -> Result<Vec<PathBuf>> {
                     .filter(|p| p.memory_mb == m && p.finished)
                     .filter_map(|p| p.fixed_cache_mb.map(|f| (f, metric(p))))
                     .collect();
-                Series::line(format!("{m} MB"), pts)
+                Series::marked_line(format!("{m} MB"), pts)
             })
             .collect()
     };
@@ -157,9 +148,9 @@ fn figures(a: &ExperimentArgs, r: &NelsonResults) -> Result<Vec<PathBuf>> {
         "file cache (MB)",
         "MB transferred",
         vec![
-            Series::line("FS bytes", traffic(|p| p.fs_mb)),
-            Series::line("VM bytes", traffic(|p| p.vm_mb)),
-            Series::line("total bytes", traffic(|p| p.total_mb)),
+            Series::marked_line("FS bytes", traffic(|p| p.fs_mb)),
+            Series::marked_line("VM bytes", traffic(|p| p.vm_mb)),
+            Series::marked_line("total bytes", traffic(|p| p.total_mb)),
         ],
     )?;
     // Figures 3-6 and ours: against memory size, one line per arbiter.
@@ -168,7 +159,7 @@ fn figures(a: &ExperimentArgs, r: &NelsonResults) -> Result<Vec<PathBuf>> {
         labels
             .iter()
             .map(|l| {
-                Series::line(
+                Series::marked_line(
                     l.clone(),
                     ecd(r, l).map(|p| (p.memory_mb, metric(p))).collect(),
                 )
@@ -202,7 +193,7 @@ fn figures(a: &ExperimentArgs, r: &NelsonResults) -> Result<Vec<PathBuf>> {
         .iter_mut()
         .zip(["FS", "FS", "VM", "VM", "total", "total"])
     {
-        s.label = format!("{what} {}", s.label);
+        s.label = s.label.take().map(|l| format!("{what} {l}"));
     }
     draw(
         "fig4-traffic.svg",
@@ -250,7 +241,7 @@ fn figures(a: &ExperimentArgs, r: &NelsonResults) -> Result<Vec<PathBuf>> {
         variable_labels()
             .iter()
             .map(|l| {
-                Series::line(
+                Series::marked_line(
                     l.clone(),
                     ifs(r, l).map(|p| (p.sleep_s, metric(p))).collect(),
                 )

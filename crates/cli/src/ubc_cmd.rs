@@ -6,7 +6,6 @@ use anyhow::Result;
 use sim::experiments::ubc::{self, UbcPoint};
 
 use crate::experiment_cmd::{json_lines, prepare, write_csv, ExperimentArgs};
-use crate::plot::{self, Chart, Series};
 use crate::util;
 
 /// Run the experiment.
@@ -15,32 +14,10 @@ pub fn run(a: ExperimentArgs) -> Result<()> {
     let points = ubc::run();
     let csv = a.out.join("ubc-sim.csv");
     write_csv(&csv, &points)?;
-    let line = |layout: &str, paper: bool| -> Vec<(f64, f64)> {
-        points
-            .iter()
-            .filter(|p| p.layout == layout)
-            .filter_map(|p| {
-                let y = if paper { p.paper_s? } else { p.time_s };
-                Some((p.row as f64, y))
-            })
-            .collect()
-    };
-    let figure = a.out.join("ubc-time.svg");
-    plot::write_svg(
-        &figure,
-        &Chart {
-            title: "UBC Table 1: dd run times, split vs unified (model) and NetBSD 1.4.2 vs UBC (paper)",
-            x_desc: "Table 1 row",
-            y_desc: "run time (s)",
-            series: vec![
-                Series::line("split (model)", line("split", false)),
-                Series::line("unified (model)", line("unified", false)),
-                Series::reference("NetBSD 1.4.2 (paper)", line("split", true)),
-                Series::reference("NetBSD with UBC (paper)", line("unified", true)),
-            ],
-            y_max: None,
-        },
-    )?;
+    let mut written = vec![csv];
+    for f in &ubc::figures(&points) {
+        written.push(f.write_into(&a.out)?);
+    }
     if a.json {
         return util::emit(&json_lines(&points)?);
     }
@@ -82,10 +59,9 @@ pub fn run(a: ExperimentArgs) -> Result<()> {
         .collect();
     let mut out = String::from("UBC Table 1 (dd series), simulated; counts in 64 KB blocks\n\n");
     out.push_str(&util::table(&header, &rows));
-    out.push_str(&format!(
-        "\nfiles:\n  {}\n  {}\n",
-        csv.display(),
-        figure.display()
-    ));
+    out.push_str("\nfiles:\n");
+    for w in &written {
+        out.push_str(&format!("  {}\n", w.display()));
+    }
     util::emit(&out)
 }

@@ -1,12 +1,14 @@
-//! Output helpers: stdout that tolerates a closed pipe, atomic file writes, progress bars,
-//! CSV quoting and plain-text tables.
+//! Output helpers: stdout that tolerates a closed pipe, progress bars and number
+//! formatting; atomic file writes, CSV quoting and plain-text tables come from `report`.
 
-use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+#[cfg(test)]
+use report::csv_field;
+pub use report::csv_line;
 
 /// Write `text` to stdout. A closed pipe (`bufcache ... | head`) is not an error.
 pub fn emit(text: &str) -> Result<()> {
@@ -28,10 +30,11 @@ pub fn emit_note(output: &Path, text: &str) -> Result<()> {
     }
 }
 
-/// Write `bytes` to `path` as every output is written ([`trace::Output`]): atomically for
-/// a regular file or a new path, through for a FIFO or a device, `-` for standard output.
+/// Write `bytes` to `path` as every output is written ([`report::write_atomic`], by the
+/// rules of [`trace::Output`]): atomically for a regular file or a new path, through for
+/// a FIFO or a device, `-` for standard output.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    trace::write_output(path, bytes).with_context(|| format!("writing {}", path.display()))
+    Ok(report::write_atomic(path, bytes)?)
 }
 
 /// The machine's memory in bytes (`MemTotal` of `/proc/meminfo`), or `None` where that
@@ -73,53 +76,14 @@ pub fn progress(total: u64, what: &str) -> ProgressBar {
     bar
 }
 
-/// One CSV field, quoted when it holds a comma, quote or line break.
-pub fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
-/// A CSV line from fields.
-pub fn csv_line<S: AsRef<str>>(fields: &[S]) -> String {
-    let mut line = fields
-        .iter()
-        .map(|f| csv_field(f.as_ref()))
-        .collect::<Vec<_>>()
-        .join(",");
-    line.push('\n');
-    line
-}
-
 /// A plain-text table: the first column left-aligned, the others right-aligned, columns
-/// separated by two spaces.
+/// separated by two spaces (see [`report::Table::to_text`]).
 pub fn table(header: &[String], rows: &[Vec<String>]) -> String {
-    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    let mut t = report::Table::new(header.iter().cloned());
     for row in rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
+        t.push_row(row.iter().cloned());
     }
-    let mut out = String::new();
-    let mut line = |cells: &[String]| {
-        let mut s = String::new();
-        for (i, (cell, w)) in cells.iter().zip(&widths).enumerate() {
-            if i == 0 {
-                let _ = write!(s, "{cell:<w$}");
-            } else {
-                let _ = write!(s, "  {cell:>w$}");
-            }
-        }
-        out.push_str(s.trim_end());
-        out.push('\n');
-    };
-    line(header);
-    for row in rows {
-        line(row);
-    }
-    out
+    t.to_text()
 }
 
 /// `1234567` as `1,234,567`.

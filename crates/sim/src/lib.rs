@@ -8,6 +8,8 @@
 //!   policies, cleaners, disks and schedulers, in virtual time; and the memory simulator
 //!   (file cache and virtual memory under an arbiter, Nelson 1990).
 //! * [`ubc`] — split buffer cache + page cache against a unified page cache (Silvers 2000).
+//! * [`experiments`] — the papers' experiments on the simulator: their data points, and
+//!   their figures and tables as `report` specs that the CLI renders.
 
 pub mod compact;
 pub mod des;

@@ -1,5 +1,7 @@
 //! Named experiments: each reproduces a paper's headline result with the simulator and
-//! returns its data points; the CLI writes them as CSV, JSON and SVG figures.
+//! returns its data points (`run`), describes its figures as data (`figures`, a
+//! `Vec<report::FigureFile>`) and its summary as a `report::Table`; the CLI writes the
+//! points as CSV or JSON lines and renders the figures, drawing nothing itself.
 //!
 //! Every point is independent, so points run in parallel (rayon) and come back in a fixed
 //! order: the output does not depend on the number of threads.

@@ -10,6 +10,7 @@
 //! result); the device moves 1 GB in 72.8 s (the raw-device row, 14.1 MB/s); a memory copy
 //! of 50 MB takes 0.8 s (UBC's resident rows, 62.5 MB/s).
 
+use report::{Axis, Figure, FigureFile, Series};
 use serde::Serialize;
 
 use crate::ubc::{Layout, StepCounts, UbcCache, UbcMachine};
@@ -189,6 +190,40 @@ pub fn run() -> Vec<UbcPoint> {
         }
     }
     out
+}
+
+/// `ubc-time.svg`: run time against Table 1's row for each design, the model's solid and
+/// the paper's NetBSD measurements dashed.
+pub fn figures(points: &[UbcPoint]) -> Vec<FigureFile> {
+    let line = |layout: &str, paper: bool| -> Vec<(f64, f64)> {
+        points
+            .iter()
+            .filter(|p| p.layout == layout)
+            .filter_map(|p| {
+                let y = if paper { p.paper_s? } else { p.time_s };
+                Some((p.row as f64, y))
+            })
+            .collect()
+    };
+    let figure = Figure::new(
+        "UBC Table 1: dd run times, split vs unified (model) and NetBSD 1.4.2 vs UBC (paper)",
+        Axis::new("Table 1 row"),
+        Axis::from_zero("run time (s)"),
+    )
+    .with_series(Series::marked_line("split (model)", line("split", false)))
+    .with_series(Series::marked_line(
+        "unified (model)",
+        line("unified", false),
+    ))
+    .with_series(Series::reference(
+        "NetBSD 1.4.2 (paper)",
+        line("split", true),
+    ))
+    .with_series(Series::reference(
+        "NetBSD with UBC (paper)",
+        line("unified", true),
+    ));
+    vec![FigureFile::new("ubc-time.svg", figure)]
 }
 
 #[cfg(test)]
