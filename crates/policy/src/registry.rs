@@ -64,8 +64,9 @@ pub trait NamedPolicy: Policy + Clone + Send + Sized {
     /// else must be a pure function of its requests (a test in `tests/invariants.rs`
     /// holds every registered policy to what it declares here).
     const SEEDED: bool = false;
-    /// Whether the policy hashes keys itself (a sketch, a filter), so that its choices
-    /// depend on the key values and not only on which requests repeat: renumbering the
+    /// Whether the policy hashes or reads key values itself (a sketch, a filter, a page
+    /// number in the key's bits), so that its choices depend on the key values and not
+    /// only on which requests repeat: renumbering the
     /// keys of a trace (the replay engine's dense ids) may then change its results.
     const HASHES_KEYS: bool = false;
     /// Build for `ctx.capacity` with validated parameters.
