@@ -161,6 +161,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "draws SVG through plotters: minutes under Miri, and no unsafe code of ours"
+    )]
     fn a_measured_size_gets_its_figure_and_every_probe_is_a_dot() {
         let r = run("sim:lru:pages=300", None);
         let files = figures(&r);
@@ -184,6 +188,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "draws SVG through plotters: minutes under Miri, and no unsafe code of ours"
+    )]
     fn timed_targets_draw_probe_times_on_a_log_axis_and_twoq_adds_its_long_term_queue() {
         let r = run("sim:fifo:pages=500:timing=on", Some(450));
         let files = figures(&r);
