@@ -65,6 +65,7 @@ pub(crate) mod keymap;
 pub(crate) mod list;
 mod params;
 pub(crate) mod recency;
+mod resident;
 #[macro_use]
 pub mod registry;
 // Test helpers for this crate's tests and, through the `testkit` feature, other crates'.
