@@ -34,6 +34,16 @@ fn metric(report: &serde_json::Value, name: &str) -> String {
 /// Run `bufcache des`.
 pub fn run(a: DesArgs) -> Result<()> {
     let scenario = Scenario::load(&a.scenario)?;
+    // Each simulated buffer costs the cache at least its key, size, state and policy
+    // metadata; 64 bytes is a floor, so a scenario refused here could never have run.
+    const BUFFER_BYTES_MIN: u64 = 64;
+    for system in scenario.systems(&a.scenario)? {
+        let buffers = u64::from(system.cache.buffers);
+        util::ensure_fits_in_memory(
+            buffers.saturating_mul(BUFFER_BYTES_MIN),
+            &format!("a cache of {buffers} buffers"),
+        )?;
+    }
     let points = scenario.run(&a.scenario)?;
     let mut out = String::new();
     if a.json {

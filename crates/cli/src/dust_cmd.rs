@@ -6,9 +6,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use dust::{DustConfig, JudgeChoice, Probe, Report, Step};
+use dust::{DustConfig, JudgeChoice, Report};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use plotters::prelude::*;
 
 use crate::util;
 
@@ -276,147 +275,8 @@ fn write_outputs(dir: &Path, r: &Report) -> Result<()> {
         &dir.join("report.json"),
         serde_json::to_string_pretty(&value)?.as_bytes(),
     )?;
-    if !r.size.trials.is_empty() {
-        util::write_atomic(&dir.join("size.svg"), size_figure(r)?.as_bytes())?;
-    }
-    let mut steps = vec![Step::ShortTerm, Step::UseBits, Step::History];
-    if r.long_term.is_some() {
-        steps.push(Step::LongTerm);
-    }
-    for step in steps {
-        let probes: Vec<&Probe> = r.probes.iter().filter(|p| p.step == step).collect();
-        let svg = figure(r, step, &probes)?;
-        util::write_atomic(&dir.join(format!("{}.svg", step.name())), svg.as_bytes())?;
+    for figure in dust::figures::figures(r) {
+        figure.write_into(dir)?;
     }
     Ok(())
-}
-
-/// One fingerprint in the style of the thesis's figures 2.6 and 2.8-2.12: every probe as a
-/// point, offset in the test region across, probe time (or in cache / on disk for an
-/// oracle) up.
-fn figure(r: &Report, step: Step, probes: &[&Probe]) -> Result<String> {
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (760, 420)).into_drawing_area();
-        let draw = |e: DrawingAreaErrorKind<_>| anyhow::anyhow!("drawing the figure: {e:?}");
-        root.fill(&WHITE).map_err(draw)?;
-        let region = match (step, &r.long_term) {
-            (Step::History, _) => r.layout.history_pages,
-            (Step::LongTerm, Some(lt)) => lt.layout.region_pages,
-            _ => r.layout.region_pages,
-        };
-        let title = match step {
-            Step::ShortTerm => "short-term fingerprint",
-            Step::UseBits => "short-term fingerprint, half the use bits set",
-            Step::History => "history fingerprint (hot | cold)",
-            Step::LongTerm => "2Q long-term queue (Am) fingerprint",
-        };
-        let caption = format!("{}: {title}", r.target);
-        let timed = probes.iter().all(|p| p.latency_ns.is_some()) && !probes.is_empty();
-        let mut builder = ChartBuilder::on(&root);
-        let chart = builder
-            .caption(caption, ("sans-serif", 16))
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(70);
-        if timed {
-            let max_ms = probes
-                .iter()
-                .filter_map(|p| p.latency_ns)
-                .max()
-                .unwrap_or(1) as f64
-                / 1e6;
-            let mut c = chart
-                .build_cartesian_2d(
-                    0u64..region,
-                    (0.0005f64..max_ms.max(0.01) * 2.0).log_scale(),
-                )
-                .map_err(draw)?;
-            c.configure_mesh()
-                .x_desc("offset in test region (pages)")
-                .y_desc("probe time (ms)")
-                .draw()
-                .map_err(draw)?;
-            c.draw_series(probes.iter().map(|p| {
-                let color = if p.hit { BLUE } else { RED };
-                Circle::new(
-                    (p.offset, p.latency_ns.unwrap_or(1) as f64 / 1e6),
-                    2,
-                    color.filled(),
-                )
-            }))
-            .map_err(draw)?;
-        } else {
-            let mut c = chart
-                .build_cartesian_2d(0u64..region, -0.2f64..1.2f64)
-                .map_err(draw)?;
-            c.configure_mesh()
-                .x_desc("offset in test region (pages)")
-                .y_desc("in cache (1) / not (0)")
-                .y_labels(3)
-                .draw()
-                .map_err(draw)?;
-            // Spread points vertically by iteration so that coinciding probes stay visible.
-            let n = r.config.iterations.max(1) as f64;
-            c.draw_series(probes.iter().map(|p| {
-                let y = if p.hit { 1.0 } else { 0.0 } + (p.iteration as f64 / n - 0.5) * 0.2;
-                let color = if p.hit { BLUE } else { RED };
-                Circle::new((p.offset, y), 1, color.filled())
-            }))
-            .map_err(draw)?;
-        }
-        root.present().map_err(draw)?;
-    }
-    Ok(svg)
-}
-
-/// The size estimate as the thesis's figure 2.1 measures it: for every prefix tried, the
-/// fraction of its second pass that was slow, with the estimate marked.
-fn size_figure(r: &Report) -> Result<String> {
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (760, 420)).into_drawing_area();
-        let draw = |e: DrawingAreaErrorKind<_>| anyhow::anyhow!("drawing the figure: {e:?}");
-        root.fill(&WHITE).map_err(draw)?;
-        let x_max = r
-            .size
-            .trials
-            .iter()
-            .map(|t| t.prefix_pages)
-            .max()
-            .unwrap_or(1)
-            .max(1);
-        let mut builder = ChartBuilder::on(&root);
-        let mut c = builder
-            .caption(
-                format!("{}: size estimate {} pages", r.target, r.size.pages),
-                ("sans-serif", 16),
-            )
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(70)
-            .build_cartesian_2d(0u64..x_max + x_max / 20, 0f64..1.05f64)
-            .map_err(draw)?;
-        c.configure_mesh()
-            .x_desc("prefix read twice (pages)")
-            .y_desc("slow reads in the second pass")
-            .draw()
-            .map_err(draw)?;
-        c.draw_series(r.size.trials.iter().map(|t| {
-            let color = if t.fits { BLUE } else { RED };
-            Circle::new(
-                (t.prefix_pages, t.slow as f64 / t.prefix_pages.max(1) as f64),
-                4,
-                color.filled(),
-            )
-        }))
-        .map_err(draw)?;
-        c.draw_series(std::iter::once(PathElement::new(
-            [(r.size.pages, 0.0), (r.size.pages, 1.05)],
-            BLACK.stroke_width(1),
-        )))
-        .map_err(draw)?;
-        root.present().map_err(draw)?;
-    }
-    Ok(svg)
 }

@@ -14,11 +14,12 @@ mod experiment_cmd;
 mod inforeplace_cmd;
 mod input;
 mod mrc_cmd;
-mod plot;
+mod nelson_cmd;
 mod replay_cmd;
 mod run_opts;
 mod serve_cmd;
 mod trace_cmd;
+mod ubc_cmd;
 mod util;
 
 use std::process::ExitCode;

@@ -1,12 +1,12 @@
 //! `bufcache mrc`: miss-ratio curves, exact for LRU in one pass, by sweep otherwise.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use plotters::prelude::*;
 use policy::PolicySpec;
+use report::{Axis, Bounds, Figure, Series};
 use serde::Serialize;
 use sim::mrc::{even_grid, sweep, MrcPoint, StackDistances};
 use sim::{CacheSize, CompactTrace, ReplayOptions};
@@ -155,7 +155,7 @@ pub fn run(args: MrcArgs) -> Result<()> {
         }
     }
     if let Some(path) = &args.plot {
-        plot(path, &curves, args.ignore_size)?;
+        report::write_svg(path, &figure(&curves, args.ignore_size))?;
     }
     let mode = if args.ignore_size { "units" } else { "bytes" };
     let rows = curves.iter().flat_map(|c| {
@@ -220,62 +220,33 @@ pub fn run(args: MrcArgs) -> Result<()> {
     util::emit(&out)
 }
 
-/// Draw every curve into an SVG, rendered in memory and written atomically.
-fn plot(path: &Path, curves: &[Curve], ignore_size: bool) -> Result<()> {
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (900, 560)).into_drawing_area();
-        let draw = |e: DrawingAreaErrorKind<_>| anyhow::anyhow!("drawing the plot: {e:?}");
-        root.fill(&WHITE).map_err(draw)?;
-        let x_max = curves
+/// Every curve as one line of a figure: miss ratio (0 to 1) against cache size.
+fn figure(curves: &[Curve], ignore_size: bool) -> Figure {
+    let x_label = if ignore_size {
+        "cache size (objects)"
+    } else {
+        "cache size (bytes)"
+    };
+    let multi_trace = curves.iter().any(|c| c.trace != curves[0].trace);
+    let line = |c: &Curve| {
+        let name = if multi_trace {
+            format!("{} — {}", c.policy, c.trace)
+        } else {
+            c.policy.clone()
+        };
+        let xy = c
+            .points
             .iter()
-            .flat_map(|c| c.points.iter().map(|p| p.capacity))
-            .max()
-            .unwrap_or(1)
-            .max(1);
-        let mut chart = ChartBuilder::on(&root)
-            .caption("Miss-ratio curve", ("sans-serif", 22))
-            .margin(16)
-            .x_label_area_size(48)
-            .y_label_area_size(64)
-            .build_cartesian_2d(0u64..x_max, 0f64..1f64)
-            .map_err(draw)?;
-        chart
-            .configure_mesh()
-            .x_desc(if ignore_size {
-                "cache size (objects)"
-            } else {
-                "cache size (bytes)"
-            })
-            .y_desc("miss ratio")
-            .draw()
-            .map_err(draw)?;
-        let multi_trace = curves.iter().any(|c| c.trace != curves[0].trace);
-        for (i, c) in curves.iter().enumerate() {
-            let color = Palette99::pick(i).to_rgba();
-            let name = if multi_trace {
-                format!("{} — {}", c.policy, c.trace)
-            } else {
-                c.policy.clone()
-            };
-            chart
-                .draw_series(LineSeries::new(
-                    c.points.iter().map(|p| (p.capacity, p.miss_ratio())),
-                    color.stroke_width(2),
-                ))
-                .map_err(draw)?
-                .label(name)
-                .legend(move |(x, y)| {
-                    PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2))
-                });
-        }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()
-            .map_err(draw)?;
-        root.present().map_err(draw)?;
-    }
-    util::write_atomic(path, svg.as_bytes())
+            .map(|p| (p.capacity as f64, p.miss_ratio()))
+            .collect();
+        Series::line(name, xy)
+    };
+    Figure::new(
+        "Miss-ratio curve",
+        Axis::new(x_label)
+            .bounds(Bounds::FromZero { headroom: 0.0 })
+            .whole_numbers(),
+        Axis::new("miss ratio").bounds(Bounds::Fixed { min: 0.0, max: 1.0 }),
+    )
+    .with_all_series(curves.iter().map(line))
 }

@@ -3,9 +3,9 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Args;
-use policy::PolicySpec;
+use policy::{AdmissionSpec, PolicySpec};
 use serde::Serialize;
 use sim::{CacheSize, ReplayOptions, RunResult, Summary};
 
@@ -42,6 +42,10 @@ pub struct ReplayArgs {
     /// Unit mode: every object occupies one unit, whatever its size.
     #[arg(long)]
     pub ignore_size: bool,
+    /// Admission filter in front of every policy, `name[:param=value...]`: always, prob:p=,
+    /// secondhit, size:below=, doorkeeper:window=, adaptsize:c= (docs/cli.md).
+    #[arg(long, value_name = "A", default_value = "always")]
+    pub admission: AdmissionSpec,
     /// Seed for randomized policies and the built-in workload.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
@@ -70,6 +74,7 @@ struct Row<'a> {
     trace: &'a str,
     mode: &'static str,
     seed: u64,
+    admission: String,
     policy: &'a str,
     size: &'a str,
     capacity: u64,
@@ -88,6 +93,7 @@ const CSV_HEADER: &[&str] = &[
     "trace",
     "mode",
     "seed",
+    "admission",
     "policy",
     "size",
     "capacity",
@@ -109,6 +115,7 @@ fn row<'a>(label: &'a str, args: &ReplayArgs, s: &Summary, r: &'a RunResult) -> 
         trace: label,
         mode: mode(args.ignore_size),
         seed: args.seed,
+        admission: args.admission.label(),
         policy: &r.policy,
         size: &r.size,
         capacity: r.capacity,
@@ -137,6 +144,8 @@ pub fn run(args: ReplayArgs) -> Result<()> {
     // The built-in workload's objects are all 4 KiB, so counting objects gives the same
     // miss ratios as counting bytes, and keeps per-run memory proportional to objects.
     let mut args = args;
+    // A typo in the filter must not cost the time of reading the trace.
+    args.admission.check().context("bad --admission")?;
     if args.trace.is_none() {
         args.ignore_size = true;
     }
@@ -160,22 +169,22 @@ pub fn run(args: ReplayArgs) -> Result<()> {
         ignore_size: args.ignore_size,
         seed: args.seed,
     };
+    let grid = sim::replay::Grid {
+        policies: &policies,
+        sizes: &sizes,
+        admission: &args.admission,
+        options,
+        schedule: sim::Schedule::default(),
+    };
     let done = AtomicU64::new(0);
     let (label, summary, results) = match &args.trace {
         Some(path) if args.run.stream => {
             let label = input::describe(path);
             let bar = util::progress(0, "replay");
-            let (summary, results) = run_opts::replay_streamed(
-                path,
-                &args.read,
-                &policies,
-                &sizes,
-                options,
-                &args.run,
-                &|n| {
+            let (summary, results) =
+                run_opts::replay_streamed(path, &args.read, &grid, &args.run, &|n| {
                     bar.inc(n);
-                },
-            )?;
+                })?;
             bar.finish_and_clear();
             (label, summary, results)
         }
@@ -190,11 +199,10 @@ pub fn run(args: ReplayArgs) -> Result<()> {
             run_opts::refuse_empty(&label, trace.summary())?;
             let total = trace.summary().requests * (policies.len() * sizes.len()) as u64;
             let bar = util::progress(total, "replay");
-            let results =
-                run_opts::replay_loaded(&trace, &policies, &sizes, options, &args.run, &|n| {
-                    let now = done.fetch_add(n, Ordering::Relaxed) + n;
-                    bar.set_position(now);
-                })?;
+            let results = run_opts::replay_loaded(&trace, &grid, &args.run, &|n| {
+                let now = done.fetch_add(n, Ordering::Relaxed) + n;
+                bar.set_position(now);
+            })?;
             bar.finish_and_clear();
             (label, *trace.summary(), results)
         }
@@ -247,8 +255,13 @@ fn matrix(
     results: &[RunResult],
 ) -> String {
     let unit = if args.ignore_size { "objects" } else { "bytes" };
+    let admission = if args.admission.name == "always" {
+        String::new()
+    } else {
+        format!("; admission {}", args.admission)
+    };
     let mut out = format!(
-        "trace: {label}\n{} requests, {} distinct objects, footprint {}; sizes in {unit}\n\n",
+        "trace: {label}\n{} requests, {} distinct objects, footprint {}; sizes in {unit}{admission}\n\n",
         util::thousands(s.requests),
         util::thousands(s.distinct_keys),
         util::human_bytes(s.footprint_bytes),

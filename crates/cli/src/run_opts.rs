@@ -108,9 +108,7 @@ pub fn refuse_empty(label: &str, summary: &Summary) -> Result<()> {
 pub fn replay_streamed(
     path: &Path,
     read: &ReadArgs,
-    policies: &[PolicySpec],
-    sizes: &[sim::CacheSize],
-    options: sim::ReplayOptions,
+    grid: &sim::replay::Grid<'_>,
     run: &RunArgs,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<(Summary, Vec<RunResult>)> {
@@ -129,10 +127,7 @@ pub fn replay_streamed(
     let results = sim::stream::replay_numbered(
         &first,
         &mut reader,
-        policies,
-        sizes,
-        options,
-        schedule,
+        &sim::replay::Grid { schedule, ..*grid },
         progress,
     )
     .context("cannot replay")?;
@@ -255,13 +250,11 @@ pub fn interval_table(every: u64, results: &[RunResult]) -> String {
 /// In-memory replay with the schedule.
 pub fn replay_loaded(
     trace: &CompactTrace,
-    policies: &[PolicySpec],
-    sizes: &[sim::CacheSize],
-    options: sim::ReplayOptions,
+    grid: &sim::replay::Grid<'_>,
     run: &RunArgs,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<RunResult>> {
     let schedule = run.schedule(trace.len() as u64)?;
-    sim::replay_scheduled(trace, policies, sizes, options, schedule, progress)
+    sim::replay_scheduled(trace, &sim::replay::Grid { schedule, ..*grid }, progress)
         .context("cannot replay")
 }

@@ -241,12 +241,15 @@ fn convert(a: ConvertArgs) -> Result<()> {
         trace::write_trace(&a.output, to, trace::Requests::new(reader))
     }
     .with_context(|| format!("cannot write {}", a.output.display()))?;
-    util::emit(&format!(
-        "{} requests: {} -> {} ({to})\n",
-        util::thousands(n),
-        a.input.display(),
-        a.output.display()
-    ))
+    util::emit_note(
+        &a.output,
+        &format!(
+            "{} requests: {} -> {} ({to})\n",
+            util::thousands(n),
+            a.input.display(),
+            a.output.display()
+        ),
+    )
 }
 
 fn generate(a: GenerateArgs) -> Result<()> {
@@ -270,7 +273,11 @@ fn generate(a: GenerateArgs) -> Result<()> {
     let requests = trace::synth::try_generate(&workload, a.requests, a.seed, a.object_size)?;
     let n = if needs_next_access(to) {
         // oracleGeneral records carry each request's next access, known only once the
-        // whole trace is: this output is built in memory.
+        // whole trace is: this output is built in memory, so check it fits first.
+        let bytes = a
+            .requests
+            .saturating_mul(std::mem::size_of::<trace::Request>() as u64);
+        util::ensure_fits_in_memory(bytes, &format!("--requests {}", a.requests))?;
         let mut requests: Vec<trace::Request> = requests.collect();
         trace::fill_next_access(&mut requests);
         trace::write_trace(&a.output, to, requests.into_iter().map(Ok))
@@ -279,10 +286,13 @@ fn generate(a: GenerateArgs) -> Result<()> {
         trace::write_trace(&a.output, to, requests.map(Ok))
     }
     .with_context(|| format!("cannot write {}", a.output.display()))?;
-    util::emit(&format!(
-        "{} requests of {workload} (seed {}) -> {} ({to})\n",
-        util::thousands(n),
-        a.seed,
-        a.output.display()
-    ))
+    util::emit_note(
+        &a.output,
+        &format!(
+            "{} requests of {workload} (seed {}) -> {} ({to})\n",
+            util::thousands(n),
+            a.seed,
+            a.output.display()
+        ),
+    )
 }

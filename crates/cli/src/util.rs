@@ -1,12 +1,14 @@
-//! Output helpers: stdout that tolerates a closed pipe, atomic file writes, progress bars,
-//! CSV quoting and plain-text tables.
+//! Output helpers: stdout that tolerates a closed pipe, progress bars and number
+//! formatting; atomic file writes, CSV quoting and plain-text tables come from `report`.
 
-use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+#[cfg(test)]
+use report::csv_field;
+pub use report::csv_line;
 
 /// Write `text` to stdout. A closed pipe (`bufcache ... | head`) is not an error.
 pub fn emit(text: &str) -> Result<()> {
@@ -17,28 +19,43 @@ pub fn emit(text: &str) -> Result<()> {
     }
 }
 
-/// Write `bytes` to `path` all or nothing: into a temporary file in the same directory,
-/// synced, then renamed over `path`, so a reader never sees half a file.
+/// Say what was written to `output`: on standard output, unless the data itself went
+/// there (`-`), when the note goes to standard error so that the data stays clean.
+pub fn emit_note(output: &Path, text: &str) -> Result<()> {
+    if output.as_os_str() == "-" {
+        eprint!("{text}");
+        Ok(())
+    } else {
+        emit(text)
+    }
+}
+
+/// Write `bytes` to `path` as every output is written ([`report::write_atomic`], by the
+/// rules of [`trace::Output`]): atomically for a regular file or a new path, through for
+/// a FIFO or a device, `-` for standard output.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .with_context(|| format!("{}: not a file name", path.display()))?
-        .to_string_lossy()
-        .into_owned();
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let result = (|| -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e).with_context(|| format!("writing {}", path.display()));
+    Ok(report::write_atomic(path, bytes)?)
+}
+
+/// The machine's memory in bytes (`MemTotal` of `/proc/meminfo`), or `None` where that
+/// file does not exist or cannot be read.
+pub fn memory_total_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib.saturating_mul(1024))
+}
+
+/// Refuse up front a run that would need `bytes` when the machine has less in all: an
+/// allocation failure would abort the process with no explanation, long after the typo.
+pub fn ensure_fits_in_memory(bytes: u64, what: &str) -> Result<()> {
+    if let Some(total) = memory_total_bytes() {
+        anyhow::ensure!(
+            bytes <= total,
+            "{what} would need about {} of memory, more than this machine has ({})",
+            human_bytes(bytes),
+            human_bytes(total)
+        );
     }
     Ok(())
 }
@@ -59,53 +76,14 @@ pub fn progress(total: u64, what: &str) -> ProgressBar {
     bar
 }
 
-/// One CSV field, quoted when it holds a comma, quote or line break.
-pub fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
-/// A CSV line from fields.
-pub fn csv_line<S: AsRef<str>>(fields: &[S]) -> String {
-    let mut line = fields
-        .iter()
-        .map(|f| csv_field(f.as_ref()))
-        .collect::<Vec<_>>()
-        .join(",");
-    line.push('\n');
-    line
-}
-
 /// A plain-text table: the first column left-aligned, the others right-aligned, columns
-/// separated by two spaces.
+/// separated by two spaces (see [`report::Table::to_text`]).
 pub fn table(header: &[String], rows: &[Vec<String>]) -> String {
-    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    let mut t = report::Table::new(header.iter().cloned());
     for row in rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
+        t.push_row(row.iter().cloned());
     }
-    let mut out = String::new();
-    let mut line = |cells: &[String]| {
-        let mut s = String::new();
-        for (i, (cell, w)) in cells.iter().zip(&widths).enumerate() {
-            if i == 0 {
-                let _ = write!(s, "{cell:<w$}");
-            } else {
-                let _ = write!(s, "  {cell:>w$}");
-            }
-        }
-        out.push_str(s.trim_end());
-        out.push('\n');
-    };
-    line(header);
-    for row in rows {
-        line(row);
-    }
-    out
+    t.to_text()
 }
 
 /// `1234567` as `1,234,567`.

@@ -46,6 +46,39 @@ fn replay_json_has_hand_worked_counts() {
 }
 
 #[test]
+fn replay_admission_by_hand_and_checked_before_the_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = small_trace(dir.path());
+    let out = ok(&[
+        "replay",
+        "--trace",
+        &t,
+        "--policy",
+        "lru",
+        "--size",
+        "2",
+        "--ignore-size",
+        "--admission",
+        "secondhit",
+        "--json",
+    ]);
+    let rows = json_lines(&out);
+    // 1 2 1 3 1 2 behind secondhit: 1 and 2 refused, 1 admitted, 3 refused, 1 hits, 2 admitted.
+    assert_eq!(rows[0]["admission"], "secondhit");
+    assert_eq!(rows[0]["hits"], 1);
+    fails(
+        &[
+            "replay",
+            "--admission",
+            "bloom",
+            "--trace",
+            "/no/such/trace.txt",
+        ],
+        &["unknown admission filter `bloom`", "known: always, prob"],
+    );
+}
+
+#[test]
 fn replay_csv_and_table() {
     let dir = tempfile::tempdir().unwrap();
     let t = small_trace(dir.path());
@@ -62,7 +95,9 @@ fn replay_csv_and_table() {
     ]);
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines.len(), 3);
-    assert!(lines[0].starts_with("trace,mode,seed,policy,size,capacity,requests,hits,misses"));
+    assert!(
+        lines[0].starts_with("trace,mode,seed,admission,policy,size,capacity,requests,hits,misses")
+    );
     assert!(lines[2].contains(",lru,3,3,6,3,3,"), "{}", lines[2]);
     let table = ok(&[
         "replay",
@@ -422,4 +457,78 @@ fn bench_pool_measures_only_the_selected_schemes_and_io_modes() {
     }
     // Without pread measured, xmf-read has nothing to take a ratio to.
     assert!(rows[0].get("ratio").is_none(), "{}", rows[0]);
+}
+
+#[test]
+fn outputs_behave_like_a_unix_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    // `-` is standard output, and carries only the trace
+    let out = ok(&[
+        "trace",
+        "generate",
+        "uniform",
+        "--requests",
+        "3",
+        "--keys",
+        "1",
+        "-o",
+        "-",
+        "--format",
+        "text",
+    ]);
+    assert_eq!(out, "0\n0\n0\n");
+    // a device is written through: the error is the device's, and it stays a device
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        fails(
+            &[
+                "trace",
+                "generate",
+                "uniform",
+                "--requests",
+                "100000",
+                "-o",
+                "/dev/full",
+                "--format",
+                "text",
+            ],
+            &["/dev/full", "No space left on device"],
+        );
+        let meta = std::fs::symlink_metadata("/dev/full").unwrap();
+        assert!(meta.file_type().is_char_device());
+    }
+    // below something that is not a directory
+    let file = dir.path().join("plain");
+    std::fs::write(&file, "x").unwrap();
+    let below = file.join("t.txt");
+    fails(
+        &[
+            "trace",
+            "generate",
+            "uniform",
+            "-o",
+            below.to_str().unwrap(),
+        ],
+        &["not a directory"],
+    );
+    // oracleGeneral output carries next-access times, so it is built in memory: a trace
+    // that cannot fit is refused before anything is allocated (text and CSV stream instead)
+    fails(
+        &[
+            "trace",
+            "generate",
+            "uniform",
+            "--requests",
+            "5000000000000",
+            "-o",
+            dir.path().join("big.oracleGeneral.bin").to_str().unwrap(),
+        ],
+        &["more than this machine has"],
+    );
+    // Dust refuses offline policies
+    fails(
+        &["dust", "--target", "sim:belady:pages=10"],
+        &["offline policy"],
+    );
 }

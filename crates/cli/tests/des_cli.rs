@@ -232,3 +232,79 @@ fn a_syscall_trace_replays_and_a_bad_line_is_named() {
         "{err}"
     );
 }
+
+#[test]
+fn nelson_quick_writes_every_table_and_figure() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let summary = ok(&["experiment", "nelson", "--quick", "--out", out]);
+    for heading in [
+        "Table 2:",
+        "Table 3:",
+        "Table 4:",
+        "Every arbiter, ECD",
+        "Every arbiter, IFS",
+    ] {
+        assert!(summary.contains(heading), "{heading} missing:\n{summary}");
+    }
+    // The paper's numbers are printed beside ours (Table 3, 30 s: 15.8 s mean response).
+    assert!(
+        summary.contains("15.8") && summary.contains("96.3"),
+        "{summary}"
+    );
+    let files = files_in(dir.path());
+    for f in [
+        "nelson-ecd.csv",
+        "nelson-ifs.csv",
+        "nelson-tables.md",
+        "fig1-elapsed.svg",
+        "fig2-traffic.svg",
+        "fig3-elapsed.svg",
+        "fig4-traffic.svg",
+        "fig5-elapsed.svg",
+        "fig6-total.svg",
+        "arbiters-ifs-response.svg",
+    ] {
+        assert!(files.contains(&f.to_string()), "{f} missing in {files:?}");
+    }
+    // One CSV row per run: 4 fixed sizes and 6 variable arbiters at 16 MB; 6 arbiters at
+    // 2 sleep intervals.
+    let ecd = std::fs::read_to_string(dir.path().join("nelson-ecd.csv")).unwrap();
+    assert_eq!(ecd.lines().count(), 1 + 10);
+    let ifs = std::fs::read_to_string(dir.path().join("nelson-ifs.csv")).unwrap();
+    assert_eq!(ifs.lines().count(), 1 + 12);
+    assert!(ifs.lines().next().unwrap().contains("response_p90_s"));
+    assert!(ok(&["experiment", "list"]).contains("nelson"));
+}
+
+#[test]
+fn ubc_prints_table_1_beside_the_paper() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let rows = json_lines(&ok(&["experiment", "ubc", "--json", "--out", out]));
+    assert_eq!(rows.len(), 2 * 10);
+    for r in &rows {
+        for field in [
+            "row",
+            "layout",
+            "device_reads",
+            "device_writes",
+            "copies",
+            "held_mb",
+            "held_twice_mb",
+            "time_s",
+            "paper_s",
+        ] {
+            assert!(r.get(field).is_some(), "{field} missing in {r}");
+        }
+    }
+    let summary = ok(&["experiment", "ubc", "--out", out]);
+    assert!(
+        summary.contains("resident file") && summary.contains("193"),
+        "{summary}"
+    );
+    let files = files_in(dir.path());
+    assert!(
+        files.contains(&"ubc-sim.csv".to_string()) && files.contains(&"ubc-time.svg".to_string())
+    );
+}

@@ -17,6 +17,9 @@
 //! 4. [`classify`](mod@classify) — a verdict (`fifo`, `lru`, `lfu`, `random`, `sfifo`, `clock`, `twoq`,
 //!    `lruk`, or `unknown`), the attributes the policy evidently uses, and a confidence.
 //!
+//! [`figures`](mod@figures) describes the size estimate and every fingerprint as figure
+//! specs that the `report` crate draws.
+//!
 //! Targets implement the small [`Target`] trait: [`SimTarget`] drives any policy of the
 //! `policy` crate (with an oracle, and optionally a seeded virtual-time latency model),
 //! [`PoolTarget`] the real buffer pool of `bufcache-pool`, and `LinuxTarget` probes the
@@ -34,6 +37,7 @@
 //! ```
 
 pub mod classify;
+pub mod figures;
 pub mod judge;
 #[cfg(target_os = "linux")]
 pub mod linux;

@@ -120,10 +120,22 @@ impl SimTarget {
         }
         let cache = Self::build(&spec, pages, blocks, mix(seed, 0)).map_err(|source| {
             DustError::Policy {
-                target: label,
+                target: label.clone(),
                 source,
             }
         })?;
+        // Probes run forward in time: an offline policy would need the next access of every
+        // probe, which Dust cannot know (the DES and the pool refuse them for the same reason).
+        if policy::Policy::needs_future(cache.policy()) {
+            return Err(DustError::BadTarget {
+                target: label,
+                why: format!(
+                    "`{}` is an offline policy (it needs future knowledge); Dust probes a cache \
+                     as it runs and cannot give it",
+                    spec.label()
+                ),
+            });
+        }
         let replayable = policy::registry::info(&spec.name).is_some_and(|i| !i.seeded);
         Ok(SimTarget {
             pages,
@@ -344,6 +356,7 @@ mod tests {
             ("sim:lru:pages=10:timing=maybe", "on or off"),
             ("sim:lru:pages=10:file=5", "between 2*pages"),
             ("sim:lru:pages=10:bogus", "name=value"),
+            ("sim:belady:pages=10", "`belady` is an offline policy"),
         ] {
             let e = SimTarget::parse(bad, 1).unwrap_err().to_string();
             assert!(e.contains(needle), "{bad}: {e}");

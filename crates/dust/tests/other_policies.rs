@@ -22,7 +22,10 @@ const EXPECTED: [(&str, &str, &[Attribute]); 8] = [
     // Admission by a frequency sketch: the test region is never evicted in favour of the
     // eviction scan's pages in the short-term step.
     ("wtinylfu", "unknown", &[UseBits]),
-    ("clockpro", "unknown", &[History, UseBits]),
+    // The pages Dust reads first fill CLOCK-Pro's hot set (its warm-up, as LIRS fills its
+    // LIR set) and stay while the later ones cycle through the cold share: survivors
+    // follow frequency, and Dust names LFU.
+    ("clockpro", "lfu", &[Frequency]),
     ("car", "clock", &[Recency, UseBits]),
     ("linux", "lru", &[Recency]),
 ];

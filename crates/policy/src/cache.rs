@@ -8,9 +8,14 @@
 //! Objects larger than the whole capacity are not admitted (the request counts as a miss
 //! and nothing is evicted). A size of 0 counts as 1 unit, so that every resident object
 //! occupies room. A hit does not change an object's recorded size.
+//!
+//! An optional admission filter ([`Cache::with_admission`]) is asked on every miss before
+//! anything else, as libCacheSim does: a refused object is served as a miss, takes no room
+//! and evicts nothing.
 
 pub use crate::index::{DenseIndex, HashIndex, KeyIndex};
 
+use crate::admit::Admitter;
 use crate::{Access, FrameId, Policy};
 
 /// What one request did.
@@ -49,6 +54,7 @@ pub struct Cache<P, I = HashIndex> {
     used: u64,
     capacity: u64,
     evicted: Vec<u64>,
+    admission: Admitter,
 }
 
 impl<P: Policy> Cache<P> {
@@ -74,7 +80,14 @@ impl<P: Policy, I: KeyIndex> Cache<P, I> {
             used: 0,
             capacity,
             evicted: Vec::with_capacity(8),
+            admission: Admitter::Always,
         }
+    }
+
+    /// The same cache with `admission` deciding which missed objects are inserted.
+    pub fn with_admission(mut self, admission: Admitter) -> Self {
+        self.admission = admission;
+        self
     }
 
     /// The policy.
@@ -135,6 +148,12 @@ impl<P: Policy, I: KeyIndex> Cache<P, I> {
         if let Some(frame) = self.map.get(access.key, &self.keys) {
             self.policy.on_hit(frame, access);
             return Outcome::Hit;
+        }
+        if !self.admission.is_always() && !self.admission.admit(access) {
+            return Outcome::Miss {
+                admitted: false,
+                evictions: 0,
+            };
         }
         let size = access.size.max(1);
         if u64::from(size) > self.capacity {

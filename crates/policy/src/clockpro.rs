@@ -32,6 +32,20 @@
 //! hot at the head, and `HAND_hot` runs; any other miss enters as a resident cold page at
 //! the head, in its test period, reference bit clear.
 //!
+//! While the cache fills (until the first eviction), a new page enters *hot* as long as
+//! the hot pages stay within their share `m - m_c` (`warmup=hot`, the default). CLOCK-Pro approximates LIRS, and
+//! LIRS makes the first `L_lirs` blocks it sees LIR for the same reason: if every page
+//! entered cold, a loop longer than `(1 + nonres) * m` would never revisit a page still
+//! in its test period, no page would ever turn hot, and the policy would degrade to FIFO
+//! (0 hits on a loop of `2m`, where LIRS and Belady keep about half the loop resident).
+//! The paper's description leaves the initial state open; its authors' simulator (as
+//! Caffeine's `ClockProPolicy` documents it) fills the hot set first, as done here.
+//! `warmup=cold` (every miss enters cold) is kept for comparison. Warm-up ends at the
+//! first eviction and does not come back when `m_c` later shrinks: a hot share that grows
+//! is filled by promotions, as the paper describes; entering hot there would turn every
+//! newcomer hot in a loop (its cold pages' tests end, so `m_c` falls to 0) and push the
+//! established hot pages out.
+//!
 //! The cold share adapts (the paper's section 4.3): a cold page (resident or not) accessed
 //! during its test period raises the target `m_c` by one page; a cold page whose test
 //! period ends without an access lowers it by one. `0 <= m_c <= m`.
@@ -43,6 +57,8 @@
 //!   LIRS puts its resident-HIR share (this crate's `lirs` default), CLOCK-Pro's model.
 //! * `nonres` (1.0): the bound on non-resident cold pages as a fraction of the capacity:
 //!   the paper keeps at most `m` of them. The count is also capped at `2^24` entries.
+//! * `warmup` (`hot`): how pages without history enter while the hot share is not full,
+//!   see above.
 //!
 //! # Deviations and choices
 //!
@@ -156,12 +172,22 @@ pub struct ClockPro {
     cold_target: u64,
     nonres_max: u64,
     nonres_max_entries: usize,
+    /// New pages enter hot while the hot pages fit `m - m_c`, until the first eviction
+    /// (the paper's warm-up); false from the start for `warmup=cold`.
+    hot_warmup: bool,
 }
 
 impl ClockPro {
     /// CLOCK-Pro for `capacity` units, starting with `m_c = cold * capacity` and keeping
     /// non-resident cold pages up to `nonres * capacity` units.
+    /// New pages enter hot while the hot share has room.
     pub fn new(capacity: u64, cold: f64, nonres: f64) -> Self {
+        Self::with_warmup(capacity, cold, nonres, true)
+    }
+
+    /// As [`ClockPro::new`]; with `hot_warmup` false every page without history enters
+    /// cold, also while the cache fills.
+    pub fn with_warmup(capacity: u64, cold: f64, nonres: f64, hot_warmup: bool) -> Self {
         let frames = crate::prealloc_frames(capacity);
         let nonres_max = (capacity as f64 * nonres) as u64;
         let nonres_max_entries = crate::entry_bound(nonres_max);
@@ -184,6 +210,7 @@ impl ClockPro {
             cold_target: ((capacity as f64 * cold) as u64).min(capacity),
             nonres_max,
             nonres_max_entries,
+            hot_warmup,
         }
     }
 
@@ -566,6 +593,15 @@ impl Policy for ClockPro {
             self.nodes[n as usize].size = access.size;
             self.node_of[frame.index()] = n;
             self.promote(n, access.size);
+        } else if self.hot_warmup
+            && self.hot_used + u64::from(access.size) <= self.capacity - self.cold_target
+        {
+            // the hot share is not full yet: the page enters hot (see the module doc)
+            let n = self.alloc_node(access.key, access.size, frame.0, HOT);
+            self.node_of[frame.index()] = n;
+            self.hot_count += 1;
+            self.hot_used += u64::from(access.size);
+            self.insert_head(n);
         } else {
             let n = self.alloc_node(access.key, access.size, frame.0, TEST);
             self.node_of[frame.index()] = n;
@@ -575,6 +611,7 @@ impl Policy for ClockPro {
     }
 
     fn evict(&mut self, _: &Access, evictable: &dyn Fn(FrameId) -> bool) -> Option<FrameId> {
+        self.hot_warmup = false;
         let mut budget = 2 * self.len() + 2;
         while self.hand_cold != NIL && budget > 0 {
             budget -= 1;
@@ -635,12 +672,19 @@ impl NamedPolicy for ClockPro {
             default: "1",
             help: "bound on non-resident cold pages as a fraction of the capacity, 0..=8",
         },
+        ParamInfo {
+            name: "warmup",
+            default: "hot",
+            help: "how new pages enter while the hot share has room: hot (as LIRS fills its \
+                   LIR set) or cold (every miss enters cold)",
+        },
     ];
 
     fn build(ctx: &BuildContext, params: &Params) -> Result<Self, ConfigError> {
         let cold = params.fraction("cold", 0.0, 1.0)?;
         let nonres = params.fraction("nonres", 0.0, 8.0)?;
-        let mut clockpro = ClockPro::new(ctx.capacity, cold, nonres);
+        let hot_warmup = params.choice("warmup", &["hot", "cold"], "hot or cold")? == "hot";
+        let mut clockpro = ClockPro::with_warmup(ctx.capacity, cold, nonres, hot_warmup);
         if ctx.key_space.is_some() {
             clockpro.nonres_map = KeyMap::for_keys(ctx.key_space, 0);
         }
@@ -655,9 +699,14 @@ mod tests {
     use crate::{Access, Cache, ClockPro, FrameId};
     use testutil::{Rng, TestRng};
 
+    /// The hand-worked traces below were written for `warmup=cold`: every miss enters cold.
+    fn cold_fill(capacity: u64, cold: f64) -> ClockPro {
+        ClockPro::with_warmup(capacity, cold, 1.0, false)
+    }
+
     /// The trace of `hand_worked_sequence`, replayed into a cache.
     fn replay(trace: &[u64]) -> Cache<ClockPro> {
-        let mut cache = Cache::new(ClockPro::new(3, 1.0 / 3.0, 1.0), 3);
+        let mut cache = Cache::new(cold_fill(3, 1.0 / 3.0), 3);
         for (t, &k) in trace.iter().enumerate() {
             cache.access(&Access::unit(k, t as u64));
         }
@@ -696,7 +745,7 @@ mod tests {
         //        replaced at once (no test period, leaves the circle). Evicts 7.
         //        [2H 9N 6H 10Ct].
         let trace = [1, 2, 3, 1, 4, 2, 5, 1, 2, 6, 7, 8, 7, 9, 6, 10];
-        let policy = || ClockPro::new(3, 1.0 / 3.0, 1.0);
+        let policy = || cold_fill(3, 1.0 / 3.0);
         let h = hits(policy(), 3, &trace);
         let hit_at: Vec<usize> = (0..trace.len()).filter(|&t| h[t]).collect();
         assert_eq!(hit_at, [3, 7, 8, 12]);
@@ -777,13 +826,68 @@ mod tests {
         let mut trace = vec![1, 2, 1, 2, 1, 2];
         trace.extend(100..140);
         trace.extend([1, 2]);
-        let h = hits(ClockPro::new(4, 0.25, 1.0), 4, &trace);
+        let h = hits(cold_fill(4, 0.25), 4, &trace);
         assert!(h[h.len() - 2] && h[h.len() - 1]);
-        let ev = evictions(ClockPro::new(4, 0.25, 1.0), 4, &trace);
+        let ev = evictions(cold_fill(4, 0.25), 4, &trace);
         assert!(ev.iter().flatten().all(|&k| k >= 100));
         // LRU of the same size loses both.
         let lru = hits(crate::Lru::new(4), 4, &trace);
         assert!(!lru[lru.len() - 2] && !lru[lru.len() - 1]);
+    }
+
+    #[test]
+    fn hot_warmup_hand_worked() {
+        // m = 4, m_c = 1: the hot share is 3. 1 2 3 miss and enter hot (hot 3 <= 3);
+        // 4 misses and enters cold, in test: circle [1H 2H 3H 4Ct].
+        // 5: HAND_cold at 4 (bit clear) -> replaced, stays N; 5 enters cold:
+        //    [1H 2H 3H 4N 5Ct]. 1 2 3 hit (hot pages never left).
+        // 4: HAND_cold at 5 (bit clear) -> replaced, stays N; evicts 5. 4 is N, in test:
+        //    hot, m_c = 2, to the head: [1Hr 2Hr 3Hr 5N 4H]. Hot 4 > 2: HAND_hot clears the
+        //    bits of 1, 2, 3, drops 5 (test over, bit clear: m_c = 1), turns 4 cold (bit
+        //    clear, no test); hot 3 <= 3. Circle from HAND_hot: [1H 2H 3H 4C].
+        let trace = [1, 2, 3, 4, 5, 1, 2, 3, 4];
+        let h = hits(ClockPro::new(4, 0.25, 1.0), 4, &trace);
+        assert_eq!(
+            h,
+            [false, false, false, false, false, true, true, true, false]
+        );
+        let ev = evictions(ClockPro::new(4, 0.25, 1.0), 4, &trace);
+        assert_eq!(ev[4], [4]);
+        assert_eq!(ev[8], [5]);
+        let mut cache = Cache::new(ClockPro::new(4, 0.25, 1.0), 4);
+        for (t, &k) in trace.iter().enumerate() {
+            cache.access(&Access::unit(k, t as u64));
+        }
+        assert_eq!(
+            cache.policy().circle(),
+            [
+                (1, Hot(false)),
+                (2, Hot(false)),
+                (3, Hot(false)),
+                (4, Cold(false, false))
+            ]
+        );
+        assert_eq!(cache.policy().cold_target(), 1);
+        // With every miss entering cold, 5 evicts 1 instead (HAND_cold's first page).
+        let ev = evictions(cold_fill(4, 0.25), 4, &trace);
+        assert_eq!(ev[4], [1]);
+    }
+
+    #[test]
+    fn loop_of_twice_the_cache_keeps_half_like_lirs() {
+        // Issue 19: on a loop over 2m pages, every page entering cold meant no page ever
+        // turned hot (0 hits). Filling the hot share first keeps m - m_c pages resident for
+        // good, as LIRS keeps its LIR set, and each lap hits them.
+        let m = 100u64;
+        let laps = 20;
+        let trace: Vec<u64> = (0..laps).flat_map(|_| 0..2 * m).collect();
+        let ratio = |h: Vec<bool>| h.iter().filter(|&&x| x).count() as f64 / h.len() as f64;
+        let clockpro = ratio(hits(ClockPro::new(m, 0.01, 1.0), m, &trace));
+        let lirs = ratio(hits(crate::Lirs::new(m, 0.01), m, &trace));
+        let cold = ratio(hits(cold_fill(m, 0.01), m, &trace));
+        assert_eq!(cold, 0.0, "the failure the warm-up fixes");
+        assert!(lirs > 0.45, "LIRS {lirs}");
+        assert!((clockpro - lirs).abs() < 0.02, "CLOCK-Pro {clockpro} vs LIRS {lirs}");
     }
 
     /// Explores: fresh random steps each run unless `BUFCACHE_SEED` is set.

@@ -52,7 +52,7 @@
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use crate::list::NIL;
+use crate::resident::ResidentSet;
 use crate::params::{ConfigError, ParamInfo, Params};
 use crate::registry::{BuildContext, NamedPolicy};
 use crate::{ensure_slot, Access, FrameId, Policy};
@@ -67,9 +67,7 @@ const COUNT_CAP: u8 = u8::MAX;
 #[derive(Clone, Debug)]
 pub struct Hyperbolic {
     /// Resident frames, in no order, for uniform sampling.
-    dense: Vec<u32>,
-    /// Each frame's index in `dense` (`NIL` when not resident).
-    pos: Vec<u32>,
+    residents: ResidentSet,
     /// Requests since the frame's object entered, counting the one that brought it in.
     count: Vec<u32>,
     /// When the frame's object entered, on the clock `insertion_age` selects.
@@ -91,8 +89,7 @@ impl Hyperbolic {
     pub fn new(frames: usize, samples: usize, seed: u64) -> Self {
         assert!(samples > 0, "hyperbolic needs at least one sample");
         Hyperbolic {
-            dense: Vec::with_capacity(frames),
-            pos: vec![NIL; frames],
+            residents: ResidentSet::new(frames),
             count: vec![0; frames],
             entered: vec![0; frames],
             size: vec![1; frames],
@@ -138,16 +135,6 @@ impl Hyperbolic {
         let (cb, db) = weight(b);
         ca.saturating_mul(db) < cb.saturating_mul(da)
     }
-
-    /// Remove the frame at `dense[i]` and return it.
-    fn take_at(&mut self, i: usize) -> FrameId {
-        let f = self.dense.swap_remove(i);
-        if i < self.dense.len() {
-            self.pos[self.dense[i] as usize] = i as u32;
-        }
-        self.pos[f as usize] = NIL;
-        FrameId(f)
-    }
 }
 
 impl Policy for Hyperbolic {
@@ -166,7 +153,7 @@ impl Policy for Hyperbolic {
     }
 
     fn len(&self) -> usize {
-        self.dense.len()
+        self.residents.len()
     }
 
     #[inline]
@@ -182,14 +169,11 @@ impl Policy for Hyperbolic {
 
     fn on_insert(&mut self, frame: FrameId, access: &Access) {
         let f = frame.index();
-        ensure_slot(&mut self.pos, frame, NIL);
         ensure_slot(&mut self.count, frame, 0);
         ensure_slot(&mut self.entered, frame, 0);
         ensure_slot(&mut self.size, frame, 1);
-        debug_assert_eq!(self.pos[f], NIL, "frame {f} inserted twice");
         self.insertions += 1;
-        self.pos[f] = self.dense.len() as u32;
-        self.dense.push(frame.0);
+        self.residents.insert(frame);
         self.count[f] = 1;
         self.entered[f] = if self.insertion_age {
             self.insertions
@@ -200,20 +184,20 @@ impl Policy for Hyperbolic {
     }
 
     fn evict(&mut self, access: &Access, evictable: &dyn Fn(FrameId) -> bool) -> Option<FrameId> {
-        let n = self.dense.len();
+        let n = self.residents.len();
         if n == 0 {
             return None;
         }
         let now = self.now(access);
         let mut best: Option<usize> = None;
         let mut consider = |this: &Self, i: usize| {
-            let f = this.dense[i] as usize;
+            let f = this.residents.at(i).index();
             if !evictable(FrameId(f as u32)) {
                 return;
             }
             let better = match best {
                 None => true,
-                Some(b) => this.lower(f, this.dense[b] as usize, now),
+                Some(b) => this.lower(f, this.residents.at(b).index(), now),
             };
             if better {
                 best = Some(i);
@@ -228,15 +212,13 @@ impl Policy for Hyperbolic {
             let start = self.rng.gen_range(0..n);
             best = (0..n)
                 .map(|k| (start + k) % n)
-                .find(|&i| evictable(FrameId(self.dense[i])));
+                .find(|&i| evictable(self.residents.at(i)));
         }
-        best.map(|i| self.take_at(i))
+        best.map(|i| self.residents.take_at(i))
     }
 
     fn remove(&mut self, frame: FrameId) {
-        let i = self.pos[frame.index()];
-        debug_assert_ne!(i, NIL, "removing frame {} that is not resident", frame.0);
-        self.take_at(i as usize);
+        self.residents.remove(frame);
     }
 
     fn victims(&self, n: usize, evictable: &dyn Fn(FrameId) -> bool, out: &mut Vec<FrameId>) {

@@ -53,7 +53,10 @@
 // `POLICIES`, `PolicySpec`, `registry::PolicyVisitor`), the replay driver `Cache` with its
 // key indexes, and each policy's type. The building blocks policies are made of (lists,
 // ghost histories, key maps) are this crate's own; the fixed key hash is `bufcache-core`.
+pub mod admit;
 mod cache;
+mod climber;
+mod doorkeeper;
 pub(crate) mod ghost;
 pub(crate) mod heap;
 mod history;
@@ -62,15 +65,19 @@ pub(crate) mod keymap;
 pub(crate) mod list;
 mod params;
 pub(crate) mod recency;
+mod resident;
 #[macro_use]
 pub mod registry;
 // Test helpers for this crate's tests and, through the `testkit` feature, other crates'.
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
 
+pub use admit::{AdmissionSpec, Admitter, ADMITTERS};
 pub use cache::{Cache, DenseIndex, HashIndex, KeyIndex, Outcome};
 pub use params::{ConfigError, ParamInfo, Params};
 pub use registry::{BuildContext, NamedPolicy, PolicyInfo, PolicySpec};
+pub use s3fifo::S3FifoVariant;
+pub use wtinylfu::WTinyLfuVariant;
 
 // Every policy: its module, its type, and its place in `AnyPolicy` and `POLICIES`. This
 // list is the one place a new policy is registered (`docs/ADDING_A_POLICY.md`).

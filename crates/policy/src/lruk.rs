@@ -28,8 +28,10 @@
 //! Parameters: `k` (default 2, the paper's recommendation: LRU-2 already tells hot from
 //! cold pages, larger K adapts slowly), `crp` (default 0, in requests: every reference
 //! counts, which is what libCacheSim's `LRU-K` does — it has no correlated period), and
-//! `history` (above). libCacheSim's LRU-K also retains history for evicted objects, but in
-//! an unbounded map; results can differ on traces with very long reuse distances.
+//! `history` (above). libCacheSim 0.3.5's LRU-K keeps no history for evicted objects (an
+//! object that comes back starts with no references), which is `history=0` here; its
+//! source at the commit our golden numbers come from (aa0fc409) has an empty `LRU_K.cpp`,
+//! so `cachesim` cannot run it there and no golden test compares the two.
 //!
 //! Protected frames and CRP: eviction takes the eligible, evictable frame of least key;
 //! if every evictable frame is inside its correlated period, it takes the evictable frame

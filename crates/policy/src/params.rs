@@ -24,6 +24,16 @@ pub enum ConfigError {
         /// Comma-separated list of known names.
         known: String,
     },
+    /// No admission filter (or other module written like a policy) has this name.
+    #[error("unknown {kind} `{name}` (known: {known})")]
+    UnknownModule {
+        /// What was asked for (`admission filter`).
+        kind: &'static str,
+        /// The name asked for.
+        name: String,
+        /// Comma-separated list of known names.
+        known: String,
+    },
     /// The policy has no such parameter.
     #[error("policy `{policy}` has no parameter `{param}` (it takes: {allowed})")]
     UnknownParam {
@@ -136,12 +146,12 @@ impl Params {
             .unwrap_or_else(|| panic!("policy {} reads undeclared parameter {name}", self.policy))
     }
 
-    fn bad(&self, param: &'static str, expected: String) -> ConfigError {
+    fn bad(&self, param: &'static str, expected: impl Into<String>) -> ConfigError {
         ConfigError::BadValue {
             policy: self.policy,
             param,
             value: self.raw(param).to_string(),
-            expected,
+            expected: expected.into(),
         }
     }
 
@@ -162,6 +172,23 @@ impl Params {
         }
     }
 
+    /// One of a fixed set of words (a variant such as `paper` or `libcachesim`): the word
+    /// as declared in `options`, so callers match on `&'static str`; `expected` is what
+    /// the error quotes ("paper or libcachesim").
+    pub fn choice(
+        &self,
+        name: &'static str,
+        options: &'static [&'static str],
+        expected: &'static str,
+    ) -> Result<&'static str, ConfigError> {
+        let raw = self.raw(name);
+        options
+            .iter()
+            .copied()
+            .find(|o| *o == raw)
+            .ok_or_else(|| self.bad(name, expected))
+    }
+
     /// An unsigned integer in `[lo, hi]`, or `None` for the word `auto` (a default that
     /// the policy derives from its capacity, such as PinRange's preferred range).
     pub fn integer_or_auto(
@@ -179,29 +206,41 @@ impl Params {
         }
     }
 
-    /// One of a fixed set of words (`variant=paper` or `variant=libcachesim`): returns
-    /// the word as declared in `choices`, so callers can match on `&'static str`.
-    pub fn choice(
-        &self,
-        name: &'static str,
-        choices: &'static [&'static str],
-    ) -> Result<&'static str, ConfigError> {
-        let value = self.raw(name);
-        choices
-            .iter()
-            .copied()
-            .find(|c| *c == value)
-            .ok_or_else(|| self.bad(name, format!("one of {}", choices.join(", "))))
-    }
-
     /// A boolean (`true`/`false`/`1`/`0`).
     pub fn boolean(&self, name: &'static str) -> Result<bool, ConfigError> {
         match self.raw(name) {
             "true" | "1" | "yes" => Ok(true),
             "false" | "0" | "no" => Ok(false),
-            _ => Err(self.bad(name, "true or false".into())),
+            _ => Err(self.bad(name, "true or false")),
         }
     }
+}
+
+/// Split `name[:k=v...]` into a lower-case name and its (key, value) pairs: the one syntax
+/// of policies and admission filters.
+pub(crate) fn split_spec(text: &str) -> Result<(String, Vec<(String, String)>), ConfigError> {
+    let mut parts = text.split(':');
+    let name = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
+    let mut params = Vec::new();
+    for part in parts {
+        let (k, v) = part
+            .split_once('=')
+            .ok_or_else(|| ConfigError::MissingValue(part.to_string()))?;
+        params.push((k.trim().to_string(), v.trim().to_string()));
+    }
+    Ok((name, params))
+}
+
+/// The inverse of [`split_spec`]: `name:k=v:...` (for reports).
+pub(crate) fn join_spec(name: &str, params: &[(String, String)]) -> String {
+    let mut s = name.to_string();
+    for (k, v) in params {
+        s.push(':');
+        s.push_str(k);
+        s.push('=');
+        s.push_str(v);
+    }
+    s
 }
 
 #[cfg(test)]

@@ -197,6 +197,9 @@ impl NamedPolicy for PinRange {
     const NAME: &'static str = "pinrange";
     const SUMMARY: &'static str =
         "prefer each file's first `range` pages: large LRU for them, small for the rest (Burnett 2006)";
+    /// The page number is read from the key's low bits, so the key values themselves
+    /// decide the choice: renumbering a trace's keys (the replay's dense ids) changes it.
+    const HASHES_KEYS: bool = true;
     const PARAMS: &'static [ParamInfo] = &[
         ParamInfo {
             name: "range",

@@ -25,16 +25,15 @@
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use crate::list::NIL;
+use crate::resident::ResidentSet;
 use crate::params::{ConfigError, ParamInfo, Params};
 use crate::registry::{BuildContext, NamedPolicy};
-use crate::{ensure_slot, Access, FrameId, Policy};
+use crate::{Access, FrameId, Policy};
 
 /// Uniform random replacement.
 #[derive(Clone, Debug)]
 pub struct RandomPolicy {
-    dense: Vec<u32>,
-    pos: Vec<u32>,
+    residents: ResidentSet,
     rng: Xoshiro256PlusPlus,
 }
 
@@ -45,20 +44,9 @@ impl RandomPolicy {
     /// A random policy expecting about `frames` residents, drawing from `seed`.
     pub fn new(frames: usize, seed: u64) -> Self {
         RandomPolicy {
-            dense: Vec::with_capacity(frames),
-            pos: vec![NIL; frames],
+            residents: ResidentSet::new(frames),
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
         }
-    }
-
-    #[inline]
-    fn take_at(&mut self, i: usize) -> FrameId {
-        let f = self.dense.swap_remove(i);
-        if i < self.dense.len() {
-            self.pos[self.dense[i] as usize] = i as u32;
-        }
-        self.pos[f as usize] = NIL;
-        FrameId(f)
     }
 }
 
@@ -73,7 +61,7 @@ impl Policy for RandomPolicy {
     }
 
     fn len(&self) -> usize {
-        self.dense.len()
+        self.residents.len()
     }
 
     #[inline]
@@ -81,22 +69,20 @@ impl Policy for RandomPolicy {
 
     #[inline]
     fn on_insert(&mut self, frame: FrameId, _: &Access) {
-        ensure_slot(&mut self.pos, frame, NIL);
-        self.pos[frame.index()] = self.dense.len() as u32;
-        self.dense.push(frame.0);
+        self.residents.insert(frame);
     }
 
     #[inline]
     fn evict(&mut self, _: &Access, evictable: &dyn Fn(FrameId) -> bool) -> Option<FrameId> {
-        let n = self.dense.len();
+        let n = self.residents.len();
         if n == 0 {
             return None;
         }
         let start = self.rng.gen_range(0..n);
         let mut i = start;
         for _ in 0..n {
-            if evictable(FrameId(self.dense[i])) {
-                return Some(self.take_at(i));
+            if evictable(self.residents.at(i)) {
+                return Some(self.residents.take_at(i));
             }
             i += 1;
             if i == n {
@@ -107,8 +93,7 @@ impl Policy for RandomPolicy {
     }
 
     fn remove(&mut self, frame: FrameId) {
-        let i = self.pos[frame.index()] as usize;
-        self.take_at(i);
+        self.residents.remove(frame);
     }
 
     fn victims(&self, n: usize, evictable: &dyn Fn(FrameId) -> bool, out: &mut Vec<FrameId>) {

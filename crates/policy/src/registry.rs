@@ -64,8 +64,9 @@ pub trait NamedPolicy: Policy + Clone + Send + Sized {
     /// else must be a pure function of its requests (a test in `tests/invariants.rs`
     /// holds every registered policy to what it declares here).
     const SEEDED: bool = false;
-    /// Whether the policy hashes keys itself (a sketch, a filter), so that its choices
-    /// depend on the key values and not only on which requests repeat: renumbering the
+    /// Whether the policy hashes or reads key values itself (a sketch, a filter, a page
+    /// number in the key's bits), so that its choices depend on the key values and not
+    /// only on which requests repeat: renumbering the
     /// keys of a trace (the replay engine's dense ids) may then change its results.
     const HASHES_KEYS: bool = false;
     /// Build for `ctx.capacity` with validated parameters.
@@ -198,28 +199,13 @@ pub struct PolicySpec {
 impl PolicySpec {
     /// Parse `name[:param=value...]`. Names are checked by [`PolicySpec::build`].
     pub fn parse(text: &str) -> Result<Self, ConfigError> {
-        let mut parts = text.split(':');
-        let name = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
-        let mut params = Vec::new();
-        for part in parts {
-            let (k, v) = part
-                .split_once('=')
-                .ok_or_else(|| ConfigError::MissingValue(part.to_string()))?;
-            params.push((k.trim().to_string(), v.trim().to_string()));
-        }
+        let (name, params) = crate::params::split_spec(text)?;
         Ok(PolicySpec { name, params })
     }
 
     /// The spec as it would be written, with parameters (for reports).
     pub fn label(&self) -> String {
-        let mut s = self.name.clone();
-        for (k, v) in &self.params {
-            s.push(':');
-            s.push_str(k);
-            s.push('=');
-            s.push_str(v);
-        }
-        s
+        crate::params::join_spec(&self.name, &self.params)
     }
 
     /// Build the policy for `ctx`.

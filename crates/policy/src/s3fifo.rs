@@ -39,9 +39,13 @@
 //!   effect is the same set of evictions, possibly in a different order.
 //! * The paper chooses S when `|S| >= small share`; we use the same test but fall back to
 //!   the other queue when the chosen one has no evictable frame.
-//! * libCacheSim sizes G at 0.9 of the *whole* cache (not of M) and, until the first
-//!   eviction, sends newcomers to M once S is full; we follow the paper on both, so small
-//!   differences in miss ratio against libCacheSim are expected.
+//! * `variant=libcachesim` reproduces libCacheSim's `S3FIFO.c` (commit aa0fc409) miss for
+//!   miss (pinned by `crates/sim/tests/golden_libcachesim.rs`). It differs from the paper
+//!   in two ways: G is sized at `ghost` times the *whole* cache (not M), and the newcomer's
+//!   ghost entry is removed when the miss is looked up, before the evictions that make
+//!   room for it, so those evictions can neither push it out of G nor count it against
+//!   G's size. (Later libCacheSim releases also send newcomers to M until the first
+//!   eviction; that commit does not, so neither does this variant.)
 //! * Pinned frames: in S a pinned frame that qualifies for M is still moved to M (the
 //!   move is not an eviction); a pinned unqualified frame stays in place and the scan
 //!   continues towards the head. In M a pinned frame with frequency 0 stays in place; one
@@ -71,6 +75,18 @@ use crate::{ensure_slot, Access, FrameId, Policy};
 const IN_MAIN: u8 = 0x80;
 const FREQ: u8 = 0x03;
 
+/// Which S3-FIFO: the paper's, or libCacheSim's `S3FIFO.c` (commit aa0fc409).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum S3FifoVariant {
+    /// Algorithm 1 of the paper: G sized relative to M, looked up when the newcomer is
+    /// inserted (after the evictions that make room for it).
+    Paper,
+    /// libCacheSim's: G sized relative to the whole cache, and a newcomer's ghost entry
+    /// taken out *before* the evictions that make room for it, so it neither occupies a
+    /// ghost slot nor can be pushed out of G by them.
+    LibCacheSim,
+}
+
 /// S3-FIFO. Queue heads are the newest objects.
 #[derive(Clone, Debug)]
 pub struct S3Fifo {
@@ -88,16 +104,36 @@ pub struct S3Fifo {
     main_cap: u64,
     ghost_cap: u64,
     threshold: u8,
+    variant: S3FifoVariant,
+    /// libCacheSim variant: the key whose ghost entry `evict` already consumed; it goes to
+    /// M when it is inserted.
+    ghost_hit: Option<u64>,
 }
 
 impl S3Fifo {
     /// S3-FIFO for `capacity` units with S's share `small`, G's size `ghost` (fraction of
     /// M's capacity) and promotion `threshold`.
     pub fn new(capacity: u64, small: f64, ghost: f64, threshold: u8) -> Self {
+        Self::with_variant(capacity, small, ghost, threshold, S3FifoVariant::Paper)
+    }
+
+    /// As [`S3Fifo::new`], for either variant. In [`S3FifoVariant::LibCacheSim`] `ghost`
+    /// is a fraction of the whole capacity, as libCacheSim's `ghost-size-ratio` is.
+    pub fn with_variant(
+        capacity: u64,
+        small: f64,
+        ghost: f64,
+        threshold: u8,
+        variant: S3FifoVariant,
+    ) -> Self {
         let frames = crate::prealloc_frames(capacity);
         let small_cap = (capacity as f64 * small) as u64;
         let main_cap = capacity - small_cap;
-        let ghost_cap = (main_cap as f64 * ghost) as u64;
+        let ghost_base = match variant {
+            S3FifoVariant::Paper => main_cap,
+            S3FifoVariant::LibCacheSim => capacity,
+        };
+        let ghost_cap = (ghost_base as f64 * ghost) as u64;
         S3Fifo {
             links: Links::with_capacity(frames),
             small: List::new(),
@@ -112,6 +148,8 @@ impl S3Fifo {
             main_cap,
             ghost_cap,
             threshold,
+            variant,
+            ghost_hit: None,
         }
     }
 
@@ -221,7 +259,8 @@ impl Policy for S3Fifo {
         let i = frame.index();
         self.sizes[i] = access.size;
         self.keys[i] = access.key;
-        if !self.ghost.is_empty() && self.ghost.remove(access.key) {
+        let pending = self.ghost_hit.take() == Some(access.key);
+        if pending || (!self.ghost.is_empty() && self.ghost.remove(access.key)) {
             self.flags[i] = IN_MAIN;
             self.links.push_front(&mut self.main, frame);
             self.main_used += u64::from(access.size);
@@ -232,7 +271,14 @@ impl Policy for S3Fifo {
         }
     }
 
-    fn evict(&mut self, _: &Access, evictable: &dyn Fn(FrameId) -> bool) -> Option<FrameId> {
+    fn evict(&mut self, incoming: &Access, evictable: &dyn Fn(FrameId) -> bool) -> Option<FrameId> {
+        if self.variant == S3FifoVariant::LibCacheSim
+            && self.ghost_hit != Some(incoming.key)
+            && !self.ghost.is_empty()
+            && self.ghost.remove(incoming.key)
+        {
+            self.ghost_hit = Some(incoming.key);
+        }
         let small_first = !self.small.is_empty()
             && self.small_used >= self.small_cap
             && self.main_used <= self.main_cap;
@@ -282,13 +328,24 @@ impl NamedPolicy for S3Fifo {
             default: "1",
             help: "move from small to main when frequency > threshold (0..=2)",
         },
+        ParamInfo {
+            name: "variant",
+            default: "paper",
+            help: "paper (the SOSP'23 algorithm) or libcachesim (its S3FIFO.c: ghost is a \
+                   fraction of the whole cache, a newcomer's ghost entry is consumed before \
+                   making room)",
+        },
     ];
 
     fn build(ctx: &BuildContext, params: &Params) -> Result<Self, ConfigError> {
         let small = params.fraction("small", 0.0, 1.0)?;
         let ghost = params.fraction("ghost", 0.0, 4.0)?;
         let threshold = params.integer("threshold", 0, 2)? as u8;
-        let mut s3 = S3Fifo::new(ctx.capacity, small, ghost, threshold);
+        let variant = match params.choice("variant", &["paper", "libcachesim"], "paper or libcachesim")? {
+            "paper" => S3FifoVariant::Paper,
+            _ => S3FifoVariant::LibCacheSim,
+        };
+        let mut s3 = S3Fifo::with_variant(ctx.capacity, small, ghost, threshold, variant);
         s3.ghost.set_key_space(ctx.key_space);
         Ok(s3)
     }

@@ -239,7 +239,8 @@ pub(crate) fn build_segmented<const D: usize>(
     params: &Params,
 ) -> Result<Slru<D>, ConfigError> {
     let segments = params.integer("segments", 1, SEGMENTS_MAX as u64)? as usize;
-    let fill_lowest = params.choice("variant", &["paper", "libcachesim"])? == "libcachesim";
+    let fill_lowest = params.choice("variant", &["paper", "libcachesim"], "paper or libcachesim")?
+        == "libcachesim";
     Ok(Slru::new(ctx.capacity, segments).with_libcachesim_placement(fill_lowest))
 }
 

@@ -21,33 +21,56 @@
 //! estimated frequency is strictly greater than the victim's, and whichever loses is
 //! evicted. When the window is below its share, the main cache's LRU goes directly.
 //!
+//! # Variants
+//!
+//! `variant=caffeine` (the default) is the policy Caffeine ships; `variant=static` the
+//! paper's section 5 as described above. Caffeine adds three things:
+//!
+//! * a *doorkeeper* (`doorkeeper.rs`): a Bloom filter takes each key's first
+//!   access after a reset, the sketch counts the later ones, an estimate adds one for a key
+//!   in the filter, and the filter is cleared whenever the sketch halves;
+//! * an *adaptive window* (`climber.rs`): every `10 * capacity` requests the
+//!   window grows or shrinks by a step (6.25% of the capacity, decaying by 0.98 per period,
+//!   restarting when the hit rate moves by 5 points or more) in whichever direction last
+//!   improved the hit rate. The segments follow lazily, as newcomers and evictions move
+//!   objects, instead of being moved at once;
+//! * *jittered admission*: a candidate that loses the contest is admitted anyway with
+//!   probability 1/128 when its estimate is at least 6 (a warm key), drawn from a
+//!   xoshiro256++ stream seeded by the run's seed. Old keys with high counts at probation's
+//!   LRU end (issue 19: with a large cache the reset period is longer than a phase) can
+//!   then no longer hold off every warm newcomer.
+//!
 //! # Parameters
 //!
 //! * `window` (0.01): the window's share of the capacity (at least one unit): the paper's
-//!   and Caffeine's default 1%, enough to absorb bursts of new objects.
+//!   and Caffeine's default 1%, enough to absorb bursts of new objects. The climber's
+//!   starting point in the Caffeine variant.
 //! * `protected` (0.8): protected's share of the main cache (paper: 80%).
+//! * `variant` (`caffeine`): `caffeine` or `static`.
 //!
 //! # Deviations and choices
 //!
-//! * No doorkeeper (the Bloom filter in front of the sketch is an optional memory
-//!   optimization; it does not change the policy much and is left out).
-//! * Ties reject the candidate (strict `>`), as in the paper. Caffeine admits a tied warm
-//!   candidate at random to resist hash flooding; libCacheSim's WTinyLFU also uses
-//!   strict comparison but a differently sized sketch, so estimates (and miss ratios) can
-//!   differ slightly.
-//! * No hill-climbing of the window size (Caffeine's adaptive window is a later paper).
+//! * Ties reject the candidate (strict `>`), as in the paper and Caffeine. libCacheSim's
+//!   WTinyLFU also compares strictly but uses a differently sized sketch without doorkeeper
+//!   or climber, so estimates (and miss ratios) differ.
+//! * The doorkeeper is sized for `10 * capacity` keys at 10 bits each with three probes.
 //! * Pinned frames are skipped in place: the candidate is the window's LRU-most evictable
 //!   object, the victim the LRU-most evictable object of probation, then protected.
 //!
 //! # Cost
 //!
-//! O(1) per hit and insertion (four counter increments); eviction O(1) plus steps over
+//! O(1) per hit and insertion (four counter increments, three filter probes); eviction O(1) plus steps over
 //! pinned frames; every `10 * capacity` accesses a halving pass over the sketch (O(1)
 //! amortized). `victims` clones the policy (its choices depend on the sketch).
 //! Memory per frame: 8 (links) + 1 (segment) + 4 (size) + 8 (key, for sketch lookups of
 //! candidate and victim) = 21 bytes, plus the sketch: 4 rows of `next_pow2(capacity)`
 //! 4-bit counters = about 2 bytes per frame.
 
+use rand::{RngCore, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+use crate::climber::HillClimber;
+use crate::doorkeeper::Doorkeeper;
 use crate::list::{Links, List};
 use crate::params::{ConfigError, ParamInfo, Params};
 use crate::registry::{BuildContext, NamedPolicy};
@@ -57,7 +80,23 @@ const WINDOW: u8 = 0;
 const PROBATION: u8 = 1;
 const PROTECTED: u8 = 2;
 
-/// A count-min sketch of 4-bit counters with periodic halving.
+/// A candidate that loses the contest is still admitted now and then if its estimate is
+/// at least this (Caffeine's `ADMIT_HASHDOS_THRESHOLD`): warm keys, not one-time ones.
+const JITTER_MIN_FREQUENCY: u8 = 6;
+/// ... with probability 1/128 (Caffeine's `(random & 127) == 0`).
+const JITTER_MASK: u64 = 127;
+
+/// Which W-TinyLFU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WTinyLfuVariant {
+    /// The paper's section 5: fixed window, no doorkeeper, strict admission.
+    Static,
+    /// Caffeine's: doorkeeper, window sized by hill climbing, jittered admission.
+    Caffeine,
+}
+
+/// A count-min sketch of 4-bit counters with periodic halving, optionally behind a
+/// [`Doorkeeper`].
 #[derive(Clone, Debug)]
 pub struct FrequencySketch {
     words: Vec<u64>,
@@ -66,10 +105,11 @@ pub struct FrequencySketch {
     seeds: [u64; 4],
     additions: u64,
     sample_size: u64,
+    doorkeeper: Option<Doorkeeper>,
 }
 
 #[inline]
-fn mix(mut x: u64) -> u64 {
+pub(crate) fn mix(mut x: u64) -> u64 {
     // splitmix64 finalizer: a cheap, well-distributed bijection
     x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
@@ -93,7 +133,16 @@ impl FrequencySketch {
             seeds,
             additions: 0,
             sample_size: sample_size.max(1),
+            doorkeeper: None,
         }
+    }
+
+    /// The same sketch with a doorkeeper sized for `sample_size` keys: a key's first access
+    /// after each reset sets the filter's bits, later ones count in the sketch.
+    pub fn with_doorkeeper(mut self, seed: u64) -> Self {
+        let keys = usize::try_from(self.sample_size).unwrap_or(usize::MAX);
+        self.doorkeeper = Some(Doorkeeper::new(keys, seed));
+        self
     }
 
     #[inline]
@@ -105,30 +154,43 @@ impl FrequencySketch {
         )
     }
 
-    /// Estimated recent frequency of `key` (0..=15).
+    /// Estimated recent frequency of `key` (0..=15, 0..=16 with a doorkeeper).
     #[inline]
     pub fn estimate(&self, key: u64) -> u8 {
-        (0..4)
+        let counted = (0..4)
             .map(|r| {
                 let (w, sh) = self.slot(r, key);
                 ((self.words[w] >> sh) & 15) as u8
             })
             .min()
-            .unwrap_or(0)
+            .unwrap_or(0);
+        let admitted = self.doorkeeper.as_ref().is_some_and(|d| d.contains(key));
+        counted + u8::from(admitted)
     }
 
     /// Count one access to `key`.
     #[inline]
     pub fn increment(&mut self, key: u64) {
+        let first = match &mut self.doorkeeper {
+            Some(d) => !d.insert(key),
+            None => false,
+        };
+        if !first {
+            self.count(key);
+        }
+        self.additions += 1;
+        if self.additions >= self.sample_size {
+            self.halve();
+        }
+    }
+
+    #[inline]
+    fn count(&mut self, key: u64) {
         for r in 0..4 {
             let (w, sh) = self.slot(r, key);
             if (self.words[w] >> sh) & 15 < 15 {
                 self.words[w] += 1 << sh;
             }
-        }
-        self.additions += 1;
-        if self.additions >= self.sample_size {
-            self.halve();
         }
     }
 
@@ -137,6 +199,9 @@ impl FrequencySketch {
             *w = (*w >> 1) & 0x7777_7777_7777_7777;
         }
         self.additions /= 2;
+        if let Some(d) = &mut self.doorkeeper {
+            d.clear();
+        }
     }
 }
 
@@ -153,11 +218,51 @@ pub struct WTinyLfu {
     window_cap: u64,
     main_cap: u64,
     protected_cap: u64,
+    capacity: u64,
+    protected_share: f64,
+    /// Caffeine's parts: `None` in the static variant.
+    adaptive: Option<Adaptive>,
+}
+
+/// What Caffeine adds to the static policy besides the doorkeeper.
+#[derive(Clone, Debug)]
+struct Adaptive {
+    climber: HillClimber,
+    /// The window size the climber aims at, in units (fractional steps accumulate).
+    window_target: f64,
+    /// Draws for jittered admission.
+    rng: Xoshiro256PlusPlus,
 }
 
 impl WTinyLfu {
-    /// W-TinyLFU for `capacity` units with the given window and protected shares.
+    /// The paper's (static) W-TinyLFU for `capacity` units with the given window and
+    /// protected shares.
     pub fn new(capacity: u64, window: f64, protected: f64, seed: u64) -> Self {
+        Self::with_variant(capacity, window, protected, seed, WTinyLfuVariant::Static)
+    }
+
+    /// W-TinyLFU of either variant; for [`WTinyLfuVariant::Caffeine`] `window` is the
+    /// initial share, which the climber then moves.
+    pub fn with_variant(
+        capacity: u64,
+        window: f64,
+        protected: f64,
+        seed: u64,
+        variant: WTinyLfuVariant,
+    ) -> Self {
+        let mut policy = Self::build_static(capacity, window, protected, seed);
+        if variant == WTinyLfuVariant::Caffeine {
+            policy.sketch = policy.sketch.with_doorkeeper(seed);
+            policy.adaptive = Some(Adaptive {
+                climber: HillClimber::new(capacity, policy.sketch.sample_size),
+                window_target: policy.window_cap as f64,
+                rng: Xoshiro256PlusPlus::seed_from_u64(mix(seed ^ 0x5851_f42d_4c95_7f2d)),
+            });
+        }
+        policy
+    }
+
+    fn build_static(capacity: u64, window: f64, protected: f64, seed: u64) -> Self {
         let frames = crate::prealloc_frames(capacity);
         let window_cap = ((capacity as f64 * window) as u64).clamp(1, capacity.max(1));
         let main_cap = capacity.saturating_sub(window_cap);
@@ -176,6 +281,40 @@ impl WTinyLfu {
             window_cap,
             main_cap,
             protected_cap: (main_cap as f64 * protected) as u64,
+            capacity,
+            protected_share: protected,
+            adaptive: None,
+        }
+    }
+
+    /// The window's current size target, in units.
+    pub fn window_capacity(&self) -> u64 {
+        self.window_cap
+    }
+
+    /// Feed the climber one request and apply its step. The segments follow the new
+    /// shares lazily: a larger window fills from newcomers while the main cache gives up
+    /// its LRU objects directly; a smaller one sends its overflow to the admission contest.
+    #[inline]
+    fn climb(&mut self, hit: bool) {
+        let Some(a) = &mut self.adaptive else { return };
+        let Some(step) = a.climber.record(hit) else {
+            return;
+        };
+        let max = self.capacity.max(1) as f64;
+        a.window_target = (a.window_target + step).clamp(1.0, max);
+        self.window_cap = a.window_target as u64;
+        self.main_cap = self.capacity.saturating_sub(self.window_cap);
+        self.protected_cap = (self.main_cap as f64 * self.protected_share) as u64;
+    }
+
+    /// Whether the losing `candidate` (estimate `fc`) is admitted anyway (Caffeine's
+    /// defence against a hot victim that never leaves, and against hash flooding).
+    #[inline]
+    fn jitter_admits(&mut self, fc: u8) -> bool {
+        match &mut self.adaptive {
+            Some(a) if fc >= JITTER_MIN_FREQUENCY => a.rng.next_u64() & JITTER_MASK == 0,
+            _ => false,
         }
     }
 
@@ -226,6 +365,7 @@ impl Policy for WTinyLfu {
     #[inline]
     fn on_hit(&mut self, frame: FrameId, access: &Access) {
         self.sketch.increment(access.key);
+        self.climb(true);
         let seg = self.seg[frame.index()];
         match seg {
             PROBATION => {
@@ -252,6 +392,7 @@ impl Policy for WTinyLfu {
         ensure_slot(&mut self.keys, frame, 0);
         let i = frame.index();
         self.sketch.increment(access.key);
+        self.climb(false);
         self.sizes[i] = access.size;
         self.keys[i] = access.key;
         self.seg[i] = WINDOW;
@@ -287,7 +428,7 @@ impl Policy for WTinyLfu {
             (Some(c), Some(v)) => {
                 let fc = self.sketch.estimate(self.keys[c.index()]);
                 let fv = self.sketch.estimate(self.keys[v.index()]);
-                if fc > fv {
+                if fc > fv || self.jitter_admits(fc) {
                     self.move_to(c, PROBATION);
                     Some(self.take(v))
                 } else {
@@ -327,12 +468,22 @@ impl NamedPolicy for WTinyLfu {
             default: "0.8",
             help: "protected segment's share of the main SLRU, 0..=1",
         },
+        ParamInfo {
+            name: "variant",
+            default: "caffeine",
+            help: "caffeine (doorkeeper, hill-climbed window starting at `window`, jittered \
+                   admission) or static (the paper's fixed window and strict admission)",
+        },
     ];
 
     fn build(ctx: &BuildContext, params: &Params) -> Result<Self, ConfigError> {
         let window = params.fraction("window", 0.0, 1.0)?;
         let protected = params.fraction("protected", 0.0, 1.0)?;
-        Ok(WTinyLfu::new(ctx.capacity, window, protected, ctx.seed))
+        let variant = match params.choice("variant", &["caffeine", "static"], "caffeine or static")? {
+            "caffeine" => WTinyLfuVariant::Caffeine,
+            _ => WTinyLfuVariant::Static,
+        };
+        Ok(WTinyLfu::with_variant(ctx.capacity, window, protected, ctx.seed, variant))
     }
 }
 
@@ -360,6 +511,22 @@ mod tests {
     }
 
     #[test]
+    fn doorkeeper_takes_the_first_access_and_clears_on_reset() {
+        // sample 10: the tenth addition halves the counters and clears the filter.
+        let mut s = FrequencySketch::new(64, 10, 3).with_doorkeeper(3);
+        s.increment(7); // first access: only the filter
+        assert_eq!(s.estimate(7), 1);
+        s.increment(7); // now counted: 1 + 1
+        assert_eq!(s.estimate(7), 2);
+        for _ in 0..7 {
+            s.increment(7);
+        }
+        assert_eq!(s.estimate(7), 9); // 8 counted + the filter
+        s.increment(7); // tenth: 9 counted, halved to 4; filter cleared
+        assert_eq!(s.estimate(7), 4);
+    }
+
+    #[test]
     fn frequent_keys_resist_a_scan() {
         // capacity 10: window 1 unit (1% rounds up to one), main 9, protected 7.
         // Keys 1..=9 accessed three times each, then a scan of fresh keys 100..: every scan
@@ -383,6 +550,49 @@ mod tests {
         assert_eq!(ev[27], Vec::<u64>::new()); // key 100 fills the tenth unit
         for i in 28..57 {
             assert_eq!(ev[i], [trace[i - 1]], "request {i}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod phased_tests {
+    use rand::{Rng, SeedableRng};
+    use rand_xoshiro::Xoshiro256PlusPlus;
+
+    use crate::testkit::hits;
+    use crate::{WTinyLfu, WTinyLfuVariant};
+
+    /// Two phases over disjoint keys: 12,000 uniform requests over 1,000 keys (each
+    /// reaching sketch counts near saturation), then six laps of a loop over 1,500 new
+    /// keys. Working set 2,500. The shape of issue 19's failure: old keys with high counts
+    /// at probation's LRU end against a new loop's keys.
+    fn phased_trace(seed: u64) -> Vec<u64> {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        let mut trace: Vec<u64> = (0..12_000).map(|_| rng.gen_range(0..1_000)).collect();
+        for _ in 0..6 {
+            trace.extend(10_000..11_500);
+        }
+        trace
+    }
+
+    fn miss_ratio(policy: WTinyLfu, size: u64, trace: &[u64]) -> f64 {
+        let h = hits(policy, size, trace);
+        h.iter().filter(|&&x| !x).count() as f64 / h.len() as f64
+    }
+
+    #[test]
+    fn larger_cache_never_does_worse_on_a_phased_trace() {
+        let trace = phased_trace(1);
+        let sizes = [250, 500, 750, 1_000, 1_250, 1_500, 1_750];
+        let ratios: Vec<f64> = sizes
+            .iter()
+            .map(|&c| {
+                let p = WTinyLfu::with_variant(c, 0.01, 0.8, 1, WTinyLfuVariant::Caffeine);
+                miss_ratio(p, c, &trace)
+            })
+            .collect();
+        for (w, c) in ratios.windows(2).zip(sizes.windows(2)) {
+            assert!(w[1] <= w[0], "{} units: {} > {} at {}", c[1], w[1], w[0], c[0]);
         }
     }
 }

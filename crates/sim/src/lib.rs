@@ -5,7 +5,11 @@
 //! * [`replay`](mod@replay) — many (policy, size) runs over one trace, in parallel.
 //! * [`mrc`] — miss-ratio curves: exact LRU in one pass, any policy by sweep.
 //! * [`des`] — the discrete-event file-cache simulator: processes, buffer cache, write
-//!   policies, cleaners, disks and schedulers, in virtual time.
+//!   policies, cleaners, disks and schedulers, in virtual time; and the memory simulator
+//!   (file cache and virtual memory under an arbiter, Nelson 1990).
+//! * [`ubc`] — split buffer cache + page cache against a unified page cache (Silvers 2000).
+//! * [`experiments`] — the papers' experiments on the simulator: their data points, and
+//!   their figures and tables as `report` specs that the CLI renders.
 
 pub mod compact;
 pub mod des;
@@ -14,9 +18,11 @@ pub mod mrc;
 pub mod replay;
 pub mod size;
 pub mod stream;
+pub mod ubc;
 
 pub use compact::{CompactTrace, Summary, TraceBuilder};
 pub use replay::{
-    replay, replay_scheduled, Counts, ReplayError, ReplayOptions, RunResult, Schedule,
+    replay, replay_admitted, replay_scheduled, Counts, ReplayError, ReplayOptions, RunResult,
+    Schedule,
 };
 pub use size::{CacheSize, SizeError, WorkingSet};

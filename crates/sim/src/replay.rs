@@ -30,7 +30,10 @@ use std::ops::Range;
 use std::time::Instant;
 
 use policy::registry::PolicyVisitor;
-use policy::{Access, BuildContext, Cache, ConfigError, KeyIndex, Policy, PolicySpec, NEVER};
+use policy::{
+    Access, AdmissionSpec, Admitter, BuildContext, Cache, ConfigError, KeyIndex, Policy,
+    PolicySpec, NEVER,
+};
 use rayon::prelude::*;
 use thiserror::Error;
 
@@ -57,6 +60,14 @@ pub enum ReplayError {
     /// A size could not be resolved.
     #[error(transparent)]
     Size(#[from] SizeError),
+    /// The admission filter could not be built.
+    #[error("admission `{admission}`: {error}")]
+    Admission {
+        /// The filter as written.
+        admission: String,
+        /// Why (boxed, as the policy's error).
+        error: Box<ConfigError>,
+    },
     /// An offline policy in a replay that does not keep next-access times (streaming).
     #[error("policy `{policy}` needs every request's next access, which a streaming replay does not keep: replay it in memory (without --stream)")]
     NeedsFuture {
@@ -285,6 +296,7 @@ impl<P: Policy + Send> ChunkRun for Runner<P> {
 ///
 /// [`AnyPolicy::visit`]: policy::AnyPolicy::visit
 struct MakeRunner {
+    admission: Admitter,
     capacity: u64,
     key_space: usize,
     ignore_size: bool,
@@ -305,7 +317,8 @@ impl PolicyVisitor for MakeRunner {
                 policy,
                 self.capacity,
                 policy::DenseIndex::new(self.key_space),
-            ),
+            )
+            .with_admission(self.admission),
             ignore_size: self.ignore_size,
             schedule: self.schedule,
             future,
@@ -325,6 +338,23 @@ impl Counts {
     }
 }
 
+/// What a replay runs: every policy at every size, each run behind its own admission
+/// filter built from one spec (and one seed, so runs stay independent and repeatable),
+/// counted on one schedule.
+#[derive(Clone, Copy)]
+pub struct Grid<'a> {
+    /// The policies, in output order.
+    pub policies: &'a [PolicySpec],
+    /// The sizes, in output order within each policy.
+    pub sizes: &'a [CacheSize],
+    /// The admission filter in front of every run (`always` admits everything).
+    pub admission: &'a AdmissionSpec,
+    /// Sizes or units, and the seed.
+    pub options: ReplayOptions,
+    /// Warm-up and intervals.
+    pub schedule: Schedule,
+}
+
 /// One job of a replay before it runs.
 pub struct Job {
     /// The policy as written.
@@ -342,14 +372,18 @@ pub struct Job {
 /// next-access times, needed by offline policies: `None` refuses them
 /// ([`ReplayError::NeedsFuture`]).
 pub fn plan(
-    policies: &[PolicySpec],
-    sizes: &[CacheSize],
-    options: ReplayOptions,
-    schedule: Schedule,
+    grid: &Grid<'_>,
     working_set: crate::size::WorkingSet,
     key_space: usize,
     future: Option<&dyn Fn() -> std::sync::Arc<[u64]>>,
 ) -> Result<Vec<Job>, ReplayError> {
+    let Grid {
+        policies,
+        sizes,
+        admission,
+        options,
+        schedule,
+    } = *grid;
     let mut jobs = Vec::with_capacity(policies.len() * sizes.len());
     let mut shared_future: Option<std::sync::Arc<[u64]>> = None;
     for spec in policies {
@@ -361,6 +395,12 @@ pub fn plan(
                 size: size.text.clone(),
                 error: Box::new(error),
             })?;
+            let filter = admission
+                .build(&ctx)
+                .map_err(|error| ReplayError::Admission {
+                    admission: admission.label(),
+                    error: Box::new(error),
+                })?;
             let needs = built.needs_future();
             if needs && shared_future.is_none() {
                 let f = future.ok_or_else(|| ReplayError::NeedsFuture {
@@ -369,6 +409,7 @@ pub fn plan(
                 shared_future = Some(f());
             }
             let run = built.visit(MakeRunner {
+                admission: filter,
                 capacity,
                 key_space,
                 ignore_size: options.ignore_size,
@@ -423,35 +464,38 @@ pub fn replay(
     options: ReplayOptions,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<RunResult>, ReplayError> {
-    replay_scheduled(
-        trace,
-        policies,
-        sizes,
-        options,
-        Schedule::default(),
-        progress,
-    )
+    let always = AdmissionSpec::parse("always").expect("`always` parses");
+    replay_admitted(trace, policies, sizes, &always, options, progress)
 }
 
-/// [`replay`] with a warm-up and intervals.
-pub fn replay_scheduled(
+/// [`replay()`] with an admission filter in front of every policy; each run gets its own
+/// filter, built from the same seed, so runs stay independent.
+pub fn replay_admitted(
     trace: &CompactTrace,
     policies: &[PolicySpec],
     sizes: &[CacheSize],
+    admission: &AdmissionSpec,
     options: ReplayOptions,
-    schedule: Schedule,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<RunResult>, ReplayError> {
+    let grid = Grid {
+        policies,
+        sizes,
+        admission,
+        options,
+        schedule: Schedule::default(),
+    };
+    replay_scheduled(trace, &grid, progress)
+}
+
+/// The general in-memory replay: [`replay_admitted`] with a warm-up and intervals.
+pub fn replay_scheduled(
+    trace: &CompactTrace,
+    grid: &Grid<'_>,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<RunResult>, ReplayError> {
     let future = || std::sync::Arc::<[u64]>::from(trace.next_access());
-    let mut jobs = plan(
-        policies,
-        sizes,
-        options,
-        schedule,
-        trace.working_set(),
-        trace.key_space(),
-        Some(&future),
-    )?;
+    let mut jobs = plan(grid, trace.working_set(), trace.key_space(), Some(&future))?;
     feed(&mut jobs, trace, progress);
     Ok(results(jobs))
 }
@@ -598,15 +642,15 @@ mod tests {
             warmup: 2,
             interval: Some(4),
         };
-        let r = replay_scheduled(
-            &t,
-            &specs(&["lru"]),
-            &[CacheSize::units(2)],
-            opts,
+        let always = AdmissionSpec::parse("always").unwrap();
+        let grid = Grid {
+            policies: &specs(&["lru"]),
+            sizes: &[CacheSize::units(2)],
+            admission: &always,
+            options: opts,
             schedule,
-            &|_| {},
-        )
-        .unwrap();
+        };
+        let r = replay_scheduled(&t, &grid, &|_| {}).unwrap();
         // Counted after the first two: h m h m.
         assert_eq!((r[0].counts.requests, r[0].counts.hits), (4, 2));
         // Intervals [0, 4): m m h m; [4, 6): h m.

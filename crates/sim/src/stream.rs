@@ -17,9 +17,7 @@
 use trace::{Op, Request, TraceError, TraceReader};
 
 use crate::compact::{CompactTrace, Item, KeyNumbering, Summary};
-use crate::replay::{feed, plan, results, ReplayError, ReplayOptions, RunResult, Schedule};
-use crate::size::CacheSize;
-use policy::PolicySpec;
+use crate::replay::{feed, plan, results, Grid, ReplayError, RunResult};
 
 /// Operations per chunk of the second pass: large enough that handing a chunk to every
 /// run costs nothing next to serving it, small enough to stay in cache (1 MiB of items).
@@ -63,22 +61,11 @@ pub fn number_keys(reader: &mut dyn TraceReader) -> Result<KeyNumbering, TraceEr
 /// the trace's summary and the results in job order, as [`crate::replay()`] does.
 pub fn replay_stream(
     open: &dyn Fn() -> Result<Box<dyn TraceReader>, TraceError>,
-    policies: &[PolicySpec],
-    sizes: &[CacheSize],
-    options: ReplayOptions,
-    schedule: Schedule,
+    grid: &Grid<'_>,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<(Summary, Vec<RunResult>), StreamError> {
     let numbering = number_keys(&mut open()?)?;
-    let results = replay_numbered(
-        &numbering,
-        &mut open()?,
-        policies,
-        sizes,
-        options,
-        schedule,
-        progress,
-    )?;
+    let results = replay_numbered(&numbering, &mut open()?, grid, progress)?;
     Ok((numbering.summary(), results))
 }
 
@@ -87,10 +74,7 @@ pub fn replay_stream(
 pub fn replay_numbered(
     numbering: &KeyNumbering,
     reader: &mut dyn TraceReader,
-    policies: &[PolicySpec],
-    sizes: &[CacheSize],
-    options: ReplayOptions,
-    schedule: Schedule,
+    grid: &Grid<'_>,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<RunResult>, StreamError> {
     let summary = numbering.summary();
@@ -99,15 +83,7 @@ pub fn replay_numbered(
         bytes: summary.footprint_bytes,
     };
     let key_space = numbering.key_space();
-    let mut jobs = plan(
-        policies,
-        sizes,
-        options,
-        schedule,
-        working_set,
-        key_space,
-        None,
-    )?;
+    let mut jobs = plan(grid, working_set, key_space, None)?;
     let mut batch = vec![Request::default(); CHUNK_OPS];
     let mut base = 0u64;
     loop {
@@ -141,7 +117,9 @@ pub fn replay_numbered(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::replay::replay_scheduled;
+    use crate::replay::{replay_scheduled, ReplayOptions, Schedule};
+    use crate::size::CacheSize;
+    use policy::PolicySpec;
 
     fn reader_over(reqs: Vec<Request>) -> Box<dyn TraceReader> {
         struct Vecs(std::vec::IntoIter<Request>);
@@ -181,16 +159,17 @@ mod tests {
             interval: Some(50_000),
         };
         let mem = CompactTrace::from_requests(&reqs);
-        let want = replay_scheduled(&mem, &policies, &sizes, options, schedule, &|_| {}).unwrap();
-        let (summary, got) = replay_stream(
-            &|| Ok(reader_over(reqs.clone())),
-            &policies,
-            &sizes,
+        let always = policy::AdmissionSpec::parse("always").unwrap();
+        let grid = Grid {
+            policies: &policies,
+            sizes: &sizes,
+            admission: &always,
             options,
             schedule,
-            &|_| {},
-        )
-        .unwrap();
+        };
+        let want = replay_scheduled(&mem, &grid, &|_| {}).unwrap();
+        let (summary, got) =
+            replay_stream(&|| Ok(reader_over(reqs.clone())), &grid, &|_| {}).unwrap();
         assert_eq!(summary, *mem.summary());
         assert_eq!(want.len(), got.len());
         for (w, g) in want.iter().zip(&got) {
@@ -207,15 +186,15 @@ mod tests {
     #[test]
     fn offline_policies_are_refused_before_the_second_pass() {
         let reqs = vec![Request::default(); 3];
-        let e = replay_stream(
-            &|| Ok(reader_over(reqs.clone())),
-            &[PolicySpec::parse("belady").unwrap()],
-            &[CacheSize::units(1)],
-            ReplayOptions::default(),
-            Schedule::default(),
-            &|_| {},
-        )
-        .unwrap_err();
+        let always = policy::AdmissionSpec::parse("always").unwrap();
+        let grid = Grid {
+            policies: &[PolicySpec::parse("belady").unwrap()],
+            sizes: &[CacheSize::units(1)],
+            admission: &always,
+            options: ReplayOptions::default(),
+            schedule: Schedule::default(),
+        };
+        let e = replay_stream(&|| Ok(reader_over(reqs.clone())), &grid, &|_| {}).unwrap_err();
         assert!(e.to_string().contains("without --stream"), "{e}");
     }
 }

@@ -2,12 +2,12 @@
 
 use std::fs::File;
 use std::io::{self, BufReader, Read, Write};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::Path;
 
 use crate::compress::Compression;
 use crate::csvtrace::{CsvMapping, CsvReader, CsvWriter};
 use crate::oracle::{OracleGeneralReader, OracleGeneralWriter};
+use crate::output::Output;
 use crate::text::{TextReader, TextWriter};
 use crate::{Format, Request, TraceError, TraceReader};
 
@@ -168,13 +168,11 @@ impl<W: Write> TraceWriter<W> {
     }
 }
 
-static TMP_SEQ: AtomicU64 = AtomicU64::new(0);
-
-/// Writes `requests` to `path` in `format`, all or nothing: the data goes to a temporary
-/// file in the same directory (so the final rename stays on one file system and is
-/// atomic), is synced, then renamed over `path`. On any error (including one yielded by
-/// `requests`) the temporary file is removed and `path` is untouched. Returns the number
-/// of requests written.
+/// Writes `requests` to `path` in `format` by the rules of [`Output`]: all or nothing for a
+/// regular file or a new path (a temporary file in the same directory, synced, renamed into
+/// place; on any error, including one yielded by `requests`, it is removed and `path` is
+/// untouched), written through for a FIFO or a device, `-` for standard output. Returns
+/// the number of requests written.
 pub fn write_trace<I>(path: &Path, format: Format, requests: I) -> Result<u64, TraceError>
 where
     I: IntoIterator<Item = Result<Request, TraceError>>,
@@ -182,43 +180,18 @@ where
     if format == Format::Msr {
         return Err(TraceError::ReadOnlyFormat(format));
     }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
+    let io_err = |source: io::Error| TraceError::Io {
+        path: path.to_path_buf(),
+        source,
     };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "trace".into());
-    let tmp = dir.join(format!(
-        ".{name}.tmp-{}-{}",
-        std::process::id(),
-        TMP_SEQ.fetch_add(1, Ordering::Relaxed)
-    ));
-    let io_err = |p: &Path| {
-        let p = p.to_path_buf();
-        move |source: io::Error| TraceError::Io { path: p, source }
-    };
-    let file = File::options()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)
-        .map_err(io_err(&tmp))?;
-    let result = (|| {
-        let mut w = TraceWriter::new(file, path, format)?;
-        let mut n = 0u64;
-        for r in requests {
-            w.write(&r?)?;
-            n += 1;
-        }
-        let file = w.finish()?;
-        file.sync_all().map_err(io_err(path))?;
-        drop(file);
-        std::fs::rename(&tmp, path).map_err(io_err(path))?;
-        Ok(n)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+    let out = Output::create(path).map_err(io_err)?;
+    let mut w = TraceWriter::new(out, path, format)?;
+    let mut n = 0u64;
+    for r in requests {
+        w.write(&r?)?;
+        n += 1;
     }
-    result
+    // an error above drops `w` and with it the uncommitted temporary file
+    w.finish()?.commit().map_err(io_err)?;
+    Ok(n)
 }

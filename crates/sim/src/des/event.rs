@@ -21,14 +21,25 @@ pub enum Event {
     Flusher,
 }
 
-/// Pending events in (time, sequence) order.
-#[derive(Debug, Default)]
-pub struct EventQueue {
-    heap: BinaryHeap<Reverse<(VTime, u64, Event)>>,
+/// Pending events in (time, sequence) order. Generic over the event type so that other
+/// simulations in this crate (the memory simulator of [`super::memory`]) share the same
+/// deterministic queue; the file-cache engine uses [`Event`].
+#[derive(Debug)]
+pub struct EventQueue<E = Event> {
+    heap: BinaryHeap<Reverse<(VTime, u64, E)>>,
     seq: u64,
 }
 
-impl EventQueue {
+impl<E: Ord> Default for EventQueue<E> {
+    fn default() -> Self {
+        EventQueue {
+            heap: BinaryHeap::new(),
+            seq: 0,
+        }
+    }
+}
+
+impl<E: Ord> EventQueue<E> {
     /// An empty queue.
     pub fn new() -> Self {
         Self::default()
@@ -36,14 +47,14 @@ impl EventQueue {
 
     /// Schedule `event` at `time`.
     #[inline]
-    pub fn push(&mut self, time: VTime, event: Event) {
+    pub fn push(&mut self, time: VTime, event: E) {
         self.seq += 1;
         self.heap.push(Reverse((time, self.seq, event)));
     }
 
     /// The earliest event, first scheduled first among equal times.
     #[inline]
-    pub fn pop(&mut self) -> Option<(VTime, Event)> {
+    pub fn pop(&mut self) -> Option<(VTime, E)> {
         self.heap.pop().map(|Reverse((t, _, e))| (t, e))
     }
 

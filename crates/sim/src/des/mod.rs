@@ -19,7 +19,9 @@
 //! * [`engine`] — the event loop, the buffer cache and the processes;
 //! * [`kotz`], [`xmf`], [`tpcb`], [`from_trace`], [`syscalls`] — workload generators and
 //!   trace readers;
-//! * [`scenario`] — TOML scenario files with sweeps.
+//! * [`scenario`] — TOML scenario files with sweeps;
+//! * [`memory`] — a second simulator on the same clock and queue: the file cache and
+//!   virtual memory sharing one physical memory under an arbiter (Nelson 1990).
 //!
 //! # Example
 //!
@@ -47,6 +49,7 @@ pub mod engine;
 pub mod event;
 pub mod from_trace;
 pub mod kotz;
+pub mod memory;
 pub mod ops;
 pub mod ordering;
 pub mod scenario;

@@ -8,6 +8,7 @@
 //! everything else follow from the model.
 
 use rayon::prelude::*;
+use report::{Axis, Figure, FigureFile, Series, Table};
 use serde::Serialize;
 
 use crate::des::config::{Cleaner, SystemConfig, WritePolicy};
@@ -33,6 +34,79 @@ pub const CACHE_SIZES: [u32; 10] = [20, 40, 60, 80, 100, 120, 140, 160, 180, 200
 pub const RECORD_SIZES: [f64; 14] = [
     0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 2.5, 3.5, 4.0, 5.0, 6.5, 8.0, 9.5, 10.0,
 ];
+
+/// A figure of execution time against cache size (Figures 1-4): one workload, every
+/// write policy, one-block records.
+#[derive(Clone, Copy, Debug)]
+pub struct SizeFigure {
+    /// The `figure` column of its points.
+    pub figure: &'static str,
+    /// The access pattern.
+    pub pattern: Pattern,
+    /// With a compute delay after each record.
+    pub compute: bool,
+    /// The SVG's file name.
+    pub file_name: &'static str,
+    /// The SVG's title.
+    pub title: &'static str,
+}
+
+impl SizeFigure {
+    /// Whether `p` is one of this figure's points.
+    fn holds(&self, p: &KotzPoint) -> bool {
+        p.figure == self.figure && p.pattern == self.pattern.name() && p.compute == self.compute
+    }
+}
+
+/// Figures 1-4, in the order their points are run and their files written.
+pub const SIZE_FIGURES: [SizeFigure; 5] = [
+    SizeFigure {
+        figure: "fig1",
+        pattern: Pattern::Gw,
+        compute: false,
+        file_name: "fig1-gw.svg",
+        title: "Figure 1: gw, cache size",
+    },
+    SizeFigure {
+        figure: "fig2",
+        pattern: Pattern::Gw,
+        compute: true,
+        file_name: "fig2-gw-compute.svg",
+        title: "Figure 2: gw with computation",
+    },
+    SizeFigure {
+        figure: "fig3",
+        pattern: Pattern::Lw1,
+        compute: false,
+        file_name: "fig3-lw1.svg",
+        title: "Figure 3: lw1, cache size",
+    },
+    SizeFigure {
+        figure: "fig3",
+        pattern: Pattern::Lw1,
+        compute: true,
+        file_name: "fig3-lw1-compute.svg",
+        title: "Figure 3: lw1 with computation",
+    },
+    SizeFigure {
+        figure: "fig4",
+        pattern: Pattern::Seg,
+        compute: false,
+        file_name: "fig4-seg.svg",
+        title: "Figure 4: seg, cache size",
+    },
+];
+
+/// The `figure` column of Figure 5's points (record size at 80 buffers).
+pub const RECORD_FIGURE: &str = "fig5";
+/// Figure 5's panels: (pattern, file name), in the order they are run and written.
+pub const RECORD_PANELS: [(Pattern, &str); 3] = [
+    (Pattern::Gw, "fig5a-gw.svg"),
+    (Pattern::Lw1, "fig5b-lw1.svg"),
+    (Pattern::Seg, "fig5c-seg.svg"),
+];
+/// The `figure` column of the caching table's points.
+pub const CACHING: &str = "caching";
 
 /// One data point.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -139,7 +213,7 @@ pub fn run(opts: Options) -> Vec<KotzPoint> {
         for record_blocks in [1.0, 0.25] {
             for policy in [None, Some(WritePolicy::WriteBack)] {
                 specs.push(Spec {
-                    figure: "caching",
+                    figure: CACHING,
                     pattern,
                     compute: false,
                     policy,
@@ -154,20 +228,13 @@ pub fn run(opts: Options) -> Vec<KotzPoint> {
     } else {
         &CACHE_SIZES
     };
-    let figures = [
-        ("fig1", Pattern::Gw, false),
-        ("fig2", Pattern::Gw, true),
-        ("fig3", Pattern::Lw1, false),
-        ("fig3", Pattern::Lw1, true),
-        ("fig4", Pattern::Seg, false),
-    ];
-    for (figure, pattern, compute) in figures {
+    for f in SIZE_FIGURES {
         for &buffers in sizes {
             for policy in WRITE_POLICIES {
                 specs.push(Spec {
-                    figure,
-                    pattern,
-                    compute,
+                    figure: f.figure,
+                    pattern: f.pattern,
+                    compute: f.compute,
                     policy: Some(policy),
                     buffers,
                     record_blocks: 1.0,
@@ -180,11 +247,11 @@ pub fn run(opts: Options) -> Vec<KotzPoint> {
     } else {
         &RECORD_SIZES
     };
-    for pattern in [Pattern::Gw, Pattern::Lw1, Pattern::Seg] {
+    for (pattern, _) in RECORD_PANELS {
         for &record_blocks in records {
             for policy in WRITE_POLICIES {
                 specs.push(Spec {
-                    figure: "fig5",
+                    figure: RECORD_FIGURE,
                     pattern,
                     compute: false,
                     policy: Some(policy),
@@ -230,3 +297,104 @@ pub const PAPER_CACHING_TABLE: [(&str, f64, f64, f64); 6] = [
     ("seg", 0.25, 63.3, 7.7),
     ("gw", 0.25, 103.0, 8.7),
 ];
+
+/// Figures 1-5: execution time per write policy, with the ideal time dashed.
+pub fn figures(points: &[KotzPoint]) -> Vec<FigureFile> {
+    let mut files = Vec::new();
+    for f in SIZE_FIGURES {
+        let mine: Vec<&KotzPoint> = points.iter().filter(|p| f.holds(p)).collect();
+        let figure = time_figure(f.title, "cache size (1 KB buffers)", &mine, |p| {
+            f64::from(p.cache_buffers)
+        });
+        files.push(FigureFile::new(f.file_name, figure));
+    }
+    for (pattern, file_name) in RECORD_PANELS {
+        let mine: Vec<&KotzPoint> = points
+            .iter()
+            .filter(|p| p.figure == RECORD_FIGURE && p.pattern == pattern.name())
+            .collect();
+        let title = format!("Figure 5: {}, record size (80 buffers)", pattern.name());
+        let figure = time_figure(&title, "record size (blocks)", &mine, |p| p.record_blocks);
+        files.push(FigureFile::new(file_name, figure));
+    }
+    files
+}
+
+/// Execution time per write policy against `x`, with the ideal time (the same for every
+/// policy; taken from WriteFull's points) dashed.
+fn time_figure(
+    title: &str,
+    x_label: &str,
+    points: &[&KotzPoint],
+    x: impl Fn(&KotzPoint) -> f64,
+) -> Figure {
+    let line = |wp: &WritePolicy| {
+        let xy = points
+            .iter()
+            .filter(|p| p.write_policy == wp.name())
+            .map(|p| (x(p), p.time_s))
+            .collect();
+        Series::marked_line(wp.name(), xy)
+    };
+    let mut ideal: Vec<(f64, f64)> = points
+        .iter()
+        .filter(|p| p.write_policy == WritePolicy::WriteFull.name())
+        .map(|p| (x(p), p.ideal_s))
+        .collect();
+    ideal.sort_by(|a, b| a.0.total_cmp(&b.0));
+    Figure::new(
+        title,
+        Axis::new(x_label),
+        Axis::from_zero("execution time (s)"),
+    )
+    .with_all_series(WRITE_POLICIES.iter().map(line))
+    .with_series(Series::reference("ideal", ideal))
+}
+
+/// What [`caching_table`] shows.
+pub const CACHING_TABLE_TITLE: &str =
+    "Caching (§4.3): execution time in seconds, WriteBack cache of 80 buffers";
+
+/// The paper's caching table beside ours: without a cache and with an 80-buffer WriteBack
+/// cache, for each pattern and record size of [`PAPER_CACHING_TABLE`] (`NaN` where
+/// `points` lacks the point).
+pub fn caching_table(points: &[KotzPoint]) -> Table {
+    let ours = |pattern: &str, record: f64, policy: &str| {
+        points
+            .iter()
+            .find(|p| {
+                p.figure == CACHING
+                    && p.pattern == pattern
+                    && p.record_blocks == record
+                    && p.write_policy == policy
+            })
+            .map_or(f64::NAN, |p| p.time_s)
+    };
+    let mut table = Table::new([
+        "pattern",
+        "record",
+        "no cache (paper)",
+        "no cache (ours)",
+        "cache (paper)",
+        "cache (ours)",
+    ]);
+    for (pattern, record, none, cached) in PAPER_CACHING_TABLE {
+        table.push_row([
+            pattern.to_string(),
+            if record == 1.0 {
+                "1 block"
+            } else {
+                "1/4 block"
+            }
+            .to_string(),
+            format!("{none:.1}"),
+            format!("{:.1}", ours(pattern, record, "none")),
+            format!("{cached:.1}"),
+            format!(
+                "{:.1}",
+                ours(pattern, record, WritePolicy::WriteBack.name())
+            ),
+        ]);
+    }
+    table
+}

@@ -1,11 +1,15 @@
 //! Named experiments: each reproduces a paper's headline result with the simulator and
-//! returns its data points; the CLI writes them as CSV, JSON and SVG figures.
+//! returns its data points (`run`), describes its figures as data (`figures`, a
+//! `Vec<report::FigureFile>`) and its summary as a `report::Table`; the CLI writes the
+//! points as CSV or JSON lines and renders the figures, drawing nothing itself.
 //!
 //! Every point is independent, so points run in parallel (rayon) and come back in a fixed
 //! order: the output does not depend on the number of threads.
 
 pub mod burnett_ordering;
 pub mod kotz_ellis;
+pub mod nelson;
+pub mod ubc;
 pub mod xmf_cleaning;
 
 /// A named experiment, for listings.
@@ -34,5 +38,13 @@ pub const EXPERIMENTS: &[ExperimentInfo] = &[
     ExperimentInfo {
         name: "xmf-cleaning",
         summary: "XMF 1989 appendix I: getnewbuf's eager cleaning against a clock daemon's free pool (Figure 21)",
+    },
+    ExperimentInfo {
+        name: "nelson",
+        summary: "Nelson 1990: file cache and virtual memory negotiating one memory, ECD and IFS (Figures 1-6, Tables 2-4)",
+    },
+    ExperimentInfo {
+        name: "ubc",
+        summary: "Silvers 2000 (UBC): Table 1's dd series on a split buffer cache + page cache and on a unified one (simulated)",
     },
 ];

@@ -9,6 +9,7 @@
 //! after it is written need never reach the disk — unless the cleaner writes it first.
 
 use rayon::prelude::*;
+use report::{Axis, Figure, FigureFile, Series, Table};
 use serde::Serialize;
 
 use crate::des::config::{Cleaner, SystemConfig, WritePolicy};
@@ -97,4 +98,90 @@ pub fn run(seed: u64, quick: bool) -> Vec<XmfPoint> {
             }
         })
         .collect()
+}
+
+/// One panel of Figure 21.
+struct Panel {
+    file_name: &'static str,
+    title: &'static str,
+    /// The y axis title.
+    what: &'static str,
+    metric: fn(&XmfPoint) -> u64,
+}
+
+/// Figure 21's two panels.
+const PANELS: [Panel; 2] = [
+    Panel {
+        file_name: "fig21-writes.svg",
+        title: "Figure 21: disk writes against cache size",
+        what: "disk writes",
+        metric: |p| p.disk_writes,
+    },
+    Panel {
+        file_name: "fig21-reads.svg",
+        title: "Figure 21: disk reads against cache size",
+        what: "disk reads",
+        metric: |p| p.disk_reads,
+    },
+];
+
+/// Figure 21, writes then reads against cache size in MB, a line per cleaner.
+pub fn figures(points: &[XmfPoint]) -> Vec<FigureFile> {
+    PANELS
+        .iter()
+        .map(|panel| {
+            let line = |&(cleaner, _, _): &(&str, &str, Cleaner)| {
+                let xy = points
+                    .iter()
+                    .filter(|p| p.cleaner == cleaner)
+                    .map(|p| (megabytes(p.cache_buffers), (panel.metric)(p) as f64))
+                    .collect();
+                Series::marked_line(cleaner, xy)
+            };
+            let figure = Figure::new(
+                panel.title,
+                Axis::new("cache size (MB)"),
+                Axis::from_zero(panel.what),
+            )
+            .with_all_series(CLEANERS.iter().map(line));
+            FigureFile::new(panel.file_name, figure)
+        })
+        .collect()
+}
+
+/// A cache of `buffers` 8 KB buffers in MB.
+fn megabytes(buffers: u32) -> f64 {
+    f64::from(buffers) * 8.0 / 1024.0
+}
+
+/// The two cleaners side by side at every cache size `getnewbuf` ran at (a size the clock
+/// daemon did not run at is left out).
+pub fn table(points: &[XmfPoint]) -> Table {
+    let (getnewbuf, clock) = (CLEANERS[0].0, CLEANERS[1].0);
+    let mut table = Table::new([
+        "buffers",
+        "MB",
+        "getnewbuf reads",
+        "clock reads",
+        "getnewbuf writes",
+        "clock writes",
+    ]);
+    for g in points.iter().filter(|p| p.cleaner == getnewbuf) {
+        let n = g.cache_buffers;
+        let Some(c) = points
+            .iter()
+            .find(|p| p.cleaner == clock && p.cache_buffers == n)
+        else {
+            continue;
+        };
+        table.push_row([
+            n.to_string(),
+            format!("{}", n * 8 / 1024),
+            g.disk_reads.to_string(),
+            c.disk_reads.to_string(),
+            g.disk_writes.to_string(),
+            c.disk_writes.to_string(),
+        ]);
+    }
+    table
 }

@@ -1,0 +1,97 @@
+//! Hill climbing on the hit rate: the controller that sizes W-TinyLFU's window.
+//!
+//! Einziger, Eytan, Friedman, Manes, "Adaptive Software Cache Management" (Middleware
+//! 2018) and Caffeine's `BoundedLocalCache` size the admission window by trial: every
+//! sample period the hit rate is compared with the previous period's; if it improved, the
+//! window keeps moving in the same direction, otherwise it turns round. Each step is a
+//! fraction of the capacity that shrinks geometrically while the hit rate is stable, so
+//! the window settles, and jumps back to full size when the hit rate changes by more than
+//! a threshold (a new phase of the workload), so it can move again.
+
+/// The climber's state; [`HillClimber::record`] feeds it one request at a time.
+#[derive(Clone, Debug)]
+pub struct HillClimber {
+    sample: u64,
+    hits: u64,
+    requests: u64,
+    previous_hit_rate: f64,
+    /// Signed step in units: positive grows the window.
+    step: f64,
+    full_step: f64,
+}
+
+/// A step is this fraction of the capacity when it (re)starts (Caffeine's 6.25%).
+const STEP_FRACTION: f64 = 0.0625;
+/// Each period without a large change multiplies the step by this (Caffeine's 0.98).
+const STEP_DECAY: f64 = 0.98;
+/// A hit-rate change of at least this much (absolute) restarts the step at full size.
+const RESTART_THRESHOLD: f64 = 0.05;
+
+impl HillClimber {
+    /// A climber for a cache of `capacity` units deciding every `sample` requests. The
+    /// first step shrinks the window, as Caffeine's does; a worse hit rate reverses it.
+    pub fn new(capacity: u64, sample: u64) -> Self {
+        let full_step = STEP_FRACTION * capacity as f64;
+        HillClimber {
+            sample: sample.max(1),
+            hits: 0,
+            requests: 0,
+            previous_hit_rate: 0.0,
+            step: -full_step,
+            full_step,
+        }
+    }
+
+    /// Count one request; at the end of a sample period, the change of the window size
+    /// (in units, signed) to apply now.
+    #[inline]
+    pub fn record(&mut self, hit: bool) -> Option<f64> {
+        self.hits += u64::from(hit);
+        self.requests += 1;
+        if self.requests < self.sample {
+            return None;
+        }
+        let hit_rate = self.hits as f64 / self.requests as f64;
+        let change = hit_rate - self.previous_hit_rate;
+        let amount = if change >= 0.0 { self.step } else { -self.step };
+        self.step = if change.abs() >= RESTART_THRESHOLD {
+            self.full_step.copysign(amount)
+        } else {
+            STEP_DECAY * amount
+        };
+        self.previous_hit_rate = hit_rate;
+        self.hits = 0;
+        self.requests = 0;
+        Some(amount)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::HillClimber;
+
+    /// Feed one period with `hits` hits out of `n`.
+    fn period(c: &mut HillClimber, n: u64, hits: u64) -> f64 {
+        for i in 0..n - 1 {
+            assert_eq!(c.record(i < hits), None);
+        }
+        c.record(hits == n).unwrap()
+    }
+
+    #[test]
+    fn keeps_direction_while_improving_and_turns_when_worse() {
+        // capacity 160: full step 10 units; sample 10 requests.
+        let mut c = HillClimber::new(160, 10);
+        // hit rate 0 -> 0.5: improved (and by >= 0.05): take the step as set (-10), the
+        // next restarts at full size in the same direction.
+        assert_eq!(period(&mut c, 10, 5), -10.0);
+        // 0.5 -> 0.6: improved by 0.1: -10 again, restart at full size.
+        assert_eq!(period(&mut c, 10, 6), -10.0);
+        // 0.6 -> 0.4: worse by 0.2: reverse (+10); restart at +10.
+        assert_eq!(period(&mut c, 10, 4), 10.0);
+        // 0.4 -> 0.4: no change (counts as improved): +10, then decay to 9.8.
+        assert_eq!(period(&mut c, 10, 4), 10.0);
+        assert_eq!(period(&mut c, 10, 4), 9.8);
+        assert!((period(&mut c, 10, 4) - 9.604).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,140 @@
+//! Nelson 1990's findings, checked on the memory simulator (the acceptance tests of
+//! `bufcache experiment nelson`). Each assertion is one sentence of the paper; each can
+//! fail (the last test shows the checks reject a configuration that behaves otherwise).
+
+use arbiter::ArbiterSpec;
+use rayon::prelude::*;
+use sim::experiments::nelson::{
+    self, ecd_point, ifs_point, EcdPoint, IfsPoint, FIXED_MB, MEMORY_MB, SLEEPS_S,
+};
+
+fn fixed(file_mb: f64) -> ArbiterSpec {
+    ArbiterSpec::Fixed {
+        file_pages: (file_mb * 256.0) as u64,
+    }
+}
+
+/// ECD at one memory size: every fixed size, then Sprite's variable cache, then the ghost
+/// balance.
+fn ecd_at(memory_mb: f64) -> (Vec<EcdPoint>, EcdPoint, EcdPoint) {
+    let mut specs: Vec<(Option<f64>, ArbiterSpec)> =
+        FIXED_MB.iter().map(|&f| (Some(f), fixed(f))).collect();
+    specs.push((None, ArbiterSpec::SPRITE));
+    specs.push((None, ArbiterSpec::Balance));
+    let mut points: Vec<EcdPoint> = specs
+        .into_par_iter()
+        .map(|(f, a)| ecd_point(memory_mb, f, a))
+        .collect();
+    let balance = points.pop().unwrap();
+    let variable = points.pop().unwrap();
+    (points, variable, balance)
+}
+
+#[test]
+fn ecd_the_smallest_fixed_cache_wins_and_the_variable_cache_matches_it() {
+    for memory_mb in MEMORY_MB {
+        let (fixed_points, variable, balance) = ecd_at(memory_mb);
+        assert!(fixed_points.iter().all(|p| p.finished) && variable.finished);
+        let smallest = &fixed_points[0];
+        // Section 4: "a small fixed-size cache is best": no larger cache is faster (by
+        // more than 0.5%: at 16 MB the 0.5 and 1 MB caches both leave the VM all it
+        // needs and tie to within a tenth of a second) ...
+        for p in &fixed_points[1..] {
+            assert!(
+                smallest.elapsed_s <= 1.005 * p.elapsed_s,
+                "{memory_mb} MB: {} MB cache {:.1} s beats the smallest {:.1} s",
+                p.fixed_cache_mb.unwrap(),
+                p.elapsed_s,
+                smallest.elapsed_s
+            );
+        }
+        // ... and the largest is clearly slower, because the VM pages more (Figure 2).
+        let largest = fixed_points.last().unwrap();
+        assert!(
+            largest.elapsed_s > 1.03 * smallest.elapsed_s,
+            "{memory_mb} MB"
+        );
+        assert!(largest.vm_mb > smallest.vm_mb, "{memory_mb} MB");
+        // Section 5.1: the variable-size cache is about as good as the best fixed one
+        // (Figure 3), while its size moves between the minimum and much more (Table 2).
+        // "About": within 7%. Ours is within 3% at 10-12 and 16 MB and 5.9% slower at
+        // 14 MB (docs/experiments/nelson.md discusses it).
+        let best = fixed_points
+            .iter()
+            .map(|p| p.elapsed_s)
+            .fold(f64::INFINITY, f64::min);
+        assert!(
+            variable.elapsed_s <= 1.07 * best,
+            "{memory_mb} MB: variable {:.1} s, best fixed {best:.1} s",
+            variable.elapsed_s
+        );
+        assert!(variable.cache_max_mb > 2.0 * variable.cache_min_mb);
+        // Beyond the paper: the ghost balance, with no tuned constant, within 5% of the
+        // best fixed split at every memory size.
+        assert!(
+            balance.elapsed_s <= 1.05 * best,
+            "{memory_mb} MB: balance {:.1} s, best fixed {best:.1} s",
+            balance.elapsed_s
+        );
+    }
+}
+
+fn ifs(arbiter: ArbiterSpec, standalone: f64) -> Vec<IfsPoint> {
+    SLEEPS_S
+        .iter()
+        .map(|&s| ifs_point(s, arbiter.clone(), standalone))
+        .collect()
+}
+
+#[test]
+fn ifs_without_penalty_response_grows_with_sleep_and_the_penalty_fixes_it() {
+    let standalone = nelson::sort_standalone_s();
+    let plain = ifs(ArbiterSpec::SPRITE, standalone);
+    let penalty = ifs(ArbiterSpec::Age { penalty_s: 120.0 }, standalone);
+    // Table 3: the response gets worse as the sleep interval grows, to seconds at 30 s ...
+    for w in plain.windows(2) {
+        assert!(
+            w[1].response_mean_s >= w[0].response_mean_s,
+            "sleep {} s: mean response {:.2} s < {:.2} s at {} s",
+            w[1].sleep_s,
+            w[1].response_mean_s,
+            w[0].response_mean_s,
+            w[0].sleep_s
+        );
+    }
+    let at_30 = plain.last().unwrap();
+    assert!(at_30.response_mean_s >= 1.0, "{at_30:?}");
+    assert!(at_30.page_ins > 0 && at_30.cache_max_kb > 2 * penalty[3].cache_max_kb);
+    // ... and the sort degrades against running alone.
+    assert!(plain.iter().all(|p| p.sort_degradation > 0.05), "{plain:?}");
+    // Table 4: with a 120 s penalty the response is near zero at every interval, no page
+    // goes to swap, and the sort is faster than without the penalty.
+    for (p, q) in penalty.iter().zip(&plain) {
+        assert!(p.response_max_s < 0.2, "{p:?}");
+        assert_eq!((p.page_ins, p.page_outs), (0, 0), "{p:?}");
+        assert!(
+            p.sort_s <= q.sort_s,
+            "sleep {}: {} > {}",
+            p.sleep_s,
+            p.sort_s,
+            q.sort_s
+        );
+    }
+    assert!(penalty[3].sort_s < plain[3].sort_s);
+}
+
+#[test]
+fn the_checks_can_fail_a_zero_penalty_is_not_a_protection() {
+    // Self-test: the penalty assertions above reject plain Sprite at a 30 s sleep.
+    let standalone = nelson::sort_standalone_s();
+    let p = ifs_point(30.0, ArbiterSpec::Age { penalty_s: 0.0 }, standalone);
+    assert!(p.response_max_s >= 0.2 && p.page_ins > 0, "{p:?}");
+}
+
+#[test]
+fn runs_are_deterministic() {
+    let standalone = nelson::sort_standalone_s();
+    let a = ifs_point(10.0, ArbiterSpec::Balance, standalone);
+    let b = ifs_point(10.0, ArbiterSpec::Balance, standalone);
+    assert_eq!(a, b);
+}
