@@ -220,12 +220,11 @@ impl BufferPool {
     /// ```
     pub fn resize(&self, frames: usize) -> Result<(), PoolError> {
         let inner = &*self.inner;
-        let read_ahead = inner.read_ahead as usize;
-        if frames < inner.pin_limit.saturating_add(read_ahead).saturating_add(1) {
+        if frames < self.min_capacity_frames() {
             return Err(PoolError::CapacityBelowPinLimit {
                 capacity_frames: frames,
                 pin_limit: inner.pin_limit,
-                read_ahead,
+                read_ahead: inner.read_ahead as usize,
             });
         }
         let _one_at_a_time = inner.resizing.lock();
@@ -235,6 +234,20 @@ impl BufferPool {
             std::cmp::Ordering::Greater => inner.grow(frames),
             std::cmp::Ordering::Equal => Ok(()),
         }
+    }
+
+    /// Pages the application pins now (a snapshot).
+    pub fn pinned_pages(&self) -> usize {
+        self.inner.user_pinned_frames()
+    }
+
+    /// The least capacity [`BufferPool::resize`] accepts: `pin_limit + read_ahead + 1`.
+    pub fn min_capacity_frames(&self) -> usize {
+        let inner = &*self.inner;
+        inner
+            .pin_limit
+            .saturating_add(inner.read_ahead as usize)
+            .saturating_add(1)
     }
 
     /// How long the page this pool would give up next has been idle, in nanoseconds
