@@ -19,6 +19,7 @@ mod replay_cmd;
 mod serve_cmd;
 mod trace_cmd;
 mod ubc_cmd;
+mod ubc_real_cmd;
 mod util;
 
 use std::process::ExitCode;
