@@ -330,6 +330,47 @@ impl Frames {
         })
     }
 
+    /// Hand the memory of the latched frames back to the kernel (the pool shrank and
+    /// retires them): their bytes read as zeros afterwards and cost no memory until
+    /// written again. `latched` is sorted by id; frames adjacent in memory go in one
+    /// `madvise` call.
+    pub(crate) fn release_memory(&self, latched: &[Exclusive<'_>]) {
+        let mut i = 0;
+        while i < latched.len() {
+            let start = self.frame_ptr(latched[i].id);
+            let mut end = i + 1;
+            while end < latched.len()
+                && latched[end].id == latched[end - 1].id + 1
+                && self.frame_ptr(latched[end].id) as usize
+                    == self.frame_ptr(latched[end - 1].id) as usize + self.page_size
+            {
+                end += 1;
+            }
+            let len = (end - i) * self.page_size;
+            // Miri cannot run `madvise`; there the frames keep their memory, zeroed by
+            // hand (the observable contents are the same).
+            #[cfg(miri)]
+            let advised = false;
+            // SAFETY: every frame of the run is exclusively latched by a guard in
+            // `latched` (borrowed for this call), so no slice of these bytes exists; the
+            // run is contiguous inside one chunk's allocation (checked above: each frame
+            // starts where the previous ends) and page-aligned (frames are aligned to at
+            // least 4 KiB and a multiple of it long). MADV_DONTNEED on private anonymous
+            // memory only replaces its contents with zeros on the next touch.
+            #[cfg(not(miri))]
+            let advised = unsafe {
+                rustix::mm::madvise(start.cast(), len, rustix::mm::Advice::LinuxDontNeed)
+            }
+            .is_ok();
+            if !advised {
+                // SAFETY: as above, the run is latched exclusively and inside one
+                // allocation; writing zeros through the raw pointer aliases no slice.
+                unsafe { start.write_bytes(0, len) };
+            }
+            i = end;
+        }
+    }
+
     /// True when frame `id` is neither pinned nor latched (a racy snapshot, for the eviction
     /// predicate; the evictor confirms by taking the exclusive latch).
     #[inline]
@@ -532,35 +573,6 @@ impl<'a> Exclusive<'a> {
             .header(self.id)
             .state
             .store(EXCLUSIVE | USER_EXCL, Ordering::Relaxed);
-    }
-
-    /// Hand the frame's memory back to the kernel (the pool shrank and retires it): the
-    /// bytes read as zeros afterwards, and cost no memory until written again.
-    pub(crate) fn release_memory(&mut self) {
-        // Miri cannot run `madvise`; there the frame keeps its memory (zeroed by hand, so
-        // the observable contents are the same).
-        #[cfg(miri)]
-        self.bytes_mut().fill(0);
-        #[cfg(not(miri))]
-        {
-            let ptr = self.frames.frame_ptr(self.id);
-            // SAFETY: the exclusive latch is held, so no slice of this frame exists; the
-            // range is this frame's `page_size` bytes, page-aligned (frames are aligned
-            // to at least 4 KiB and a multiple of it long) and inside an allocation this
-            // arena owns. MADV_DONTNEED on private anonymous memory only replaces its
-            // contents with zeros on the next touch; if the kernel refuses (memory from a
-            // file mapping would be one case), the bytes are zeroed by hand below.
-            let done = unsafe {
-                rustix::mm::madvise(
-                    ptr.cast(),
-                    self.frames.page_size,
-                    rustix::mm::Advice::LinuxDontNeed,
-                )
-            };
-            if done.is_err() {
-                self.bytes_mut().fill(0);
-            }
-        }
     }
 
     /// Turn the exclusive latch into one shared pin without letting a writer in between.

@@ -195,18 +195,18 @@ fn api_rejects_bad_handles_ranges_and_pins() {
             p.resize(usize::MAX),
             Err(PoolError::ResizeTooLarge { .. })
         ));
+        drop(pin);
         p.write(a, 0, &[1; 16 * 4096]).unwrap();
-        let pins: Vec<_> = (1..14).map(|page| p.pin(a, page).unwrap()).collect();
+        let pins: Vec<_> = (0..13).map(|page| p.pin(a, page).unwrap()).collect();
         assert!(matches!(
             p.resize(13),
             Err(PoolError::ResizeBelowPinned {
                 requested: 13,
-                pinned: 14
+                pinned: 13
             })
         ));
         assert_eq!(p.capacity_frames(), 16);
         drop(pins);
-        drop(pin);
         p.close(a).unwrap();
     }
 }

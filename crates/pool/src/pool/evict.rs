@@ -82,14 +82,16 @@ impl Inner {
         }
     }
 
-    /// Evict up to one batch of clean, idle frames (under the policy lock) into `freed`.
-    /// Dirty frames are skipped, not written: writing is the flusher's job, or
+    /// Evict up to `count` clean, idle frames (under the policy lock) into `freed`: one
+    /// batch for a miss or the flusher, the whole difference for a shrink. Dirty frames
+    /// are skipped, not written: writing is the flusher's job, or
     /// [`Inner::evict_batch`]'s when there is nothing else.
     pub(super) fn evict_clean(
         &self,
         state: &mut PolicyState,
         incoming: &Access,
         freed: &mut Vec<u32>,
+        count: usize,
     ) {
         self.feed_refs(state);
         // One logical time for the whole batch: it is one miss (ARC adapts once per miss).
@@ -98,7 +100,7 @@ impl Inner {
         let clean_idle =
             |f: FrameId| frames.is_idle(f.0) && !frames.header(f.0).dirty.load(Ordering::Relaxed);
         let batch = self.batch();
-        let goal = freed.len() + batch;
+        let goal = freed.len() + count;
         let mut refused = 0;
         while freed.len() < goal && refused < batch {
             let Some(f) = state.policy.evict(&incoming, &clean_idle) else {
@@ -130,7 +132,7 @@ impl Inner {
             return Some(id);
         }
         let mut freed = Vec::with_capacity(self.batch());
-        self.evict_clean(state, incoming, &mut freed);
+        self.evict_clean(state, incoming, &mut freed, self.batch());
         let mine = freed.pop();
         if !freed.is_empty() {
             self.free.lock().extend_from_slice(&freed);

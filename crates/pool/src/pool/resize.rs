@@ -119,20 +119,33 @@ impl Inner {
                 pinned,
             });
         }
-        let mut taken = Vec::with_capacity(current - target);
+        let need = current - target;
+        let mut taken = Vec::with_capacity(need);
+        // Free frames first, all at once.
+        {
+            let mut free = self.free.lock();
+            let n = need.min(free.len());
+            let from = free.len() - n;
+            taken.extend(free.drain(from..));
+        }
         let phantom = Access::phantom();
-        while taken.len() < current - target {
+        while taken.len() < need {
+            // Clean victims in one long eviction under the policy lock (misses wait for
+            // it, hits do not)...
+            let before = taken.len();
+            {
+                let mut state = self.policy.lock();
+                self.evict_clean(&mut state, &phantom, &mut taken, need - before);
+            }
+            if taken.len() > before {
+                continue;
+            }
+            // ... and when none is clean, the path a miss takes: it writes dirty victims,
+            // waits out frames the pool itself has latched, and says when all are pinned.
             match self.alloc_frame(&phantom) {
-                Ok(mut g) => {
-                    g.header().retired.store(true, Ordering::Relaxed);
-                    g.release_memory();
-                    taken.push(g.id());
-                }
+                Ok(g) => taken.push(g.id()),
                 Err(e) => {
                     // Give back everything: the pool keeps its capacity.
-                    for &id in &taken {
-                        self.frames.header(id).retired.store(false, Ordering::Relaxed);
-                    }
                     self.free.lock().extend_from_slice(&taken);
                     return Err(match e {
                         PoolError::AllPinned { .. } => PoolError::ResizeBelowPinned {
@@ -144,6 +157,15 @@ impl Inner {
                 }
             }
         }
+        // The frames are unreachable now (in neither the free list nor the policy); a
+        // reader with a stale mapping may still pin one for a moment: latch them all.
+        taken.sort_unstable();
+        let latched: Vec<_> = taken.iter().map(|&id| self.frames.exclusive(id)).collect();
+        for g in &latched {
+            g.header().retired.store(true, Ordering::Relaxed);
+        }
+        self.frames.release_memory(&latched);
+        drop(latched);
         self.retired.lock().extend_from_slice(&taken);
         self.set_sizing(target);
         self.policy.lock().policy.set_capacity(target as u64);
@@ -166,12 +188,13 @@ impl Inner {
             let ids = self.frames.grow().ok_or(PoolError::OutOfMemory {
                 bytes: ((target - current) * self.page_size) as u128,
             })?;
-            for id in ids.rev() {
-                let mut g = self.frames.exclusive(id);
+            let latched: Vec<_> = ids.clone().map(|id| self.frames.exclusive(id)).collect();
+            for g in &latched {
                 g.header().retired.store(true, Ordering::Relaxed);
-                g.release_memory();
-                retired.push(id);
             }
+            self.frames.release_memory(&latched);
+            drop(latched);
+            retired.extend(ids.rev());
         }
         let keep = retired.len() - (target - current);
         let back: Vec<u32> = retired.split_off(keep);
@@ -450,10 +473,9 @@ mod tests {
         assert_eq!(pin.as_ptr(), before);
         assert!(pin.iter().all(|&b| b == 9));
         drop(pin);
-        // the last eviction took a whole batch (9 frames at 300): the other unpinned
-        // pages went with it, and their frames wait on the free list
-        assert_eq!(resident_pages(&pool, f), [1]);
-        assert_eq!(pool.stats().free_frames, 2);
+        // the 296 free frames went first, then one victim: page 0, the clock's first
+        assert_eq!(resident_pages(&pool, f), [1, 2, 3]);
+        assert_eq!(pool.stats().free_frames, 0);
         pool.inner.check_invariants();
     }
 

@@ -333,7 +333,7 @@ impl Inner {
             }
             let dirty = {
                 let mut state = self.policy.lock();
-                self.evict_clean(&mut state, &Access::phantom(), &mut freed);
+                self.evict_clean(&mut state, &Access::phantom(), &mut freed, self.batch());
                 if freed.is_empty() {
                     self.dirty_victims(&state, false)
                 } else {
