@@ -149,8 +149,16 @@ fn device_bytes() -> Result<(u64, u64), BenchError> {
 
 /// A design's way of doing the series' I/O.
 enum Io {
-    File { file: File, buf: Vec<u8>, offset: usize },
-    Pool { pool: BufferPool, f: FileHandle, buf: Vec<u8> },
+    File {
+        file: File,
+        buf: Vec<u8>,
+        offset: usize,
+    },
+    Pool {
+        pool: BufferPool,
+        f: FileHandle,
+        buf: Vec<u8>,
+    },
 }
 
 impl Io {
@@ -244,8 +252,7 @@ impl Io {
     fn residency(&self, path: &Path, bytes: u64) -> Result<(u64, u64, u64), BenchError> {
         let file = File::open(path).map_err(|e| BenchError::io("open for cachestat", e))?;
         let cached = |off: u64, len: u64| {
-            dust::linux::cached_pages(&file, off, len)
-                .map_err(|e| BenchError::io("cachestat", e))
+            dust::linux::cached_pages(&file, off, len).map_err(|e| BenchError::io("cachestat", e))
         };
         let page_cache = cached(0, bytes)?;
         let Io::Pool { pool, f, .. } = self else {
@@ -303,41 +310,49 @@ fn series(
     rows: &mut Vec<UbcRow>,
 ) -> Result<(), BenchError> {
     let block = o.block_bytes;
-    let mut step = |name: String, bytes: u64, io: &mut Io, op: &dyn Fn(&mut Io) -> Result<(), BenchError>| {
-        let (r0, w0) = device_bytes()?;
-        let start = Instant::now();
-        op(io)?;
-        let seconds = start.elapsed().as_secs_f64();
-        let (r1, w1) = device_bytes()?;
-        let (page_cache_pages, pool_pages, held_twice_pages) = io.residency(path, o.first_bytes)?;
-        rows.push(UbcRow {
-            design,
-            step: name,
-            bytes,
-            seconds,
-            device_read_bytes: r1 - r0,
-            device_write_bytes: w1 - w0,
-            page_cache_pages,
-            pool_pages,
-            held_twice_pages,
-            limited,
-        });
-        Ok::<(), BenchError>(())
-    };
-    step("write".into(), o.file_bytes, io, &|io| io.write_all(o.file_bytes, block))?;
-    step("overwrite".into(), o.file_bytes, io, &|io| io.write_all(o.file_bytes, block))?;
+    let mut step =
+        |name: String, bytes: u64, io: &mut Io, op: &dyn Fn(&mut Io) -> Result<(), BenchError>| {
+            let (r0, w0) = device_bytes()?;
+            let start = Instant::now();
+            op(io)?;
+            let seconds = start.elapsed().as_secs_f64();
+            let (r1, w1) = device_bytes()?;
+            let (page_cache_pages, pool_pages, held_twice_pages) =
+                io.residency(path, o.first_bytes)?;
+            rows.push(UbcRow {
+                design,
+                step: name,
+                bytes,
+                seconds,
+                device_read_bytes: r1 - r0,
+                device_write_bytes: w1 - w0,
+                page_cache_pages,
+                pool_pages,
+                held_twice_pages,
+                limited,
+            });
+            Ok::<(), BenchError>(())
+        };
+    step("write".into(), o.file_bytes, io, &|io| {
+        io.write_all(o.file_bytes, block)
+    })?;
+    step("overwrite".into(), o.file_bytes, io, &|io| {
+        io.write_all(o.file_bytes, block)
+    })?;
     // Start the full read non-resident, as the paper's did, in every cache: the page
     // cache (fadvise) and the pool (a close drops the file's pages).
     if let Io::Pool { pool, f, .. } = io {
         pool.close(*f).map_err(|e| BenchError::pool("close", e))?;
-        *f = pool
-            .open(path)
-            .map_err(|e| BenchError::pool("reopen", e))?;
+        *f = pool.open(path).map_err(|e| BenchError::pool("reopen", e))?;
     }
     crate::os::drop_from_page_cache(path)?;
-    step("read".into(), o.file_bytes, io, &|io| io.read_range(o.file_bytes, block))?;
+    step("read".into(), o.file_bytes, io, &|io| {
+        io.read_range(o.file_bytes, block)
+    })?;
     for k in 1..=o.first_reads {
-        step(format!("first-{k}"), o.first_bytes, io, &|io| io.read_range(o.first_bytes, block))?;
+        step(format!("first-{k}"), o.first_bytes, io, &|io| {
+            io.read_range(o.first_bytes, block)
+        })?;
     }
     Ok(())
 }
@@ -368,20 +383,44 @@ mod tests {
         assert_eq!(
             steps,
             [
-                "write", "overwrite", "read", "first-1", "first-2", "first-3", "write",
-                "overwrite", "read", "first-1", "first-2", "first-3"
+                "write",
+                "overwrite",
+                "read",
+                "first-1",
+                "first-2",
+                "first-3",
+                "write",
+                "overwrite",
+                "read",
+                "first-1",
+                "first-2",
+                "first-3"
             ]
         );
         for r in &rows {
-            let expect = if r.step.starts_with("first") { o.first_bytes } else { o.file_bytes };
+            let expect = if r.step.starts_with("first") {
+                o.first_bytes
+            } else {
+                o.file_bytes
+            };
             assert_eq!(r.bytes, expect);
         }
-        let direct: Vec<&UbcRow> = rows.iter().filter(|r| r.design == Design::PoolDirect).collect();
+        let direct: Vec<&UbcRow> = rows
+            .iter()
+            .filter(|r| r.design == Design::PoolDirect)
+            .collect();
         // after the first read of the first part, the pool holds it: no device reads
-        assert_eq!(direct[3].pool_pages, 512, "2 MiB of 4 KiB pages: {:?}", direct[3]);
+        assert_eq!(
+            direct[3].pool_pages, 512,
+            "2 MiB of 4 KiB pages: {:?}",
+            direct[3]
+        );
         assert_eq!(direct[4].device_read_bytes, 0, "{:?}", direct[4]);
         assert_eq!(direct[4].held_twice_pages, 0, "O_DIRECT: one copy");
-        let buffered: Vec<&UbcRow> = rows.iter().filter(|r| r.design == Design::PoolBuffered).collect();
+        let buffered: Vec<&UbcRow> = rows
+            .iter()
+            .filter(|r| r.design == Design::PoolBuffered)
+            .collect();
         assert_eq!(buffered[5].pool_pages, 512);
         assert!(
             buffered[5].held_twice_pages > 0,

@@ -58,7 +58,10 @@ impl MemoryLimit for CgroupLimit {
     }
 
     fn leave(&self) -> std::io::Result<()> {
-        std::fs::write(self.home().join("cgroup.procs"), std::process::id().to_string())
+        std::fs::write(
+            self.home().join("cgroup.procs"),
+            std::process::id().to_string(),
+        )
     }
 
     fn limit_bytes(&self) -> u64 {
@@ -83,7 +86,10 @@ pub fn run(a: &ExperimentArgs, r: &RealArgs) -> Result<()> {
     o.file_bytes = r.file_mib << 20;
     o.first_bytes = r.first_mib << 20;
     let (limit, note) = if r.no_cgroup {
-        (None, "no cgroup (--no-cgroup): the page cache may use all free memory".to_string())
+        (
+            None,
+            "no cgroup (--no-cgroup): the page cache may use all free memory".to_string(),
+        )
     } else {
         match MemoryCgroup::create(
             &format!("bufcache-ubc-{}", std::process::id()),
@@ -94,7 +100,10 @@ pub fn run(a: &ExperimentArgs, r: &RealArgs) -> Result<()> {
                     cgroup,
                     bytes: o.memory_bytes,
                 }),
-                format!("page cache limited to {} MiB by a memory cgroup", r.memory_mib),
+                format!(
+                    "page cache limited to {} MiB by a memory cgroup",
+                    r.memory_mib
+                ),
             ),
             Err(e) => (
                 None,
@@ -102,8 +111,12 @@ pub fn run(a: &ExperimentArgs, r: &RealArgs) -> Result<()> {
             ),
         }
     };
-    let rows = ubc::run(&o, &Design::ALL, limit.as_ref().map(|l| l as &dyn MemoryLimit))
-        .context("the real-file UBC series")?;
+    let rows = ubc::run(
+        &o,
+        &Design::ALL,
+        limit.as_ref().map(|l| l as &dyn MemoryLimit),
+    )
+    .context("the real-file UBC series")?;
     drop(limit);
     let csv = a.out.join("ubc-real.csv");
     write_csv(&csv, &rows)?;
@@ -111,8 +124,16 @@ pub fn run(a: &ExperimentArgs, r: &RealArgs) -> Result<()> {
         return util::emit(&json_lines(&rows)?);
     }
     let header: Vec<String> = [
-        "design", "step", "MiB", "s", "MiB/s", "dev read MiB", "dev write MiB",
-        "page cache pg", "pool pg", "held twice pg",
+        "design",
+        "step",
+        "MiB",
+        "s",
+        "MiB/s",
+        "dev read MiB",
+        "dev write MiB",
+        "page cache pg",
+        "pool pg",
+        "held twice pg",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -126,7 +147,10 @@ pub fn run(a: &ExperimentArgs, r: &RealArgs) -> Result<()> {
                 row.step.clone(),
                 mib(row.bytes),
                 format!("{:.2}", row.seconds),
-                format!("{:.0}", row.bytes as f64 / f64::from(1 << 20) / row.seconds.max(1e-9)),
+                format!(
+                    "{:.0}",
+                    row.bytes as f64 / f64::from(1 << 20) / row.seconds.max(1e-9)
+                ),
                 mib(row.device_read_bytes),
                 mib(row.device_write_bytes),
                 row.page_cache_pages.to_string(),

@@ -334,8 +334,14 @@ fn ubc_real_runs_the_dd_series_on_real_files() {
         out.to_str().unwrap(),
     ];
     let text = ok(&args);
-    assert!(text.contains("UBC Table 1 (dd series), simulated"), "{text}");
-    assert!(text.contains("on real files: memory 4 MiB, file 16 MiB, first 2 MiB; no cgroup"), "{text}");
+    assert!(
+        text.contains("UBC Table 1 (dd series), simulated"),
+        "{text}"
+    );
+    assert!(
+        text.contains("on real files: memory 4 MiB, file 16 MiB, first 2 MiB; no cgroup"),
+        "{text}"
+    );
     assert!(
         text.contains("design") && text.contains("dev read MiB") && text.contains("held twice pg"),
         "{text}"

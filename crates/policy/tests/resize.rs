@@ -54,7 +54,9 @@ fn a_policy_told_a_new_capacity_runs_at_it() {
     testutil::explore(|seed| {
         let approx = approximate(&mut seed.rng());
         eprintln!("approximate after a resize: {approx:?}");
-        for exact in ["arc", "twoq", "s3fifo", "fifo", "lru", "clock", "sieve", "lfu", "mru"] {
+        for exact in [
+            "arc", "twoq", "s3fifo", "fifo", "lru", "clock", "sieve", "lfu", "mru",
+        ] {
             assert!(
                 !approx.contains(&exact),
                 "{exact} must run at its new capacity exactly (approximate: {approx:?})"
@@ -74,7 +76,10 @@ fn every_policy_survives_a_shrink_and_a_growth_mid_run() {
             continue;
         }
         for f in 0..16u32 {
-            p.on_insert(policy::FrameId(f), &Access::unit(u64::from(f), u64::from(f)));
+            p.on_insert(
+                policy::FrameId(f),
+                &Access::unit(u64::from(f), u64::from(f)),
+            );
         }
         // the driver evicts down to 8, then tells the policy
         for t in 0..8u64 {
@@ -85,7 +90,10 @@ fn every_policy_survives_a_shrink_and_a_growth_mid_run() {
         assert_eq!(p.len(), 8, "{}", info.name);
         p.set_capacity(24);
         for (i, f) in (16..32u32).enumerate() {
-            p.on_insert(policy::FrameId(f), &Access::unit(200 + i as u64, 30 + i as u64));
+            p.on_insert(
+                policy::FrameId(f),
+                &Access::unit(200 + i as u64, 30 + i as u64),
+            );
         }
         assert_eq!(p.len(), 24, "{}", info.name);
         for t in 0..24u64 {

@@ -465,7 +465,6 @@ impl Frames {
     }
 }
 
-
 /// Spin a little, then yield: the latch holder is normally one copy or one I/O away.
 #[cfg(loom)]
 pub(crate) fn backoff(_spins: &mut u32) {

@@ -6,7 +6,9 @@
 //! declared as the application's working memory, as Nelson's penalty protects process
 //! pages) the index stays resident.
 
-use pool::budget::{ArbiterSpec, BudgetError, Consumer, IndexScan, Kind, MemoryBudget, PoolConsumer};
+use pool::budget::{
+    ArbiterSpec, BudgetError, Consumer, IndexScan, Kind, MemoryBudget, PoolConsumer,
+};
 use pool::{BufferPool, MemStorage};
 use std::sync::Arc;
 
@@ -24,7 +26,10 @@ fn the_penalty_keeps_the_index_resident_where_plain_age_lets_the_scan_take_it() 
         "plain age comparison lets the scan take index pages, refaulted on later sweeps: {sprite:?}"
     );
     assert_eq!(penalty.index_misses, 0, "{penalty:?}");
-    assert_eq!(penalty.index_resident, scenario.index_pages as usize, "{penalty:?}");
+    assert_eq!(
+        penalty.index_resident, scenario.index_pages as usize,
+        "{penalty:?}"
+    );
     assert_eq!(penalty.scan_got, 0, "{penalty:?}");
     assert!(penalty.scan_asked > 0, "the scan did ask: {penalty:?}");
 }
@@ -55,7 +60,10 @@ fn a_budget_refuses_what_it_cannot_honour_and_grants_free_pages_first() {
     let sprite = ArbiterSpec::SPRITE;
     assert!(matches!(
         MemoryBudget::new(79, &sprite, both()),
-        Err(BudgetError::Overcommitted { held: 80, total: 79 })
+        Err(BudgetError::Overcommitted {
+            held: 80,
+            total: 79
+        })
     ));
     let f = a.create("/pinned").unwrap();
     a.write(f, 0, &[1; 8 * 4096]).unwrap();
@@ -63,7 +71,10 @@ fn a_budget_refuses_what_it_cannot_honour_and_grants_free_pages_first() {
     // a: 5 pinned + 1 to load into; b: its floor of 2 (pin limit 1, no read-ahead, 1)
     assert!(matches!(
         MemoryBudget::new(5, &sprite, both()),
-        Err(BudgetError::BelowPinned { pinned: 8, total: 5 })
+        Err(BudgetError::BelowPinned {
+            pinned: 8,
+            total: 5
+        })
     ));
     drop(pins);
     assert!(matches!(

@@ -81,7 +81,11 @@ fn file(pool: &BufferPool, path: &str, pages: u64) -> Result<FileHandle, PoolErr
 
 impl IndexScan {
     /// Run the scenario with `arbiter`, the index's pool declared as `index_kind`.
-    pub fn run(&self, arbiter: &ArbiterSpec, index_kind: Kind) -> Result<IndexScanOutcome, BudgetError> {
+    pub fn run(
+        &self,
+        arbiter: &ArbiterSpec,
+        index_kind: Kind,
+    ) -> Result<IndexScanOutcome, BudgetError> {
         let storage = MemStorage::new();
         let scan = pool_over(&storage, self.start_frames)?;
         let index = pool_over(&storage, self.start_frames)?;

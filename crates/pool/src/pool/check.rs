@@ -50,21 +50,37 @@ impl Inner {
             if is_dirty {
                 dirty += 1;
                 let (word, bit) = self.frames.bit(Bits::Dirty, id);
-                assert_eq!(word.load(Ordering::Acquire) & bit, bit, "frame {id}: dirty without its dirty-map bit");
+                assert_eq!(
+                    word.load(Ordering::Acquire) & bit,
+                    bit,
+                    "frame {id}: dirty without its dirty-map bit"
+                );
             }
             assert!(
                 (h.last_access.load(Ordering::Relaxed)) <= self.clock.load(Ordering::Relaxed),
                 "frame {id}: accessed after the clock's tick"
             );
             if h.retired.load(Ordering::Relaxed) {
-                assert!(retired.contains(&id), "frame {id}: flagged retired, not listed");
+                assert!(
+                    retired.contains(&id),
+                    "frame {id}: flagged retired, not listed"
+                );
                 assert!(!free.contains(&id), "frame {id}: retired and free");
-                assert!(owner == NO_OWNER && !is_dirty, "frame {id}: retired but holds a page");
-                assert!(!state.resident[id as usize], "frame {id}: retired but in the policy");
+                assert!(
+                    owner == NO_OWNER && !is_dirty,
+                    "frame {id}: retired but holds a page"
+                );
+                assert!(
+                    !state.resident[id as usize],
+                    "frame {id}: retired but in the policy"
+                );
                 assert!(self.frames.is_idle(id), "frame {id}: retired but latched");
                 continue;
             }
-            assert!(!retired.contains(&id), "frame {id}: listed retired, not flagged");
+            assert!(
+                !retired.contains(&id),
+                "frame {id}: listed retired, not flagged"
+            );
             if owner == NO_OWNER {
                 assert!(free.contains(&id), "frame {id}: no owner and not free");
                 assert!(

@@ -277,7 +277,10 @@ mod tests {
             0,
             "fed"
         );
-        assert_eq!(inner.frames.bit(Bits::Touched, 0).0.load(Ordering::Relaxed), 0);
+        assert_eq!(
+            inner.frames.bit(Bits::Touched, 0).0.load(Ordering::Relaxed),
+            0
+        );
         inner.check_invariants();
     }
 

@@ -149,8 +149,7 @@ impl Inner {
             "claimed a frame in use"
         );
         h.incarnation.fetch_add(1, Ordering::Relaxed);
-        h.last_access
-            .store(self.advance_clock(), Ordering::Relaxed);
+        h.last_access.store(self.advance_clock(), Ordering::Relaxed);
         h.owner.store(fh.owner(), Ordering::Relaxed);
         h.page.store(page, Ordering::Relaxed);
         h.refs.store(0, Ordering::Relaxed);

@@ -205,7 +205,10 @@ impl Inner {
             state.resident.resize(self.frames.len(), false);
         }
         for &id in &back {
-            self.frames.header(id).retired.store(false, Ordering::Relaxed);
+            self.frames
+                .header(id)
+                .retired
+                .store(false, Ordering::Relaxed);
         }
         self.set_sizing(target);
         self.free.lock().extend(back.iter().rev());
@@ -291,7 +294,11 @@ impl BufferPool {
                 .victims(1, &|f: FrameId| frames.is_idle(f.0), &mut out);
             out.first()?.0
         };
-        let then = inner.frames.header(victim).last_access.load(Ordering::Relaxed);
+        let then = inner
+            .frames
+            .header(victim)
+            .last_access
+            .load(Ordering::Relaxed);
         Some(u64::from(now.saturating_sub(then)) << TICK_SHIFT)
     }
 }
@@ -363,7 +370,11 @@ mod tests {
         let pool = small_pool(6, "lru");
         let f = pool.create("/p").unwrap();
         pool.write(f, 0, &[5; 6 * 4096]).unwrap();
-        let pins = [pool.pin(f, 0).unwrap(), pool.pin(f, 1).unwrap(), pool.pin(f, 2).unwrap()];
+        let pins = [
+            pool.pin(f, 0).unwrap(),
+            pool.pin(f, 1).unwrap(),
+            pool.pin(f, 2).unwrap(),
+        ];
         assert!(matches!(
             pool.resize(3),
             Err(PoolError::ResizeBelowPinned {
@@ -493,8 +504,20 @@ mod tests {
 
     #[test]
     fn sizing_follows_the_capacity() {
-        assert_eq!(Sizing::of(16, None), Sizing { batch: 1, low_water: 0 });
-        assert_eq!(Sizing::of(640, None), Sizing { batch: 20, low_water: 10 });
+        assert_eq!(
+            Sizing::of(16, None),
+            Sizing {
+                batch: 1,
+                low_water: 0
+            }
+        );
+        assert_eq!(
+            Sizing::of(640, None),
+            Sizing {
+                batch: 20,
+                low_water: 10
+            }
+        );
         assert_eq!(
             Sizing::of(1 << 20, None),
             Sizing {

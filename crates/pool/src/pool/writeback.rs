@@ -52,16 +52,18 @@ impl Inner {
     /// The frames whose dirty bit is set, in id order: what `fsync` and ageing look at,
     /// without walking every frame header (a 1 GiB pool has 262 144 of them, 16 MiB).
     pub(super) fn dirty_frames(&self) -> impl Iterator<Item = u32> + '_ {
-        self.frames.bit_words(Bits::Dirty).flat_map(|(first, word)| {
-            let mut bits = word.load(Ordering::Acquire);
-            std::iter::from_fn(move || {
-                (bits != 0).then(|| {
-                    let id = first + bits.trailing_zeros();
-                    bits &= bits - 1;
-                    id
+        self.frames
+            .bit_words(Bits::Dirty)
+            .flat_map(|(first, word)| {
+                let mut bits = word.load(Ordering::Acquire);
+                std::iter::from_fn(move || {
+                    (bits != 0).then(|| {
+                        let id = first + bits.trailing_zeros();
+                        bits &= bits - 1;
+                        id
+                    })
                 })
             })
-        })
     }
 
     /// Write a frame's page to storage. The caller holds a latch on the frame (shared or

@@ -151,9 +151,9 @@ impl<'a> Worker<'a> {
         let target = self.rng.gen_range(least..=3 * self.sh.cfg.frames);
         match self.sh.pool.resize(target) {
             Ok(()) => {}
-            Err(e @ (PoolError::ResizeBelowPinned { .. } | PoolError::CapacityBelowPinLimit { .. })) => {
-                self.fail(format_args!("resize to {target}: {e}"))
-            }
+            Err(
+                e @ (PoolError::ResizeBelowPinned { .. } | PoolError::CapacityBelowPinLimit { .. }),
+            ) => self.fail(format_args!("resize to {target}: {e}")),
             Err(e) => self.check_error("resize", &e),
         }
     }
