@@ -152,6 +152,11 @@ impl Checker {
         }
     }
 
+    /// Whether logical write `logical` has reached the disk (or no longer needs to).
+    pub fn is_durable(&self, logical: u32) -> bool {
+        self.writes[logical as usize].durable
+    }
+
     /// Logical writes recorded so far.
     pub fn recorded(&self) -> u32 {
         self.writes.len() as u32
@@ -198,8 +203,10 @@ mod tests {
         let a = c.record(1, 0, Some(9), &[]);
         let b = c.record(0, 0, None, &[42]);
         c.reached_disk(&[a], 0, 0);
+        assert!(c.is_durable(a) && !c.is_durable(b));
         c.reached_disk(&[a, b], 1, 1);
         assert_eq!(c.violations(), 0);
+        assert!(c.is_durable(b));
         assert_eq!(c.recorded(), 2);
         assert!(c.first_violation().is_none());
     }

@@ -65,8 +65,8 @@ mod uring;
 
 pub use error::PoolError;
 pub use pool::{
-    BufferPool, BufferPoolBuilder, FileHandle, IoMode, Lookup, PageMut, PageRef, PoolStats,
-    ResidentMap, WritePolicy, MAX_OPEN_FILES,
+    BufferPool, BufferPoolBuilder, FileHandle, IoMode, Lookup, OrderingStats, PageMut, PageRef,
+    PoolStats, ResidentMap, WriteId, WritePolicy, MAX_OPEN_FILES,
 };
 pub use storage::{BatchRead, FileStorage, OpenMode, Storage, StorageFile};
 pub use testing::{FaultKind, FaultOp, MemStorage, RecordingStorage, StorageEvent};

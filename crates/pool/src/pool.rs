@@ -44,15 +44,18 @@ mod guard;
 mod hits;
 mod info;
 mod load;
+mod ordering;
 mod writeback;
 
 pub use config::{BufferPoolBuilder, IoMode, Lookup, WritePolicy, MAX_OPEN_FILES};
 pub use files::FileHandle;
 pub use guard::{PageMut, PageRef};
 pub use info::{PoolStats, ResidentMap};
+pub use ordering::{OrderingStats, WriteId};
 
 use files::{open_state, FileSlot, NEXT_POOL_ID, OPEN};
 use hits::{online_policies, HitMode, HitQueue};
+use ordering::WriteOrder;
 
 use crate::error::PoolError;
 use crate::frames::{backoff, Exclusive, Frames, Shared};
@@ -117,6 +120,8 @@ struct Inner {
     flusher: (Mutex<bool>, Condvar),
     /// A refill request for the flusher is pending.
     flusher_wake: std::sync::atomic::AtomicBool,
+    /// Barriers, graph writes and their levels (`ordering`).
+    order: ordering::Order,
 }
 
 impl PolicyState {
@@ -230,6 +235,17 @@ impl BufferPool {
     /// atomic: other threads may see some pages of it before others, and on error a
     /// prefix of `buf` may already be in the pool (like a short `pwrite`).
     pub fn write(&self, f: FileHandle, offset: u64, buf: &[u8]) -> Result<(), PoolError> {
+        self.write_with(f, offset, buf, &mut WriteOrder::Plain)
+    }
+
+    /// `write`, with the ordering the write belongs to (plain, or a graph write's node).
+    fn write_with(
+        &self,
+        f: FileHandle,
+        offset: u64,
+        buf: &[u8],
+        order: &mut WriteOrder,
+    ) -> Result<(), PoolError> {
         let inner = &*self.inner;
         let slot = inner.slot(f)?;
         let end = offset
@@ -253,6 +269,7 @@ impl BufferPool {
             // truncation; it is never held while waiting for the page's latch, which an
             // application pin may hold for ever (a `set_len` waiting for the lock would
             // then stall everything behind it).
+            inner.order_make_room()?;
             let mut spins = 0;
             let (_resize, mut g) = loop {
                 let resize = slot.resize.read();
@@ -265,11 +282,12 @@ impl BufferPool {
                 drop(resize);
                 backoff(&mut spins);
             };
+            let ordered = inner.order_before_write(&g, order);
             g.bytes_mut()[in_page..in_page + take].copy_from_slice(&buf[done..done + take]);
             done += take;
             slot.len.fetch_max(pos + take as u64, Ordering::AcqRel);
             inner.mark_dirty(g.id(), g.header());
-            if inner.write_policy == WritePolicy::WriteThrough {
+            if inner.write_policy == WritePolicy::WriteThrough && !ordered {
                 inner.write_latched(g.id(), g.header(), g.bytes())?;
             }
         }
@@ -360,6 +378,8 @@ impl BufferPool {
             .into_excl()
             .expect("acquire(excl = true) returns an exclusive latch");
         guard.mark_user();
+        inner.order_before_write(&guard, &mut WriteOrder::Plain);
+        inner.order.pin_mut_taken();
         inner.mark_dirty(guard.id(), guard.header());
         Ok(PageMut {
             guard,
