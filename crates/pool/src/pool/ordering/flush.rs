@@ -38,18 +38,21 @@ impl Written {
 }
 
 impl Inner {
-    /// Write one level (only the nodes `wanted` depends on, when given). Returns how many
-    /// versions it wrote and synced; the first error after trying them all (each failed
-    /// version stays pending with its node's error, and the next level retries it).
+    /// Write one level (only the nodes `wanted` depends on, when given; at most
+    /// `max_frames` frames, the rest of their nodes waits for the next level). Returns how
+    /// many versions it wrote and synced; the first error after trying them all (each
+    /// failed version stays pending with its node's error, and the next level retries it).
     pub(in crate::pool) fn flush_level(
         &self,
         wanted: Option<&[NodeId]>,
+        max_frames: usize,
     ) -> Result<usize, PoolError> {
-        let (frames, dups) = {
+        let (mut frames, dups) = {
             let mut l = self.order.locked.lock();
             l.graph.sweep();
             l.graph.level(wanted)
         };
+        frames.truncate(max_frames);
         if frames.is_empty() && dups.is_empty() {
             return Ok(0);
         }
@@ -110,6 +113,9 @@ impl Inner {
                     if let Some(b) = l.dup_bytes.get_mut(slot) {
                         *b = None;
                     }
+                    self.order
+                        .dups_held
+                        .store(l.graph.dup_count(), Ordering::Release);
                 }
             }
         }
@@ -158,6 +164,9 @@ impl Inner {
                 l.graph.dup_written(slot);
                 l.graph.dup_durable(slot);
                 l.dup_bytes[slot] = None;
+                self.order
+                    .dups_held
+                    .store(l.graph.dup_count(), Ordering::Release);
                 None
             }
             Err(e) => {

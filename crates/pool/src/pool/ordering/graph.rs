@@ -171,7 +171,16 @@ impl OrderState {
     /// `barrier()`: a marker after every live node, and a new open epoch after it.
     /// Returns the marker (durable once everything issued before is).
     pub fn barrier(&mut self) -> NodeId {
-        let before: Vec<NodeId> = self.live.keys().copied().collect();
+        // Everything issued before the last marker is behind that marker already: the new
+        // one follows it and what was issued since (not every live node, which would make
+        // a chain of epochs quadratic).
+        let since = self.floor.map_or(0, |m| m + 1);
+        let before: Vec<NodeId> = self
+            .floor
+            .filter(|&m| self.is_live(m))
+            .into_iter()
+            .chain(self.live.range(since..).map(|(&id, _)| id))
+            .collect();
         let marker = self.issue(before);
         self.floor = Some(marker);
         self.open_epoch = Some(self.issue(vec![marker]));

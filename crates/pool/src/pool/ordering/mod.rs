@@ -120,6 +120,8 @@ pub(super) struct Order {
     /// `PageMut`s alive (a barrier inside one's lifetime is refused).
     pinned_mut: AtomicUsize,
     dup_limit: usize,
+    /// Duplicates held (a copy of the count under the lock, for the write path's check).
+    dups_held: AtomicUsize,
     levels: AtomicU64,
     syncs: AtomicU64,
     pages_written: AtomicU64,
@@ -137,6 +139,7 @@ impl Order {
             flush_lock: Mutex::new(()),
             pinned_mut: AtomicUsize::new(0),
             dup_limit: (frames / 4).max(1),
+            dups_held: AtomicUsize::new(0),
             levels: AtomicU64::new(0),
             syncs: AtomicU64::new(0),
             pages_written: AtomicU64::new(0),
@@ -214,6 +217,9 @@ impl Inner {
                 l.dup_bytes.resize_with(slot + 1, || None);
             }
             l.dup_bytes[slot] = Some(AlignedPage::copy_of(g.bytes()));
+            self.order
+                .dups_held
+                .store(l.graph.dup_count(), Ordering::Release);
         }
         match order {
             WriteOrder::Node(n) => *n = node,
@@ -240,10 +246,10 @@ impl Inner {
             return Ok(());
         }
         let mut idle_rounds = 0u32;
-        while self.order.locked.lock().graph.dup_count() >= self.order.dup_limit {
+        while self.order.dups_held.load(Ordering::Acquire) >= self.order.dup_limit {
             let wrote = {
                 let _level = self.order.flush_lock.lock();
-                self.flush_level(None)?
+                self.flush_level(None, usize::MAX)?
             };
             if wrote == 0 {
                 idle_rounds += 1;
@@ -274,7 +280,7 @@ impl Inner {
                         return Ok(());
                     }
                 }
-                self.flush_level(None)?
+                self.flush_level(None, usize::MAX)?
             };
             if wrote == 0 {
                 std::thread::sleep(Duration::from_micros(50));
@@ -291,8 +297,10 @@ impl Inner {
         let Some(_level) = self.order.flush_lock.try_lock() else {
             return 0;
         };
-        // Errors stay with their nodes (waiters see them; the next level retries).
-        self.flush_level(None).unwrap_or(0)
+        // Errors stay with their nodes (waiters see them; the next level retries). Two
+        // eviction batches at most: a miss needs frames, not every ready page written, and
+        // a commit waiting for the flush lock should not wait behind thousands of pages.
+        self.flush_level(None, 2 * self.batch).unwrap_or(0)
     }
 
     /// The flusher's share: write every ready level, unless someone else is.
@@ -304,7 +312,7 @@ impl Inner {
             let Some(_level) = self.order.flush_lock.try_lock() else {
                 return;
             };
-            if self.flush_level(None).unwrap_or(0) == 0 {
+            if self.flush_level(None, usize::MAX).unwrap_or(0) == 0 {
                 return;
             }
         }
@@ -489,7 +497,7 @@ impl BufferPool {
                 let wanted = inner.order.locked.lock().waiting.clone();
                 // An error is recorded on its node: the status check above decides who
                 // sees it.
-                let wrote = inner.flush_level(Some(&wanted)).unwrap_or(1);
+                let wrote = inner.flush_level(Some(&wanted), usize::MAX).unwrap_or(1);
                 if wrote == 0 {
                     std::thread::sleep(Duration::from_micros(50));
                 }
