@@ -11,6 +11,9 @@
 //! * [`pool`] — the real buffer pool against the operating system's own ways of reading a
 //!   file (`pread`, `mmap`, `O_DIRECT`): cached reads, pin hits, eviction, scans. Its
 //!   system calls that the standard library lacks are in [`os`].
+//! * [`ordering`] — Burnett's TPC-B-like transactions through the pool over real files
+//!   with no ordering, `fsync`, barriers and graphs (`bufcache experiment
+//!   burnett-ordering-real`).
 //! * `benches/` — the criterion benches of replay, the pool's hit and miss paths, `fsync`
 //!   and a Dust fingerprint (`cargo bench -p bufcache-bench`).
 //!
@@ -21,6 +24,7 @@
 
 pub mod des;
 mod error;
+pub mod ordering;
 pub mod os;
 pub mod pool;
 pub mod replay;
