@@ -76,6 +76,11 @@ fn the_table_has_a_row_per_variant_in_order() {
 }
 
 #[test]
+fn it_is_listed() {
+    assert!(ok(&["experiment", "list"]).contains("burnett-ordering-real"));
+}
+
+#[test]
 fn json_has_one_object_per_point() {
     let rows = json_lines(&run(&["--io", "buffered", "--json"]));
     assert_eq!(rows.len(), 6);
