@@ -15,6 +15,26 @@ use super::Inner;
 use crate::error::PoolError;
 use std::sync::atomic::Ordering;
 
+/// Which versions a level writes: those of ready nodes, and of these only
+#[derive(Clone, Copy)]
+pub(in crate::pool) struct Scope<'a> {
+    /// the nodes these waiters' writes depend on (or are), when given;
+    pub wanted: Option<&'a [NodeId]>,
+    /// frames dirty for at least this long (the flusher's delayed-write age), when given;
+    pub min_age_ns: Option<u64>,
+    /// at most this many frames (the rest of their nodes waits for the next level).
+    pub max_frames: usize,
+}
+
+impl Scope<'_> {
+    /// Every ready version.
+    pub const ALL: Scope<'static> = Scope {
+        wanted: None,
+        min_age_ns: None,
+        max_frames: usize::MAX,
+    };
+}
+
 /// What one version of a level was, for the bookkeeping after the sync.
 enum Written {
     Frame {
@@ -38,21 +58,27 @@ impl Written {
 }
 
 impl Inner {
-    /// Write one level (only the nodes `wanted` depends on, when given; at most
-    /// `max_frames` frames, the rest of their nodes waits for the next level). Returns how
-    /// many versions it wrote and synced; the first error after trying them all (each
-    /// failed version stays pending with its node's error, and the next level retries it).
-    pub(in crate::pool) fn flush_level(
-        &self,
-        wanted: Option<&[NodeId]>,
-        max_frames: usize,
-    ) -> Result<usize, PoolError> {
+    /// Write one level of `scope`. Returns how many versions it wrote and synced; the
+    /// first error after trying them all (each failed version stays pending with its
+    /// node's error, and the next level retries it).
+    pub(in crate::pool) fn flush_level(&self, scope: Scope<'_>) -> Result<usize, PoolError> {
         let (mut frames, dups) = {
             let mut l = self.order.locked.lock();
             l.graph.sweep();
-            l.graph.level(wanted)
+            l.graph.level(scope.wanted)
         };
-        frames.truncate(max_frames);
+        if let Some(age_ns) = scope.min_age_ns {
+            let now = self.now_ns();
+            frames.retain(|&(id, _)| {
+                let since = self
+                    .frames
+                    .header(id)
+                    .dirty_since_ns
+                    .load(Ordering::Relaxed);
+                now.saturating_sub(since) >= age_ns
+            });
+        }
+        frames.truncate(scope.max_frames);
         if frames.is_empty() && dups.is_empty() {
             return Ok(0);
         }

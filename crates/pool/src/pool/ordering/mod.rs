@@ -37,6 +37,7 @@ pub(crate) mod graph;
 use super::{BufferPool, FileHandle, Inner};
 use crate::error::PoolError;
 use crate::frames::{Exclusive, NO_OWNER};
+use flush::Scope;
 use graph::{NodeId, OrderState, Placement, Status};
 use parking_lot::{Condvar, Mutex};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -249,7 +250,7 @@ impl Inner {
         while self.order.dups_held.load(Ordering::Acquire) >= self.order.dup_limit {
             let wrote = {
                 let _level = self.order.flush_lock.lock();
-                self.flush_level(None, usize::MAX)?
+                self.flush_level(Scope::ALL)?
             };
             if wrote == 0 {
                 idle_rounds += 1;
@@ -280,7 +281,7 @@ impl Inner {
                         return Ok(());
                     }
                 }
-                self.flush_level(None, usize::MAX)?
+                self.flush_level(Scope::ALL)?
             };
             if wrote == 0 {
                 std::thread::sleep(Duration::from_micros(50));
@@ -300,19 +301,36 @@ impl Inner {
         // Errors stay with their nodes (waiters see them; the next level retries). Two
         // eviction batches at most: a miss needs frames, not every ready page written, and
         // a commit waiting for the flush lock should not wait behind thousands of pages.
-        self.flush_level(None, 2 * self.batch).unwrap_or(0)
+        self.flush_level(Scope {
+            max_frames: 2 * self.batch,
+            ..Scope::ALL
+        })
+        .unwrap_or(0)
     }
 
-    /// The flusher's share: write every ready level, unless someone else is.
+    /// The flusher's share: levels of the pages dirty for at least the delayed-write age
+    /// (as the flusher writes plain pages: the same chance to absorb later writes), in
+    /// levels of at most four eviction batches, unless someone else is writing one.
     pub(super) fn flush_ordered_background(&self) {
         if !self.order.has_pending() {
             return;
         }
+        let min_age_ns = match self.write_policy {
+            super::WritePolicy::WriteBack { age, .. } => {
+                Some(u64::try_from(age.as_nanos()).unwrap_or(u64::MAX))
+            }
+            super::WritePolicy::WriteThrough => None,
+        };
         for _ in 0..64 {
             let Some(_level) = self.order.flush_lock.try_lock() else {
                 return;
             };
-            if self.flush_level(None, usize::MAX).unwrap_or(0) == 0 {
+            let scope = Scope {
+                min_age_ns,
+                max_frames: 4 * self.batch,
+                ..Scope::ALL
+            };
+            if self.flush_level(scope).unwrap_or(0) == 0 {
                 return;
             }
         }
@@ -497,7 +515,12 @@ impl BufferPool {
                 let wanted = inner.order.locked.lock().waiting.clone();
                 // An error is recorded on its node: the status check above decides who
                 // sees it.
-                let wrote = inner.flush_level(Some(&wanted), usize::MAX).unwrap_or(1);
+                let wrote = inner
+                    .flush_level(Scope {
+                        wanted: Some(&wanted),
+                        ..Scope::ALL
+                    })
+                    .unwrap_or(1);
                 if wrote == 0 {
                     std::thread::sleep(Duration::from_micros(50));
                 }
