@@ -13,6 +13,9 @@
 //!   system calls that the standard library lacks are in [`os`].
 //! * [`ubc`] — Table 1 of the UBC paper on real files: `O_DIRECT`, the OS page cache, and
 //!   the pool over `O_DIRECT` and over buffered I/O, with device bytes and double caching.
+//! * [`ordering`] — Burnett's TPC-B-like transactions through the pool over real files
+//!   with no ordering, `fsync`, barriers and graphs (`bufcache experiment
+//!   burnett-ordering-real`).
 //! * `benches/` — the criterion benches of replay, the pool's hit and miss paths, `fsync`
 //!   and a Dust fingerprint (`cargo bench -p bufcache-bench`).
 //!
@@ -23,6 +26,7 @@
 
 pub mod des;
 mod error;
+pub mod ordering;
 pub mod os;
 pub mod pool;
 pub mod replay;

@@ -22,6 +22,9 @@ pub enum ExperimentCommand {
     XmfCleaning(ExperimentArgs),
     /// Burnett 2006 ch.4: fsync, barriers and asynchronous graphs (Figures 4.12-4.19).
     BurnettOrdering(ExperimentArgs),
+    /// Burnett 2006 ch.4 on real files: the same transactions through the pool, buffered
+    /// and O_DIRECT (throughput, device writes, syncs, commit latency).
+    BurnettOrderingReal(crate::ordering_real_cmd::RealArgs),
     /// Nelson 1990: file cache and virtual memory sharing one memory (ECD, IFS; Figures
     /// 1-6, Tables 2-4) under every arbiter.
     Nelson(ExperimentArgs),
@@ -61,6 +64,10 @@ pub fn run(cmd: ExperimentCommand) -> Result<()> {
                 .map(|e| vec![e.name.to_string(), e.summary.to_string()])
                 .collect();
             rows.push(vec![
+                "burnett-ordering-real".into(),
+                "Burnett 2006 ch.4 on real files through the pool: no ordering, fsync, barriers, graphs".into(),
+            ]);
+            rows.push(vec![
                 "cache-aware-server".into(),
                 crate::serve_cmd::EXPERIMENT_SUMMARY.into(),
             ]);
@@ -69,6 +76,7 @@ pub fn run(cmd: ExperimentCommand) -> Result<()> {
         ExperimentCommand::KotzEllis(a) => kotz(a),
         ExperimentCommand::XmfCleaning(a) => xmf(a),
         ExperimentCommand::BurnettOrdering(a) => burnett(a),
+        ExperimentCommand::BurnettOrderingReal(a) => crate::ordering_real_cmd::run(a),
         ExperimentCommand::Nelson(a) => crate::nelson_cmd::run(a),
         ExperimentCommand::Ubc(a) => crate::ubc_cmd::run(a),
         ExperimentCommand::CacheAwareServer(a) => crate::serve_cmd::run_experiment(a),

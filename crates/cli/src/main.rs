@@ -15,6 +15,7 @@ mod inforeplace_cmd;
 mod input;
 mod mrc_cmd;
 mod nelson_cmd;
+mod ordering_real_cmd;
 mod replay_cmd;
 mod run_opts;
 mod serve_cmd;

@@ -8,7 +8,9 @@
 //! * [`mix`] — the hash itself (MurmurHash3's 64-bit finalizer);
 //! * [`MixHasher`] / [`FixedState`] — that hash as a [`std::hash::Hasher`], for any map or
 //!   set;
-//! * [`FixedHashMap`] — the `u64`-keyed map almost every user wants.
+//! * [`FixedHashMap`] — the `u64`-keyed map almost every user wants;
+//! * [`ordering::Checker`] — the write-ordering checker the simulator and the pool's crash
+//!   enumeration share (one checker, so both prove the same promises).
 //!
 //! The policy crate's key maps (dense arrays, its open-addressing key index) build on [`mix`];
 //! the simulator's buffer table, write-ordering graphs and trace conversion use
@@ -26,5 +28,6 @@
 //! ```
 
 mod hash;
+pub mod ordering;
 
 pub use hash::{mix, FixedHashMap, FixedState, MixHasher};

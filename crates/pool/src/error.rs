@@ -126,6 +126,27 @@ pub enum PoolError {
         #[source]
         source: std::io::Error,
     },
+    /// A write id (a dependency, or one waited for) that this pool never issued.
+    #[error("write {id} was not issued by this pool")]
+    UnknownWrite {
+        /// The id's number.
+        id: u64,
+    },
+    /// `barrier()` while a `PageMut` is alive: the page's changes would straddle epochs.
+    #[error("barrier refused: {pinned} page(s) pinned for writing (drop the PageMut first)")]
+    BarrierInsidePin {
+        /// `PageMut`s alive at the call.
+        pinned: usize,
+    },
+    /// A write that the waited-for write follows (or that write itself) could not be
+    /// written or synced. The pool keeps the data: the next level retries it.
+    #[error("ordered write {id} is not durable: {message}")]
+    OrderedWriteFailed {
+        /// The write waited for.
+        id: u64,
+        /// The storage error, as reported when it happened.
+        message: String,
+    },
 }
 
 impl PoolError {

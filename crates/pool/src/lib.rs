@@ -67,8 +67,8 @@ mod uring;
 pub use budget::{BudgetError, Consumer, MemoryBudget, PoolConsumer};
 pub use error::PoolError;
 pub use pool::{
-    BufferPool, BufferPoolBuilder, FileHandle, IoMode, Lookup, PageMut, PageRef, PoolStats,
-    ResidentMap, WritePolicy, MAX_OPEN_FILES, TICK_NS,
+    BufferPool, BufferPoolBuilder, FileHandle, IoMode, Lookup, OrderingStats, PageMut, PageRef,
+    PoolStats, ResidentMap, WriteId, WritePolicy, MAX_OPEN_FILES, TICK_NS,
 };
 pub use storage::{BatchRead, FileStorage, OpenMode, Storage, StorageFile};
 pub use testing::{FaultKind, FaultOp, MemStorage, RecordingStorage, StorageEvent};

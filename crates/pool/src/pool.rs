@@ -44,6 +44,7 @@ mod guard;
 mod hits;
 mod info;
 mod load;
+mod ordering;
 mod resize;
 mod writeback;
 
@@ -55,7 +56,10 @@ pub use resize::TICK_NS;
 
 use files::{open_state, FileSlot, NEXT_POOL_ID, OPEN};
 use hits::{online_policies, HitMode, HitQueue};
+pub use ordering::{OrderingStats, WriteId};
 use resize::Sizing;
+
+use ordering::WriteOrder;
 
 use crate::error::PoolError;
 use crate::frames::{backoff, Exclusive, Frames, Shared};
@@ -131,6 +135,8 @@ struct Inner {
     flusher: (Mutex<bool>, Condvar),
     /// A refill request for the flusher is pending.
     flusher_wake: std::sync::atomic::AtomicBool,
+    /// Barriers, graph writes and their levels (`ordering`).
+    order: ordering::Order,
 }
 
 impl PolicyState {
@@ -244,6 +250,17 @@ impl BufferPool {
     /// atomic: other threads may see some pages of it before others, and on error a
     /// prefix of `buf` may already be in the pool (like a short `pwrite`).
     pub fn write(&self, f: FileHandle, offset: u64, buf: &[u8]) -> Result<(), PoolError> {
+        self.write_with(f, offset, buf, &mut WriteOrder::Plain)
+    }
+
+    /// `write`, with the ordering the write belongs to (plain, or a graph write's node).
+    fn write_with(
+        &self,
+        f: FileHandle,
+        offset: u64,
+        buf: &[u8],
+        order: &mut WriteOrder,
+    ) -> Result<(), PoolError> {
         let inner = &*self.inner;
         let slot = inner.slot(f)?;
         let end = offset
@@ -267,6 +284,7 @@ impl BufferPool {
             // truncation; it is never held while waiting for the page's latch, which an
             // application pin may hold for ever (a `set_len` waiting for the lock would
             // then stall everything behind it).
+            inner.order_make_room()?;
             let mut spins = 0;
             let (_resize, mut g) = loop {
                 let resize = slot.resize.read();
@@ -279,11 +297,12 @@ impl BufferPool {
                 drop(resize);
                 backoff(&mut spins);
             };
+            let ordered = inner.order_before_write(&g, order);
             g.bytes_mut()[in_page..in_page + take].copy_from_slice(&buf[done..done + take]);
             done += take;
             slot.len.fetch_max(pos + take as u64, Ordering::AcqRel);
             inner.mark_dirty(g.id(), g.header());
-            if inner.write_policy == WritePolicy::WriteThrough {
+            if inner.write_policy == WritePolicy::WriteThrough && !ordered {
                 inner.write_latched(g.id(), g.header(), g.bytes())?;
             }
         }
@@ -374,6 +393,8 @@ impl BufferPool {
             .into_excl()
             .expect("acquire(excl = true) returns an exclusive latch");
         guard.mark_user();
+        inner.order_before_write(&guard, &mut WriteOrder::Plain);
+        inner.order.pin_mut_taken();
         inner.mark_dirty(guard.id(), guard.header());
         Ok(PageMut {
             guard,

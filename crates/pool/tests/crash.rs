@@ -2,14 +2,13 @@
 //! storage, rebuild every state a crash could leave on disk, and check that every byte
 //! that was fsynced (and not overwritten since) is there in each of them.
 //!
-//! Crash model: at a crash point `c` (any prefix of the log), everything logged up to the
-//! file's last `Sync` before `c` is on disk, in order. The events after that sync and
-//! before `c` may have reached the disk in any order, or not at all: when there are at
-//! most four of them every ordered subset is tried (65 states), otherwise every prefix,
-//! the reversed tail, and the tail with each single event left out.
+//! The crash model and the enumeration of states are in `common/mod.rs` (shared with the
+//! ordering proof, `crash_ordering.rs`).
 //!
 //! The scripted runs explore: each test draws a fresh seed unless `BUFCACHE_SEED` is set,
 //! and prints it (see `docs/TESTING.md`).
+
+mod common;
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -58,92 +57,34 @@ impl Promise {
     }
 }
 
-fn apply(image: &mut Vec<u8>, ev: &StorageEvent) {
-    match ev {
-        StorageEvent::Write { offset, data, .. } => {
-            let start = *offset as usize;
-            if image.len() < start + data.len() {
-                image.resize(start + data.len(), 0);
-            }
-            image[start..start + data.len()].copy_from_slice(data);
-        }
-        StorageEvent::SetLen { len, .. } => image.resize(*len as usize, 0),
-        StorageEvent::Sync { .. } => {}
-    }
-}
-
-/// Orderings of the un-synced tail to try (indices into `tail`).
-fn tail_orders(n: usize) -> Vec<Vec<usize>> {
-    fn rec(n: usize, cur: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
-        out.push(cur.clone());
-        for i in 0..n {
-            if !cur.contains(&i) {
-                cur.push(i);
-                rec(n, cur, out);
-                cur.pop();
-            }
-        }
-    }
-    let mut out = Vec::new();
-    if n <= 4 {
-        rec(n, &mut Vec::new(), &mut out);
-    } else {
-        for k in 0..=n {
-            out.push((0..k).collect());
-        }
-        out.push((0..n).rev().collect());
-        for skip in 0..n {
-            out.push((0..n).filter(|&i| i != skip).collect());
-        }
-    }
-    out
-}
-
 fn check_all_crash_states(log: &[StorageEvent], promises: &[Promise]) -> usize {
     let path = Path::new("/f");
-    let mine = |e: &StorageEvent| match e {
-        StorageEvent::Write { path: p, .. }
-        | StorageEvent::SetLen { path: p, .. }
-        | StorageEvent::Sync { path: p } => p == path,
-    };
-    let mut states = 0;
-    for c in 0..=log.len() {
-        let last_sync = log[..c]
-            .iter()
-            .rposition(|e| mine(e) && matches!(e, StorageEvent::Sync { .. }));
-        let durable_end = last_sync.map_or(0, |s| s + 1);
-        let mut base = Vec::new();
-        for e in log[..durable_end].iter().filter(|e| mine(e)) {
-            apply(&mut base, e);
+    let mine = |e: &StorageEvent| common::path_of(e) == path;
+    common::for_each_crash_state(log, mine, |c, order, _| {
+        let mut img = Vec::new();
+        for &i in order {
+            common::apply(&mut img, &log[i]);
         }
-        let tail: Vec<&StorageEvent> = log[durable_end..c].iter().filter(|e| mine(e)).collect();
-        let promise = promises.iter().rev().find(|p| p.log_len <= c);
-        for order in tail_orders(tail.len()) {
-            let mut img = base.clone();
-            for &i in &order {
-                apply(&mut img, tail[i]);
-            }
-            states += 1;
-            let Some(p) = promise else { continue };
+        let Some(p) = promises.iter().rev().find(|p| p.log_len <= c) else {
+            return;
+        };
+        assert!(
+            img.len() >= p.image.len().min(p.cut),
+            "crash point {c}: file shorter ({}) than fsynced ({}, cut to {} since)",
+            img.len(),
+            p.image.len(),
+            p.cut
+        );
+        for (i, &want) in p.image.iter().enumerate().take(img.len()) {
+            let got = img[i];
             assert!(
-                img.len() >= p.image.len().min(p.cut),
-                "crash point {c}: file shorter ({}) than fsynced ({}, cut to {} since)",
-                img.len(),
-                p.image.len(),
-                p.cut
+                got == want || p.later[i].contains(&got),
+                "crash point {c}, events {order:?}: byte {i} is {got}, fsynced {want}, \
+                 written since {:?}",
+                p.later[i]
             );
-            for (i, &want) in p.image.iter().enumerate().take(img.len()) {
-                let got = img[i];
-                assert!(
-                    got == want || p.later[i].contains(&got),
-                    "crash point {c}, order {order:?}: byte {i} is {got}, fsynced {want}, \
-                     written since {:?}",
-                    p.later[i]
-                );
-            }
         }
-    }
-    states
+    })
 }
 
 /// Operations of a scripted run beyond writes and fsyncs.
@@ -263,6 +204,7 @@ fn fsynced_bytes_survive_with_a_busy_flusher_and_with_write_through() {
 
 #[test]
 fn tail_orders_are_bounded_and_complete_when_small() {
+    use common::tail_orders;
     assert_eq!(tail_orders(0), vec![Vec::<usize>::new()]);
     assert_eq!(tail_orders(2).len(), 1 + 2 + 2);
     assert_eq!(tail_orders(4).len(), 65);

@@ -299,6 +299,7 @@ impl BufferPoolBuilder {
             started: Instant::now(),
             flusher: (Mutex::new(false), Condvar::new()),
             flusher_wake: std::sync::atomic::AtomicBool::new(false),
+            order: super::ordering::Order::new(frames),
         });
         let interval = match self.write_policy {
             WritePolicy::WriteBack { interval, .. } => interval,

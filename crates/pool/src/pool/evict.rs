@@ -149,6 +149,7 @@ impl Inner {
             let h = frames.header(f.0);
             frames.is_idle(f.0)
                 && h.dirty.load(Ordering::Relaxed)
+                && !self.order.is_tagged(f.0)
                 && h.write_failed.load(Ordering::Relaxed) == failed
         };
         let mut out = Vec::new();
@@ -175,6 +176,10 @@ impl Inner {
             dirty = self.dirty_victims(&state, true);
         }
         drop(state);
+        if dirty.is_empty() && self.flush_level_for_eviction() > 0 {
+            // Only ordered data was left dirty: a level wrote what the rest follows.
+            return Ok(Evicted::Cleaned);
+        }
         if dirty.is_empty() {
             let frames = &self.frames;
             let all_user_pinned = (0..frames.len() as u32).all(|id| {
@@ -263,6 +268,7 @@ impl Inner {
             state.policy.remove(FrameId(id));
             state.resident[id as usize] = false;
         }
+        self.order_frame_dropped(id);
         self.clear_dirty(id, h);
         h.write_failed.store(false, Ordering::Relaxed);
         h.owner.store(NO_OWNER, Ordering::Relaxed);

@@ -265,6 +265,8 @@ impl BufferPool {
         let slot = inner.slot(f)?;
         let _resize = slot.resize.write();
         inner.slot(f)?;
+        // Ordered writes first: none of this file's may be dropped or overtaken.
+        inner.flush_ordered_all()?;
         let old = slot.len.load(Ordering::Acquire);
         if len == old {
             return Ok(());
@@ -318,6 +320,8 @@ impl BufferPool {
         // No write or load of the file runs while this is held, so no page of it appears.
         let _resize = slot.resize.write();
         inner.slot(f)?;
+        // Ordered writes first: close writes the file's pages in no particular order.
+        inner.flush_ordered_all()?;
         // Every page of the file, latched: no hit, flusher write or eviction touches them
         // while the dirty ones are written and all are dropped. An application pin refuses
         // the close before anything changed.

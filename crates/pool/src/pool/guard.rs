@@ -73,7 +73,10 @@ impl Drop for PageMut<'_> {
             let from = len.saturating_sub(start) as usize;
             self.guard.bytes_mut()[from..].fill(0);
         }
-        if self.inner.write_policy == WritePolicy::WriteThrough {
+        self.inner.order.pin_mut_dropped();
+        if self.inner.write_policy == WritePolicy::WriteThrough
+            && !self.inner.order.is_tagged(self.guard.id())
+        {
             // An error leaves the page dirty for the next `fsync` to retry and report.
             let _ =
                 self.inner

@@ -169,6 +169,10 @@ impl Inner {
             if !h.dirty.load(Ordering::Acquire) || o == NO_OWNER || owner.is_some_and(|w| w != o) {
                 return Ok(false);
             }
+            // Ordered data is written only by a level (`ordering`), after what it follows.
+            if self.order.is_tagged(id) {
+                return Ok(false);
+            }
             // One write of a page at a time (see `Header::writing`).
             if h.writing
                 .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
@@ -244,6 +248,7 @@ impl Inner {
     }
 
     pub(super) fn fsync(&self, fh: FileHandle) -> Result<(), PoolError> {
+        self.flush_ordered_all()?;
         self.flush_file(fh)?;
         let (file, path) = self.file_of(fh)?;
         if self.direct {
@@ -295,6 +300,7 @@ impl Inner {
             }
             if Instant::now() >= next_ageing {
                 self.write_aged();
+                self.flush_ordered_background();
                 next_ageing = Instant::now() + interval;
             }
         }

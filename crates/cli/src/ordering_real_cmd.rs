@@ -1,0 +1,141 @@
+//! `bufcache experiment burnett-ordering-real`: the real-file half of Burnett ch.4 — the
+//! TPC-B-like transactions through the pool over real files, with no ordering, `fsync`
+//! per transaction, barriers and graphs (`bench::ordering` does the work).
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use bench::ordering::{self, RealOptions, RealPoint};
+use clap::{Args, ValueEnum};
+use pool::IoMode;
+
+use crate::experiment_cmd::{json_lines, prepare, write_csv};
+use crate::util;
+
+/// I/O modes on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Io {
+    /// Through the OS page cache.
+    Buffered,
+    /// `O_DIRECT`: the pool's frames are the only cache.
+    Direct,
+}
+
+/// Options of `burnett-ordering-real`.
+#[derive(Args, Debug)]
+pub struct RealArgs {
+    /// Folder for the CSV (created if missing).
+    #[arg(long, value_name = "DIR", default_value = "bufcache-results")]
+    pub out: PathBuf,
+    /// Print one JSON object per point instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Where the data and log files go (a fresh temporary folder inside it, removed at the
+    /// end). Must be a real file system: tmpfs refuses `O_DIRECT` and makes `fsync` free.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub dir: PathBuf,
+    /// I/O modes to run.
+    #[arg(long, value_delimiter = ',', default_values = ["buffered", "direct"])]
+    pub io: Vec<Io>,
+    /// Seconds each of the 6 points per I/O mode runs (before its final sync).
+    #[arg(long, default_value_t = 2.0)]
+    pub seconds: f64,
+    /// Threads running transactions.
+    #[arg(long, default_value_t = 4)]
+    pub threads: usize,
+    /// Size of the data file in MiB (the thesis's 615 MB scaled down to run quickly).
+    #[arg(long, value_name = "MIB", default_value_t = 64)]
+    pub data_mib: u64,
+    /// Size of the pool in MiB (a quarter of the data by default, so misses evict).
+    #[arg(long, value_name = "MIB", default_value_t = 16)]
+    pub pool_mib: u64,
+    /// Seed of the offsets.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+/// Run it.
+pub fn run(a: RealArgs) -> Result<()> {
+    anyhow::ensure!(
+        a.seconds > 0.0 && a.seconds <= 3600.0,
+        "--seconds must be in (0, 3600], not {}",
+        a.seconds
+    );
+    anyhow::ensure!(
+        (1..=256).contains(&a.threads),
+        "--threads must be 1 to 256, not {}",
+        a.threads
+    );
+    anyhow::ensure!(
+        (1..=1 << 20).contains(&a.data_mib) && (1..=1 << 20).contains(&a.pool_mib),
+        "--data-mib and --pool-mib must be 1 to 1048576"
+    );
+    util::ensure_fits_in_memory(a.pool_mib << 20, "the pool")?;
+    prepare(&a.out)?;
+    let tmp = tempfile::Builder::new()
+        .prefix("bufcache-ordering-")
+        .tempdir_in(&a.dir)
+        .with_context(|| format!("creating a temporary folder in {}", a.dir.display()))?;
+    let mut opts = RealOptions::new(tmp.path().to_path_buf());
+    opts.io_modes =
+        a.io.iter()
+            .map(|io| match io {
+                Io::Buffered => IoMode::Buffered,
+                Io::Direct => IoMode::Direct,
+            })
+            .collect();
+    opts.data_pages = a.data_mib * 256;
+    opts.frames = (a.pool_mib * 256) as usize;
+    opts.seconds = a.seconds;
+    opts.threads = a.threads;
+    opts.seed = a.seed;
+    let points = ordering::run(&opts).context("running the transactions")?;
+    let csv = a.out.join("burnett-ordering-real.csv");
+    write_csv(&csv, &points)?;
+    if a.json {
+        return util::emit(&json_lines(&points)?);
+    }
+    let mut out = table(&points);
+    out.push_str(&format!("\nfiles:\n  {}\n", csv.display()));
+    util::emit(&out)
+}
+
+fn table(points: &[RealPoint]) -> String {
+    let header: Vec<String> = [
+        "io",
+        "mechanism",
+        "commit",
+        "txn/s",
+        "KiB/txn",
+        "pages/txn",
+        "syncs",
+        "levels",
+        "dups",
+        "p50 µs",
+        "p99 µs",
+        "p99.9 µs",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let rows: Vec<Vec<String>> = points
+        .iter()
+        .map(|p| {
+            vec![
+                p.io.to_string(),
+                p.mechanism.to_string(),
+                format!("{:?}", p.commit).to_lowercase(),
+                format!("{:.0}", p.tps),
+                format!("{:.1}", p.device_bytes_per_txn / 1024.0),
+                format!("{:.2}", p.pool_pages_per_txn),
+                p.syncs.to_string(),
+                p.levels.to_string(),
+                p.duplicates.to_string(),
+                p.commit_p50_us.to_string(),
+                p.commit_p99_us.to_string(),
+                p.commit_p999_us.to_string(),
+            ]
+        })
+        .collect();
+    util::table(&header, &rows)
+}

@@ -1,0 +1,736 @@
+//! The bookkeeping of ordered writes, with no I/O and no latches: write nodes and their
+//! dependencies, which frame carries which node's data, the duplicates, and the rules of
+//! Burnett's Figures 4.7 and 4.9 (combine two versions of a page when nothing must be
+//! written between them, keep them apart otherwise).
+//!
+//! Barriers are expressed in the same graph, so one flusher serves both: `barrier()`
+//! creates a *marker* node that follows every write issued so far (it has no pages of its
+//! own and is durable once they are) and a new *epoch* node after it, which plain writes
+//! join until the next barrier. Graph writes issued after a barrier follow its marker.
+//!
+//! A node is live while it has versions not yet durable (`pending`) or dependencies not
+//! yet durable; it dies (leaves `live`) when both reach zero, and a write id is durable
+//! exactly when its node is dead. Node ids are issued in increasing order, and a
+//! dependency must name an id already issued, so the graph the application describes
+//! cannot have a cycle; combining never creates one (two nodes are combined only when
+//! there is no path between them, and a write that would need a path both ways gets a
+//! fresh node after both, see [`OrderState::order_write`]).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// A write node's id: the value a [`super::WriteId`] carries. 0 is never issued.
+pub(crate) type NodeId = u64;
+
+/// What a frame's dirty data is, for the ordering.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Tag {
+    /// Data of `node` not yet written; `gen` changes with every ordered write to the frame.
+    Pending { node: NodeId, gen: u64 },
+    /// This version of `node` was written to storage and waits for its level's sync; the
+    /// frame stays dirty until then (a read after an eviction would see storage).
+    InFlight { node: NodeId, gen: u64 },
+}
+
+/// What a write to a frame requires of the caller, decided by [`OrderState::order_write`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Placement {
+    /// Write into the frame; nothing else to do.
+    Join,
+    /// Copy the frame's bytes into a duplicate for `node` first (the old version is
+    /// written as it was, Figure 4.9 and the barrier's rule).
+    Duplicate { node: NodeId },
+}
+
+/// An old version of a page kept apart for its node (its bytes are owned by the caller's
+/// duplicate store, indexed the same way).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct DupInfo {
+    pub node: NodeId,
+    /// The page's file (its owner word) and page number.
+    pub owner: u64,
+    pub page: u64,
+    /// Written, waiting for its level's sync.
+    pub in_flight: bool,
+}
+
+#[derive(Debug, Default)]
+struct Node {
+    /// Versions (tagged frames and duplicates) of this node not yet durable.
+    pending: u32,
+    /// Nodes that must be durable first (raw ids: resolve with `find`).
+    deps: Vec<NodeId>,
+    /// Ids combined into this node (they name it until it dies).
+    aliases: Vec<NodeId>,
+    /// The last write or sync error of one of its versions, until a retry succeeds.
+    error: Option<String>,
+}
+
+/// Whether a write id is durable, and if not, why not yet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Status {
+    Durable,
+    Pending,
+    /// A version of the write or of one it follows failed: the message of that error.
+    Failed(String),
+}
+
+/// A write id that this pool never issued.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Unknown(pub NodeId);
+
+/// The ordering state of one pool.
+#[derive(Debug, Default)]
+pub(crate) struct OrderState {
+    /// The last id issued.
+    last: NodeId,
+    live: BTreeMap<NodeId, Node>,
+    /// Combined nodes: id -> the node it was combined into (until that node dies).
+    merged: HashMap<NodeId, NodeId>,
+    /// Frames carrying ordered data.
+    tags: HashMap<u32, Tag>,
+    gen: u64,
+    /// Duplicates by slot (`None`: free slot).
+    dups: Vec<Option<DupInfo>>,
+    dup_count: usize,
+    /// The node plain writes join once a barrier has been issued.
+    open_epoch: Option<NodeId>,
+    /// The marker of the last barrier: graph writes issued since follow it.
+    floor: Option<NodeId>,
+    /// Graph writes under way: their nodes may have no versions yet and must not die.
+    open_writes: BTreeSet<NodeId>,
+    /// Duplicates made so far (for the stats).
+    pub duplicates_made: u64,
+}
+
+impl OrderState {
+    fn issue(&mut self, deps: Vec<NodeId>) -> NodeId {
+        self.last += 1;
+        let id = self.last;
+        self.live.insert(
+            id,
+            Node {
+                deps,
+                aliases: vec![id],
+                ..Node::default()
+            },
+        );
+        id
+    }
+
+    /// The node an id names now (following combinations).
+    pub fn find(&self, mut n: NodeId) -> NodeId {
+        while let Some(&m) = self.merged.get(&n) {
+            n = m;
+        }
+        n
+    }
+
+    fn is_live(&self, n: NodeId) -> bool {
+        self.live.contains_key(&self.find(n))
+    }
+
+    /// Check that `id` was issued here; `Some(node)` when it is not durable yet.
+    pub fn resolve(&self, id: NodeId) -> Result<Option<NodeId>, Unknown> {
+        if id == 0 || id > self.last {
+            return Err(Unknown(id));
+        }
+        let n = self.find(id);
+        Ok(self.live.contains_key(&n).then_some(n))
+    }
+
+    /// A new node for a graph write after `deps` (ids already checked by `resolve`), and
+    /// after the last barrier's marker.
+    pub fn graph_node(&mut self, deps: &[NodeId]) -> NodeId {
+        let mut live: Vec<NodeId> = deps
+            .iter()
+            .chain(self.floor.iter())
+            .map(|&d| self.find(d))
+            .filter(|&d| self.live.contains_key(&d))
+            .collect();
+        live.sort_unstable();
+        live.dedup();
+        let n = self.issue(live);
+        self.open_writes.insert(n);
+        n
+    }
+
+    /// The graph write of node `n` returned (its versions are all tagged or copied).
+    pub fn write_done(&mut self, n: NodeId) {
+        self.open_writes.remove(&n);
+    }
+
+    /// The open epoch, started (with no predecessor) if no barrier was issued yet: for the
+    /// first barrier, which puts the dirty data already in the pool into it.
+    pub fn current_epoch(&mut self) -> NodeId {
+        if self.open_epoch.is_none() {
+            self.open_epoch = Some(self.issue(Vec::new()));
+        }
+        self.plain_node().expect("an epoch is open")
+    }
+
+    /// `barrier()`: a marker after every live node, and a new open epoch after it.
+    /// Returns the marker (durable once everything issued before is).
+    pub fn barrier(&mut self) -> NodeId {
+        // Everything issued before the last marker is behind that marker already: the new
+        // one follows it and what was issued since (not every live node, which would make
+        // a chain of epochs quadratic).
+        let since = self.floor.map_or(0, |m| m + 1);
+        let before: Vec<NodeId> = self
+            .floor
+            .filter(|&m| self.is_live(m))
+            .into_iter()
+            .chain(self.live.range(since..).map(|(&id, _)| id))
+            .collect();
+        let marker = self.issue(before);
+        self.floor = Some(marker);
+        self.open_epoch = Some(self.issue(vec![marker]));
+        marker
+    }
+
+    /// The node a plain write joins: the open epoch once a barrier was issued (a fresh one
+    /// after the last marker if the open one is already durable), none before.
+    pub fn plain_node(&mut self) -> Option<NodeId> {
+        let open = self.open_epoch?;
+        if self.is_live(open) {
+            return Some(self.find(open));
+        }
+        let marker: Vec<NodeId> = self
+            .floor
+            .filter(|&m| self.is_live(m))
+            .into_iter()
+            .collect();
+        let fresh = self.issue(marker);
+        self.open_epoch = Some(fresh);
+        Some(fresh)
+    }
+
+    /// Replace the open epoch (a plain write's node was replaced by a fresh one after it).
+    pub fn set_open_epoch(&mut self, node: NodeId) {
+        if self.open_epoch.is_some() {
+            self.open_epoch = Some(node);
+        }
+    }
+
+    /// Whether some node reachable from `roots` (roots included) is `target`.
+    fn reaches(&self, roots: &[NodeId], target: NodeId) -> bool {
+        let target = self.find(target);
+        let mut stack: Vec<NodeId> = roots.iter().map(|&r| self.find(r)).collect();
+        let mut seen = BTreeSet::new();
+        while let Some(n) = stack.pop() {
+            if n == target {
+                return true;
+            }
+            if !seen.insert(n) {
+                continue;
+            }
+            if let Some(node) = self.live.get(&n) {
+                stack.extend(node.deps.iter().map(|&d| self.find(d)));
+            }
+        }
+        false
+    }
+
+    fn deps_of(&self, n: NodeId) -> Vec<NodeId> {
+        self.live
+            .get(&self.find(n))
+            .map_or_else(Vec::new, |node| node.deps.clone())
+    }
+
+    /// Combine `from` into `into` (no path between them): one node after both's
+    /// dependencies, named by both's ids (Figure 4.7).
+    fn merge(&mut self, from: NodeId, into: NodeId) {
+        let (from, into) = (self.find(from), self.find(into));
+        debug_assert_ne!(from, into);
+        let moved = self.live.remove(&from).expect("combining a live node");
+        for &alias in &moved.aliases {
+            self.merged.insert(alias, into);
+        }
+        let target = self
+            .live
+            .get_mut(&into)
+            .expect("combining into a live node");
+        target.pending += moved.pending;
+        target.aliases.extend(moved.aliases);
+        for d in moved.deps {
+            if !target.deps.contains(&d) {
+                target.deps.push(d);
+            }
+        }
+        if target.error.is_none() {
+            target.error = moved.error;
+        }
+    }
+
+    /// An ordered write of node `*node` is about to change frame `frame` (exclusively
+    /// latched by the caller). Decides where the frame's current data goes, tags the frame
+    /// for `*node` and returns what the caller must do before writing into it. `*node` may
+    /// be replaced by a fresh node that follows both (when the frame's data belongs to a
+    /// node that must follow this write, and so can be neither combined with it nor
+    /// written after it): the caller continues with that node and returns its id.
+    pub fn order_write(&mut self, frame: u32, node: &mut NodeId) -> Placement {
+        let mut placement = Placement::Join;
+        if let Some(Tag::Pending { node: old, .. }) = self.tags.get(&frame).copied() {
+            let (old, cur) = (self.find(old), self.find(*node));
+            if old != cur {
+                let old_after_cur = self.reaches(&self.deps_of(old), cur);
+                let cur_after_old = self.reaches(&self.deps_of(cur), old);
+                if !old_after_cur && !cur_after_old {
+                    // Figure 4.7: nothing has to be written between the two versions.
+                    // The frame's version is counted already (the merge moved it).
+                    self.merge(old, cur);
+                    self.gen += 1;
+                    let gen = self.gen;
+                    self.tags.insert(frame, Tag::Pending { node: cur, gen });
+                    return Placement::Join;
+                }
+                if old_after_cur {
+                    // The old version must follow this write, and this write's version
+                    // must follow the old one (it overwrites it): a fresh node after both.
+                    let fresh = self.issue(vec![cur, old]);
+                    if self.open_writes.remove(&cur) {
+                        self.open_writes.insert(fresh);
+                    }
+                    *node = fresh;
+                }
+                placement = Placement::Duplicate { node: old };
+                self.tags.remove(&frame);
+            } else {
+                self.bump_gen(frame);
+                return Placement::Join;
+            }
+        }
+        // Untagged (clean or plain dirty data, which now goes with this node) or in flight
+        // (that version is already on its way; this one is a new version of `*node`).
+        let cur = self.find(*node);
+        self.tag(frame, cur);
+        placement
+    }
+
+    /// A plain write (not ordered: no barrier issued yet) is about to change `frame`: the
+    /// data joins whatever node the frame carries; a version already written is not
+    /// touched (its level still counts it), the frame just stays dirty for the usual
+    /// write-back.
+    pub fn plain_write(&mut self, frame: u32) {
+        match self.tags.get(&frame).copied() {
+            Some(Tag::Pending { .. }) => self.bump_gen(frame),
+            Some(Tag::InFlight { .. }) => {
+                self.tags.remove(&frame);
+            }
+            None => {}
+        }
+    }
+
+    fn bump_gen(&mut self, frame: u32) {
+        self.gen += 1;
+        let gen = self.gen;
+        if let Some(Tag::Pending { gen: g, .. }) = self.tags.get_mut(&frame) {
+            *g = gen;
+        }
+    }
+
+    /// Tag `frame` (untagged, or carrying a version already in flight) for `node`: one
+    /// more version of `node`.
+    fn tag(&mut self, frame: u32, node: NodeId) {
+        self.gen += 1;
+        let fresh = !matches!(self.tags.get(&frame), Some(Tag::Pending { .. }));
+        self.tags.insert(
+            frame,
+            Tag::Pending {
+                node,
+                gen: self.gen,
+            },
+        );
+        if fresh {
+            self.live
+                .get_mut(&node)
+                .expect("tagging a live node")
+                .pending += 1;
+        }
+    }
+
+    /// Record a duplicate of `node` for page `page` of file `owner`; returns its slot
+    /// (the frame's count moves to the duplicate: the caller's `order_write` removed the
+    /// frame's tag before counting its new version).
+    pub fn add_dup(&mut self, node: NodeId, owner: u64, page: u64) -> usize {
+        let info = DupInfo {
+            node,
+            owner,
+            page,
+            in_flight: false,
+        };
+        self.duplicates_made += 1;
+        self.dup_count += 1;
+        match self.dups.iter().position(Option::is_none) {
+            Some(slot) => {
+                self.dups[slot] = Some(info);
+                slot
+            }
+            None => {
+                self.dups.push(Some(info));
+                self.dups.len() - 1
+            }
+        }
+    }
+
+    /// Duplicates held now.
+    pub fn dup_count(&self) -> usize {
+        self.dup_count
+    }
+
+    /// Frames carrying ordered data now.
+    pub fn tagged_frames(&self) -> usize {
+        self.tags.len()
+    }
+
+    /// The tag of a frame.
+    pub fn tag_of(&self, frame: u32) -> Option<Tag> {
+        self.tags.get(&frame).copied()
+    }
+
+    /// Anything not yet durable.
+    pub fn has_pending(&self) -> bool {
+        !self.live.is_empty()
+    }
+
+    /// Live nodes whose dependencies are all durable and that have versions to write;
+    /// with `wanted`, only those some node in `wanted` depends on (or is).
+    fn ready(&self, wanted: Option<&[NodeId]>) -> BTreeSet<NodeId> {
+        let scope: Option<BTreeSet<NodeId>> = wanted.map(|w| {
+            let mut seen = BTreeSet::new();
+            let mut stack: Vec<NodeId> = w.iter().map(|&n| self.find(n)).collect();
+            while let Some(n) = stack.pop() {
+                if let Some(node) = self.live.get(&n) {
+                    if seen.insert(n) {
+                        stack.extend(node.deps.iter().map(|&d| self.find(d)));
+                    }
+                }
+            }
+            seen
+        });
+        self.live
+            .iter()
+            .filter(|(id, node)| {
+                node.pending > 0
+                    && scope.as_ref().is_none_or(|s| s.contains(id))
+                    && node.deps.iter().all(|&d| !self.is_live(d))
+            })
+            .map(|(&id, _)| id)
+            .collect()
+    }
+
+    /// The next level: the frames (with the tag seen) and duplicate slots whose nodes are
+    /// ready, each list in a fixed order (frame id, slot).
+    pub fn level(&self, wanted: Option<&[NodeId]>) -> (Vec<(u32, Tag)>, Vec<usize>) {
+        let ready = self.ready(wanted);
+        if ready.is_empty() {
+            return (Vec::new(), Vec::new());
+        }
+        let mut frames: Vec<(u32, Tag)> = self
+            .tags
+            .iter()
+            .filter(|(_, t)| matches!(t, Tag::Pending { node, .. } if ready.contains(&self.find(*node))))
+            .map(|(&f, &t)| (f, t))
+            .collect();
+        frames.sort_unstable_by_key(|&(f, _)| f);
+        let dups = self
+            .dups
+            .iter()
+            .enumerate()
+            .filter_map(|(slot, d)| {
+                d.filter(|d| !d.in_flight && ready.contains(&self.find(d.node)))
+                    .map(|_| slot)
+            })
+            .collect();
+        (frames, dups)
+    }
+
+    /// The duplicate in `slot`.
+    pub fn dup(&self, slot: usize) -> Option<DupInfo> {
+        self.dups.get(slot).copied().flatten()
+    }
+
+    /// Frame `frame`'s version `seen` was written: in flight until its level's sync.
+    /// False if the frame's tag changed since the level was chosen (not written then).
+    pub fn frame_written(&mut self, frame: u32, seen: Tag) -> bool {
+        let Tag::Pending { node, gen } = seen else {
+            return false;
+        };
+        if self.tags.get(&frame) != Some(&seen) {
+            return false;
+        }
+        self.tags.insert(frame, Tag::InFlight { node, gen });
+        true
+    }
+
+    /// A duplicate was written: in flight until its level's sync.
+    pub fn dup_written(&mut self, slot: usize) {
+        if let Some(Some(d)) = self.dups.get_mut(slot) {
+            d.in_flight = true;
+        }
+    }
+
+    /// The level's sync succeeded for frame `frame`'s in-flight version `seen`: one
+    /// version of its node is durable. True if the frame still carries exactly that
+    /// version (the caller, holding a latch on it, may then mark it clean).
+    pub fn frame_durable(&mut self, frame: u32, seen: Tag) -> bool {
+        let Tag::Pending { node, gen } = seen else {
+            return false;
+        };
+        self.version_durable(node);
+        if self.tags.get(&frame) == Some(&Tag::InFlight { node, gen }) {
+            self.tags.remove(&frame);
+            return true;
+        }
+        false
+    }
+
+    /// The level's sync succeeded for the duplicate in `slot`: it is freed.
+    pub fn dup_durable(&mut self, slot: usize) {
+        if let Some(d) = self.dups.get_mut(slot).and_then(Option::take) {
+            self.dup_count -= 1;
+            self.version_durable(d.node);
+        }
+    }
+
+    fn version_durable(&mut self, node: NodeId) {
+        let n = self.find(node);
+        if let Some(node) = self.live.get_mut(&n) {
+            debug_assert!(node.pending > 0, "more versions durable than written");
+            node.pending -= 1;
+            if node.pending == 0 {
+                node.error = None;
+            }
+        }
+    }
+
+    /// A version of `node` failed to reach storage (write or sync): remember why for its
+    /// waiters. A frame's version that was in flight goes back to pending (it is still
+    /// dirty), as does a duplicate; both are written again by the next level.
+    pub fn failed(
+        &mut self,
+        node: NodeId,
+        frame: Option<(u32, Tag)>,
+        dup: Option<usize>,
+        why: &str,
+    ) {
+        let n = self.find(node);
+        if let Some(node) = self.live.get_mut(&n) {
+            node.error = Some(why.to_string());
+        }
+        if let Some((frame, Tag::Pending { node, gen })) = frame {
+            if self.tags.get(&frame) == Some(&Tag::InFlight { node, gen }) {
+                self.tags.insert(frame, Tag::Pending { node, gen });
+            }
+        }
+        if let Some(Some(d)) = dup.and_then(|s| self.dups.get_mut(s)) {
+            d.in_flight = false;
+        }
+    }
+
+    /// The frame's data is gone (its page was truncated away or its file closed): its
+    /// version will never be written, so it no longer holds its node back.
+    pub fn frame_dropped(&mut self, frame: u32) {
+        if let Some(Tag::Pending { node, .. }) = self.tags.remove(&frame) {
+            self.version_durable(node);
+        }
+    }
+
+    /// Remove the nodes that are durable now (no versions left, every dependency durable),
+    /// until none is left to remove; returns how many died.
+    pub fn sweep(&mut self) -> usize {
+        let mut died = 0;
+        loop {
+            let dead: Vec<NodeId> = self
+                .live
+                .iter()
+                .filter(|(id, n)| {
+                    n.pending == 0
+                        && !self.open_writes.contains(id)
+                        && n.deps.iter().all(|&d| !self.is_live(d))
+                })
+                .map(|(&id, _)| id)
+                .collect();
+            if dead.is_empty() {
+                return died;
+            }
+            for id in dead {
+                let node = self.live.remove(&id).expect("listed as live");
+                for alias in node.aliases {
+                    self.merged.remove(&alias);
+                }
+                died += 1;
+            }
+        }
+    }
+
+    /// Whether write `id` is durable, and if not, whether an error holds it back (its own
+    /// or one of the writes it follows).
+    pub fn status(&self, id: NodeId) -> Result<Status, Unknown> {
+        let Some(n) = self.resolve(id)? else {
+            return Ok(Status::Durable);
+        };
+        let mut stack = vec![n];
+        let mut seen = BTreeSet::new();
+        while let Some(n) = stack.pop() {
+            if !seen.insert(n) {
+                continue;
+            }
+            if let Some(node) = self.live.get(&n) {
+                if let Some(e) = &node.error {
+                    return Ok(Status::Failed(e.clone()));
+                }
+                stack.extend(node.deps.iter().map(|&d| self.find(d)));
+            }
+        }
+        Ok(Status::Pending)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A whole graph write of one page: its node, where the page went, write done.
+    fn gw(s: &mut OrderState, frame: u32, deps: &[NodeId]) -> (NodeId, Placement) {
+        let mut n = s.graph_node(deps);
+        let placed = s.order_write(frame, &mut n);
+        s.write_done(n);
+        (n, placed)
+    }
+
+    /// Two transactions whose log records share a page and whose data pages differ: the
+    /// two log versions combine into one node that both data nodes follow (Figure 4.7).
+    #[test]
+    fn log_writes_to_one_page_combine() {
+        let mut s = OrderState::default();
+        let (l1, p) = gw(&mut s, 0, &[]);
+        assert_eq!(p, Placement::Join);
+        assert_eq!(gw(&mut s, 10, &[l1]).1, Placement::Join);
+        let (l2, p) = gw(&mut s, 0, &[]);
+        assert_eq!(p, Placement::Join);
+        assert_eq!(
+            s.find(l1),
+            l2,
+            "the first log node was combined into the second"
+        );
+        assert_eq!(gw(&mut s, 11, &[l2]).1, Placement::Join);
+        // the level: only the log page; then both data pages
+        let (frames, dups) = s.level(None);
+        assert_eq!(frames.iter().map(|f| f.0).collect::<Vec<_>>(), [0]);
+        assert!(dups.is_empty());
+        assert!(s.frame_written(0, frames[0].1));
+        assert!(s.frame_durable(0, frames[0].1));
+        s.sweep();
+        assert_eq!(s.status(l1), Ok(Status::Durable));
+        assert_eq!(s.status(l2), Ok(Status::Durable));
+        let (frames, _) = s.level(None);
+        assert_eq!(frames.iter().map(|f| f.0).collect::<Vec<_>>(), [10, 11]);
+    }
+
+    /// Figure 4.9: log write 2 follows data B, which follows log write 1, all on the same
+    /// log page: the second log write cannot combine with the first; the old version is
+    /// duplicated and written first.
+    #[test]
+    fn a_write_ordered_after_the_pages_version_duplicates_it() {
+        let mut s = OrderState::default();
+        let (l1, _) = gw(&mut s, 0, &[]);
+        let (b, _) = gw(&mut s, 20, &[l1]);
+        let (l2, p) = gw(&mut s, 0, &[b]);
+        assert_eq!(p, Placement::Duplicate { node: l1 });
+        let slot = s.add_dup(l1, 7, 0);
+        assert_eq!(s.dup_count(), 1);
+        // level 1: the duplicate (l1's version); level 2: data b; level 3: the frame (l2)
+        let (frames, dups) = s.level(None);
+        assert!(frames.is_empty());
+        assert_eq!(dups, [slot]);
+        s.dup_written(slot);
+        s.dup_durable(slot);
+        s.sweep();
+        let (frames, _) = s.level(None);
+        assert_eq!(frames.iter().map(|f| f.0).collect::<Vec<_>>(), [20]);
+        assert!(s.frame_written(20, frames[0].1) && s.frame_durable(20, frames[0].1));
+        s.sweep();
+        let (frames, _) = s.level(None);
+        assert_eq!(frames.iter().map(|f| f.0).collect::<Vec<_>>(), [0]);
+        assert_eq!(s.status(l2), Ok(Status::Pending));
+    }
+
+    /// A page written again after a barrier is duplicated; the marker is durable exactly
+    /// when everything before the barrier is.
+    #[test]
+    fn barriers_keep_epochs_apart() {
+        let mut s = OrderState::default();
+        assert_eq!(s.plain_node(), None);
+        let k1 = s.barrier();
+        s.sweep();
+        let mut e1 = s.plain_node().unwrap();
+        s.order_write(3, &mut e1);
+        s.order_write(4, &mut e1);
+        let k2 = s.barrier();
+        let mut e2 = s.plain_node().unwrap();
+        assert_ne!(e1, e2);
+        assert_eq!(s.order_write(3, &mut e2), Placement::Duplicate { node: e1 });
+        s.add_dup(e1, 1, 3);
+        s.sweep();
+        assert_eq!(
+            s.status(k1),
+            Ok(Status::Durable),
+            "nothing before the first"
+        );
+        assert_eq!(s.status(k2), Ok(Status::Pending));
+        let (frames, dups) = s.level(None);
+        assert_eq!(frames.iter().map(|f| f.0).collect::<Vec<_>>(), [4]);
+        assert_eq!(dups, [0]);
+    }
+
+    /// A graph write that has tagged nothing yet is not durable (a level's sweep must not
+    /// take its node), and is once it is done.
+    #[test]
+    fn a_write_under_way_keeps_its_node() {
+        let mut s = OrderState::default();
+        let n = s.graph_node(&[]);
+        assert_eq!(s.sweep(), 0);
+        assert_eq!(s.status(n), Ok(Status::Pending));
+        s.write_done(n);
+        assert_eq!(s.sweep(), 1);
+        assert_eq!(s.status(n), Ok(Status::Durable));
+    }
+
+    /// A write whose page carries a node that already follows this write (through a
+    /// combination made earlier in the same call) gets a fresh node after both, and the
+    /// old version is duplicated.
+    #[test]
+    fn a_page_of_a_later_node_splits_the_write() {
+        let mut s = OrderState::default();
+        let (l1, _) = gw(&mut s, 0, &[]); // log page
+        let (d1, _) = gw(&mut s, 5, &[l1]); // data page after it
+                                            // one write over the log page and the data page: the log page combines l1 into
+                                            // the new node, which the data page's node then follows
+        let mut n = s.graph_node(&[]);
+        assert_eq!(s.order_write(0, &mut n), Placement::Join);
+        assert_eq!(s.find(l1), n);
+        let first = n;
+        assert_eq!(s.order_write(5, &mut n), Placement::Duplicate { node: d1 });
+        assert_ne!(n, first, "a fresh node");
+        s.write_done(n);
+        // order: the combined log node, then d1's duplicate, then the fresh node
+        let (frames, dups) = s.level(None);
+        assert_eq!((frames.len(), dups.len()), (1, 0));
+        assert_eq!(frames[0].0, 0);
+    }
+
+    #[test]
+    fn unknown_ids_and_errors_are_reported() {
+        let mut s = OrderState::default();
+        assert_eq!(s.status(0), Err(Unknown(0)));
+        assert_eq!(s.status(1), Err(Unknown(1)));
+        let (a, _) = gw(&mut s, 1, &[]);
+        let (b, _) = gw(&mut s, 2, &[a]);
+        let (frames, _) = s.level(None);
+        s.frame_written(1, frames[0].1);
+        s.failed(a, Some(frames[0]), None, "EIO");
+        assert_eq!(s.status(b), Ok(Status::Failed("EIO".into())));
+        // back to pending: the next level writes it again
+        assert_eq!(s.level(None).0, frames);
+    }
+}
