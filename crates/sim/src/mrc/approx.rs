@@ -4,7 +4,7 @@
 //! ([`super::filter::key_hash`]). The SHARDS estimator sees every request (it counts the
 //! ones it drops, for the first-bucket adjustment); requests to keys under the miniature
 //! simulations' threshold are renumbered and collected, and every [`SAMPLED_BATCH`] of them
-//! goes to all miniature caches in parallel. Memory: the reader's buffer, the SHARDS state
+//! goes to all miniature caches in parallel, while the next batch is being read. Memory: the reader's buffer, the SHARDS state
 //! (bounded at fixed size), the miniature caches (the rate times the full ones) and one
 //! batch of sampled requests. The trace is never held.
 //!
@@ -274,43 +274,35 @@ pub fn approximate(
         Some(caps) => Buckets::Edges(caps.clone()),
         None => Buckets::LogLinear,
     };
-    let mut shards = Shards::new(sampling, buckets, config.byte_mode);
-    let mut ids = KeyIds::default();
-    let mut sampled: Vec<SampledOp> = Vec::with_capacity(SAMPLED_BATCH);
-    let mut reader = open()?;
-    let mut batch = vec![Request::default(); READ_BATCH];
+    let shards = Shards::new(sampling, buckets, config.byte_mode);
+    let mut sampler = Sampler {
+        reader: open()?,
+        batch: vec![Request::default(); READ_BATCH],
+        shards,
+        ids: KeyIds::default(),
+        mini_filter: mini.as_ref().map(|(_, f, _)| *f),
+    };
+    // Reading and sampling the next batch overlaps with the miniature caches serving the
+    // previous one.
+    let mut filling: Vec<SampledOp> = Vec::with_capacity(SAMPLED_BATCH);
+    let mut ready: Vec<SampledOp> = Vec::with_capacity(SAMPLED_BATCH);
     loop {
-        let n = reader.read_batch(&mut batch)?;
-        if n == 0 {
+        let (read, ()) = rayon::join(
+            || sampler.fill(&mut filling, progress),
+            || {
+                if let Some((sim, _, _)) = &mut mini {
+                    sim.feed(&ready);
+                }
+            },
+        );
+        let at_end = read?;
+        std::mem::swap(&mut filling, &mut ready);
+        filling.clear();
+        if at_end {
             break;
         }
-        for r in &batch[..n] {
-            let hash = key_hash(r.key);
-            let delete = r.op == Op::Delete;
-            if delete {
-                shards.delete(hash);
-            } else {
-                shards.access(hash, r.size);
-            }
-            if let Some((_, filter, _)) = &mini {
-                if hash <= filter.threshold() {
-                    sampled.push(SampledOp {
-                        key: ids.id(hash),
-                        size: r.size,
-                        stream: r.stream,
-                        delete,
-                    });
-                }
-            }
-        }
-        if let Some((sim, _, _)) = &mut mini {
-            if sampled.len() >= SAMPLED_BATCH {
-                sim.feed(&sampled);
-                sampled.clear();
-            }
-        }
-        progress(n as u64);
     }
+    let mut shards = sampler.shards;
     if shards.requests() == 0 {
         return Err(MrcError::Empty);
     }
@@ -336,7 +328,7 @@ pub fn approximate(
         points: shards.curve(&caps, config.adjust),
     }];
     if let Some((mut sim, filter, mini_caps)) = mini {
-        sim.feed(&sampled);
+        sim.feed(&ready);
         let results = sim.results();
         for spec in &config.policies {
             let label = spec.label();
@@ -368,6 +360,54 @@ pub fn approximate(
         shards_state_bytes: shards.peak_state_bytes() as u64,
         passes,
     })
+}
+
+/// The reading side of the pass: SHARDS sees every request, and the miniature caches'
+/// sample is collected for the caller.
+struct Sampler {
+    reader: Box<dyn TraceReader>,
+    batch: Vec<Request>,
+    shards: Shards,
+    ids: KeyIds,
+    mini_filter: Option<SpatialFilter>,
+}
+
+impl Sampler {
+    /// Reads until `out` holds [`SAMPLED_BATCH`] sampled operations or the trace ends;
+    /// true at the end.
+    fn fill(
+        &mut self,
+        out: &mut Vec<SampledOp>,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<bool, MrcError> {
+        while out.len() < SAMPLED_BATCH {
+            let n = self.reader.read_batch(&mut self.batch)?;
+            if n == 0 {
+                return Ok(true);
+            }
+            for r in &self.batch[..n] {
+                let hash = key_hash(r.key);
+                let delete = r.op == Op::Delete;
+                if delete {
+                    self.shards.delete(hash);
+                } else {
+                    self.shards.access(hash, r.size);
+                }
+                if let Some(filter) = &self.mini_filter {
+                    if hash <= filter.threshold() {
+                        out.push(SampledOp {
+                            key: self.ids.id(hash),
+                            size: r.size,
+                            stream: r.stream,
+                            delete,
+                        });
+                    }
+                }
+            }
+            progress(n as u64);
+        }
+        Ok(false)
+    }
 }
 
 /// The pre-pass of miniature simulation at fractional sizes: the working set as the
