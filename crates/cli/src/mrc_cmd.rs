@@ -126,25 +126,33 @@ struct Row<'a> {
     byte_miss_ratio: Option<f64>,
 }
 
+/// `--sizes`: `Some(n)` when it is a number of points, `None` when it is a list.
+pub(crate) fn point_count(text: &str) -> Result<Option<usize>> {
+    let t = text.trim();
+    if t.contains(',') || t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
+        return Ok(None);
+    }
+    let n: usize = t
+        .parse()
+        .with_context(|| format!("--sizes {t}: too many points"))?;
+    if n == 0 || n > 10_000 {
+        bail!("--sizes {t}: give between 1 and 10000 points, or a list of sizes");
+    }
+    Ok(Some(n))
+}
+
 /// Resolve `--sizes` into capacities in units for `trace`.
-pub(crate) fn capacities(text: &str, trace: &CompactTrace, ignore_size: bool) -> Result<Vec<u64>> {
+fn capacities(text: &str, trace: &CompactTrace, ignore_size: bool) -> Result<Vec<u64>> {
     let total = if ignore_size {
         trace.summary().distinct_keys
     } else {
         trace.summary().footprint_bytes
     };
-    let t = text.trim();
-    if !t.contains(',') && !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
-        let n: usize = t
-            .parse()
-            .with_context(|| format!("--sizes {t}: too many points"))?;
-        if n == 0 || n > 10_000 {
-            bail!("--sizes {t}: give between 1 and 10000 points, or a list of sizes");
-        }
+    if let Some(n) = point_count(text)? {
         return Ok(even_grid(total, n));
     }
     let mut caps = Vec::new();
-    for part in t.split(',').filter(|p| !p.trim().is_empty()) {
+    for part in text.split(',').filter(|p| !p.trim().is_empty()) {
         let size = CacheSize::parse(part)?;
         caps.push(size.resolve(ignore_size, trace.working_set())?);
     }
