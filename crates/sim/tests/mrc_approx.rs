@@ -284,10 +284,11 @@ fn mae(a: &[f64], b: &[f64]) -> f64 {
 #[test]
 fn sampled_curves_stay_close_to_the_exact_ones() {
     // 400k requests over 100k keys; the rate keeps about 10k sampled keys. Errors seen
-    // over fresh seeds: SHARDS 0.001-0.003, fixed size 0.002-0.009, miniature LRU and FIFO
-    // 0.009-0.013 (no first-bucket adjustment there: whether the few hottest keys fall in
-    // the sample moves the whole curve). The bounds leave room above those, and stay
-    // far below the error of a wrong scaling (a missing or doubled 1/R: 0.1 and more).
+    // over fresh seeds: SHARDS 0.001-0.0043, fixed size 0.002-0.009, miniature LRU and
+    // FIFO (adjusted, the default) 0.0018-0.0051 — unadjusted they were 0.009-0.013:
+    // whether the few hottest keys fall in the sample moves the whole curve. The bounds
+    // leave room above those and stay far below the error of a wrong scaling (a missing
+    // or doubled 1/R: 0.1 and more).
     testutil::explore(|seed| {
         let reqs = mixed_trace(seed, 400_000, 100_000);
         let trace = CompactTrace::from_requests(&reqs);
@@ -327,7 +328,7 @@ fn sampled_curves_stay_close_to_the_exact_ones() {
                 .collect();
             let err = mae(&ratios(i + 1), &full_mr);
             eprintln!("minisim {} MAE {err}", spec.label());
-            assert!(err < 0.03, "{seed}: minisim {} MAE {err}", spec.label());
+            assert!(err < 0.015, "{seed}: minisim {} MAE {err}", spec.label());
         }
         let ws = got.working_set.objects / distinct as f64;
         assert!((0.9..1.1).contains(&ws), "{seed}: working set off by {ws}");

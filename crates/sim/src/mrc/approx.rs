@@ -43,7 +43,7 @@ use trace::{Op, Request, TraceError, TraceReader};
 
 use super::filter::{key_hash, SpatialFilter};
 use super::histogram::{Buckets, CurvePoint};
-use super::minisim::{KeyIds, MiniSim, SampledOp};
+use super::minisim::{KeyIds, MiniResult, MiniSim, SampledOp};
 use super::shards::{Sampling, Shards};
 use super::{even_grid, MrcError};
 use crate::size::{CacheSize, SizeKind, WorkingSet};
@@ -93,7 +93,8 @@ pub struct ApproxConfig {
     pub byte_mode: bool,
     /// Policies for miniature simulation (ignored by the SHARDS methods).
     pub policies: Vec<PolicySpec>,
-    /// Apply SHARDS' first-bucket adjustment (default true).
+    /// Apply SHARDS' first-bucket adjustment, and its counterpart to miniature caches
+    /// (default true; see [`approximate`]).
     pub adjust: bool,
     /// Seed of randomized policies.
     pub seed: u64,
@@ -335,12 +336,7 @@ pub fn approximate(
             let points = results
                 .iter()
                 .filter(|r| r.policy == label)
-                .map(|r| CurvePoint {
-                    capacity: r.capacity,
-                    misses: r.counts.misses() as f64 / filter.rate(),
-                    miss_ratio: r.counts.miss_ratio(),
-                    byte_miss_ratio: r.counts.byte_miss_ratio(),
-                })
+                .map(|r| mini_point(r, filter.rate(), &shards, config.adjust))
                 .collect();
             curves.push(ApproxCurve {
                 policy: label,
@@ -360,6 +356,39 @@ pub fn approximate(
         shards_state_bytes: shards.peak_state_bytes() as u64,
         passes,
     })
+}
+
+/// A miniature run's point. Unadjusted (the paper's estimate), the miss ratio is the
+/// miniature cache's own. Adjusted, its misses scaled by `1 / R` are divided by the
+/// trace's requests instead of by the sampled ones scaled: requests the sample drew beyond
+/// its expected share count as hits, as SHARDS' first-bucket adjustment has them (for LRU
+/// the two estimates are then the same formula). At rate 1 both are the replay's ratios.
+fn mini_point(r: &MiniResult, rate: f64, shards: &Shards, adjust: bool) -> CurvePoint {
+    let misses = r.counts.misses() as f64 / rate;
+    let bytes_missed = r.counts.bytes_missed as f64 / rate;
+    let (miss_ratio, byte_miss_ratio) = if adjust {
+        (
+            ratio(misses, shards.requests() as f64),
+            ratio(bytes_missed, shards.bytes() as f64),
+        )
+    } else {
+        (r.counts.miss_ratio(), r.counts.byte_miss_ratio())
+    };
+    CurvePoint {
+        capacity: r.capacity,
+        misses,
+        miss_ratio,
+        byte_miss_ratio,
+    }
+}
+
+/// `a / b` clamped to `[0, 1]`, 0 when `b` is 0.
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 {
+        (a / b).min(1.0)
+    } else {
+        0.0
+    }
 }
 
 /// The reading side of the pass: SHARDS sees every request, and the miniature caches'

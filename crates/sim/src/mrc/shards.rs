@@ -90,6 +90,11 @@ impl Shards {
         self.requests
     }
 
+    /// Bytes of the requests seen (sampled or not).
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
     /// Requests that were sampled.
     pub fn sampled_requests(&self) -> u64 {
         self.sampled_requests
