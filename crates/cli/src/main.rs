@@ -17,9 +17,11 @@ mod mrc_approx;
 mod mrc_cmd;
 mod nelson_cmd;
 mod replay_cmd;
+mod run_opts;
 mod serve_cmd;
 mod trace_cmd;
 mod ubc_cmd;
+mod ubc_real_cmd;
 mod util;
 
 use std::process::ExitCode;
