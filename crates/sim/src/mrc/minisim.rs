@@ -124,7 +124,7 @@ impl MiniSim {
                     .map_err(|error| ReplayError::Policy {
                         policy: spec.label(),
                         size: capacity.to_string(),
-                        error,
+                        error: Box::new(error),
                     })?;
                 if policy::Policy::needs_future(&policy) {
                     return Err(MrcError::Offline(spec.label()));
