@@ -13,6 +13,7 @@ mod dust_cmd;
 mod experiment_cmd;
 mod inforeplace_cmd;
 mod input;
+mod mrc_approx;
 mod mrc_cmd;
 mod nelson_cmd;
 mod ordering_real_cmd;

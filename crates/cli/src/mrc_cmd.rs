@@ -1,4 +1,6 @@
-//! `bufcache mrc`: miss-ratio curves, exact for LRU in one pass, by sweep otherwise.
+//! `bufcache mrc`: miss-ratio curves — exact for LRU in one pass, by sweep for other
+//! policies, or approximated from a spatial sample in one streaming pass
+//! ([`crate::mrc_approx`]).
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -8,7 +10,8 @@ use clap::Args;
 use policy::PolicySpec;
 use report::{Axis, Bounds, Figure, Series};
 use serde::Serialize;
-use sim::mrc::{even_grid, sweep, MrcPoint, StackDistances};
+use sim::mrc::histogram::Buckets;
+use sim::mrc::{even_grid, key_hash, sweep, MrcPoint, Sampling, Shards, StackDistances};
 use sim::{CacheSize, CompactTrace, ReplayOptions};
 
 use crate::input::{self, ReadArgs};
@@ -30,9 +33,24 @@ pub struct MrcArgs {
     /// comma-separated list of sizes (1000, 64MiB, 0.1).
     #[arg(long, value_name = "N|LIST", default_value = "20")]
     pub sizes: String,
-    /// Unit mode: every object occupies one unit (needed for the one-pass LRU curve).
+    /// Unit mode: every object occupies one unit; otherwise capacities are bytes.
     #[arg(long)]
     pub ignore_size: bool,
+    /// How to compute the curves: exact (the whole trace in memory: LRU in one pass,
+    /// other policies by replay at every size), shards (LRU from a fixed-rate sample),
+    /// shards-fixed (LRU from a sample of at most --samples keys), minisim (every policy
+    /// on a fixed-rate sample in caches scaled by the rate). The last three stream.
+    #[arg(long, value_enum, default_value = "exact")]
+    pub method: MrcMethod,
+    /// Sampling rate of shards and minisim, in (0, 1].
+    #[arg(long, value_name = "R", default_value_t = 0.01)]
+    pub rate: f64,
+    /// Sample budget (keys) of shards-fixed.
+    #[arg(long, value_name = "N", default_value_t = 32_768)]
+    pub samples: usize,
+    /// Leave out SHARDS' first-bucket adjustment (see docs/mrc.md).
+    #[arg(long)]
+    pub no_adjust: bool,
     /// Seed for randomized policies and the built-in workload.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
@@ -47,12 +65,51 @@ pub struct MrcArgs {
     pub csv: bool,
 }
 
+/// `--method`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum MrcMethod {
+    /// Exact curves from the whole trace in memory.
+    Exact,
+    /// SHARDS at a fixed rate (LRU).
+    Shards,
+    /// SHARDS with a fixed sample budget (LRU).
+    ShardsFixed,
+    /// Miniature simulation of every policy.
+    Minisim,
+}
+
+/// One point of a computed curve.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Point {
+    pub capacity: u64,
+    pub requests: u64,
+    /// Misses (estimated for sampled curves, rounded).
+    pub misses: u64,
+    pub miss_ratio: f64,
+    /// Byte miss ratio where the method gives it.
+    pub byte_miss_ratio: Option<f64>,
+}
+
+impl From<MrcPoint> for Point {
+    fn from(p: MrcPoint) -> Self {
+        Point {
+            capacity: p.capacity,
+            requests: p.requests,
+            misses: p.misses,
+            miss_ratio: p.miss_ratio(),
+            byte_miss_ratio: None,
+        }
+    }
+}
+
 /// One computed curve.
-struct Curve {
-    trace: String,
-    policy: String,
-    method: &'static str,
-    points: Vec<MrcPoint>,
+pub(crate) struct Curve {
+    pub trace: String,
+    pub policy: String,
+    pub method: &'static str,
+    /// Sampling rate (None for exact curves and sweeps).
+    pub rate: Option<f64>,
+    pub points: Vec<Point>,
 }
 
 #[derive(Serialize)]
@@ -60,11 +117,28 @@ struct Row<'a> {
     trace: &'a str,
     policy: &'a str,
     method: &'a str,
+    rate: Option<f64>,
     mode: &'a str,
     capacity: u64,
     requests: u64,
     misses: u64,
     miss_ratio: f64,
+    byte_miss_ratio: Option<f64>,
+}
+
+/// `--sizes`: `Some(n)` when it is a number of points, `None` when it is a list.
+pub(crate) fn point_count(text: &str) -> Result<Option<usize>> {
+    let t = text.trim();
+    if t.contains(',') || t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
+        return Ok(None);
+    }
+    let n: usize = t
+        .parse()
+        .with_context(|| format!("--sizes {t}: too many points"))?;
+    if n == 0 || n > 10_000 {
+        bail!("--sizes {t}: give between 1 and 10000 points, or a list of sizes");
+    }
+    Ok(Some(n))
 }
 
 /// Resolve `--sizes` into capacities in units for `trace`.
@@ -74,18 +148,11 @@ fn capacities(text: &str, trace: &CompactTrace, ignore_size: bool) -> Result<Vec
     } else {
         trace.summary().footprint_bytes
     };
-    let t = text.trim();
-    if !t.contains(',') && !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
-        let n: usize = t
-            .parse()
-            .with_context(|| format!("--sizes {t}: too many points"))?;
-        if n == 0 || n > 10_000 {
-            bail!("--sizes {t}: give between 1 and 10000 points, or a list of sizes");
-        }
+    if let Some(n) = point_count(text)? {
         return Ok(even_grid(total, n));
     }
     let mut caps = Vec::new();
-    for part in t.split(',').filter(|p| !p.trim().is_empty()) {
+    for part in text.split(',').filter(|p| !p.trim().is_empty()) {
         let size = CacheSize::parse(part)?;
         caps.push(size.resolve(ignore_size, trace.working_set())?);
     }
@@ -97,8 +164,34 @@ fn capacities(text: &str, trace: &CompactTrace, ignore_size: bool) -> Result<Vec
     Ok(caps)
 }
 
+/// The exact byte-LRU curve in one pass: byte-weighted stack distances, exact at the
+/// given capacities (a request hits when the bytes of the distinct objects touched since
+/// its previous access, itself included, fit), which is LRU's behaviour wherever no single
+/// object is larger than the cache.
+fn exact_bytes(trace: &CompactTrace, caps: &[u64]) -> Vec<Point> {
+    let mut shards = Shards::new(Sampling::Rate(1.0), Buckets::Edges(caps.to_vec()), true);
+    for item in trace.items() {
+        shards.access(key_hash(item.key), item.size);
+    }
+    shards
+        .curve(caps, true)
+        .into_iter()
+        .map(|p| Point {
+            capacity: p.capacity,
+            requests: trace.summary().requests,
+            misses: p.misses.round() as u64,
+            miss_ratio: p.miss_ratio,
+            byte_miss_ratio: Some(p.byte_miss_ratio),
+        })
+        .collect()
+}
+
 /// Run `bufcache mrc`.
 pub fn run(args: MrcArgs) -> Result<()> {
+    if args.method != MrcMethod::Exact {
+        let curves = crate::mrc_approx::run(&args)?;
+        return output(&args, &curves.curves, &curves.notes);
+    }
     // The built-in workload's objects are all 4 KiB: count objects (exact one-pass LRU).
     let mut args = args;
     if args.traces.is_empty() {
@@ -110,6 +203,7 @@ pub fn run(args: MrcArgs) -> Result<()> {
         inputs.push((s.label, s.trace));
     } else {
         for path in &args.traces {
+            crate::mrc_approx::ensure_exact_fits(path, &args.read)?;
             inputs.push((input::describe(path), input::load(path, &args.read)?));
         }
     }
@@ -126,13 +220,15 @@ pub fn run(args: MrcArgs) -> Result<()> {
     for (label, trace) in &inputs {
         let caps = capacities(&args.sizes, trace, args.ignore_size)?;
         for spec in &policies {
-            let exact = spec.name == "lru"
-                && spec.params.is_empty()
-                && args.ignore_size
-                && trace.deletes().is_empty();
-            let (method, points) = if exact {
+            let exact = spec.name == "lru" && spec.params.is_empty() && trace.deletes().is_empty();
+            let (method, points) = if exact && args.ignore_size {
                 let s = StackDistances::compute(trace)?;
-                ("exact", s.curve(&caps))
+                (
+                    "exact",
+                    s.curve(&caps).into_iter().map(Point::from).collect(),
+                )
+            } else if exact {
+                ("exact", exact_bytes(trace, &caps))
             } else {
                 let bar = util::progress(
                     trace.summary().requests * caps.len() as u64,
@@ -144,18 +240,25 @@ pub fn run(args: MrcArgs) -> Result<()> {
                 })
                 .with_context(|| format!("{label}: {}", spec.label()))?;
                 bar.finish_and_clear();
-                ("sweep", points)
+                ("sweep", points.into_iter().map(Point::from).collect())
             };
             curves.push(Curve {
                 trace: label.clone(),
                 policy: spec.label(),
                 method,
+                rate: None,
                 points,
             });
         }
     }
+    output(&args, &curves, &[])
+}
+
+/// Writes the curves as a table (with `notes` under each trace's table), JSON lines or
+/// CSV, and the plot.
+pub(crate) fn output(args: &MrcArgs, curves: &[Curve], notes: &[(String, String)]) -> Result<()> {
     if let Some(path) = &args.plot {
-        report::write_svg(path, &figure(&curves, args.ignore_size))?;
+        report::write_svg(path, &figure(curves, args.ignore_size))?;
     }
     let mode = if args.ignore_size { "units" } else { "bytes" };
     let rows = curves.iter().flat_map(|c| {
@@ -163,11 +266,13 @@ pub fn run(args: MrcArgs) -> Result<()> {
             trace: &c.trace,
             policy: &c.policy,
             method: c.method,
+            rate: c.rate,
             mode,
             capacity: p.capacity,
             requests: p.requests,
             misses: p.misses,
-            miss_ratio: p.miss_ratio(),
+            miss_ratio: p.miss_ratio,
+            byte_miss_ratio: p.byte_miss_ratio,
         })
     });
     let mut out = String::new();
@@ -176,22 +281,33 @@ pub fn run(args: MrcArgs) -> Result<()> {
             out.push_str(&serde_json::to_string(&r)?);
             out.push('\n');
         }
+        for (_, json) in notes {
+            out.push_str(json);
+            out.push('\n');
+        }
     } else if args.csv {
-        out.push_str("trace,policy,method,mode,capacity,requests,misses,miss_ratio\n");
+        out.push_str(
+            "trace,policy,method,rate,mode,capacity,requests,misses,miss_ratio,byte_miss_ratio\n",
+        );
+        let opt = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
         for r in rows {
             out.push_str(&util::csv_line(&[
                 r.trace.to_string(),
                 r.policy.to_string(),
                 r.method.to_string(),
+                opt(r.rate),
                 r.mode.to_string(),
                 r.capacity.to_string(),
                 r.requests.to_string(),
                 r.misses.to_string(),
                 r.miss_ratio.to_string(),
+                opt(r.byte_miss_ratio),
             ]));
         }
     } else {
-        for (label, _) in &inputs {
+        let mut labels: Vec<&String> = curves.iter().map(|c| &c.trace).collect();
+        labels.dedup();
+        for (i, label) in labels.into_iter().enumerate() {
             let mine: Vec<&Curve> = curves.iter().filter(|c| &c.trace == label).collect();
             out.push_str(&format!("trace: {label}\n"));
             let mut header = vec![if args.ignore_size {
@@ -199,18 +315,24 @@ pub fn run(args: MrcArgs) -> Result<()> {
             } else {
                 "bytes".to_string()
             }];
-            header.extend(mine.iter().map(|c| format!("{} ({})", c.policy, c.method)));
+            header.extend(mine.iter().map(|c| match c.rate {
+                Some(r) => format!("{} ({} R={r:.4})", c.policy, c.method),
+                None => format!("{} ({})", c.policy, c.method),
+            }));
             let rows: Vec<Vec<String>> = (0..mine[0].points.len())
                 .map(|i| {
                     let mut row = vec![util::thousands(mine[0].points[i].capacity)];
                     row.extend(
                         mine.iter()
-                            .map(|c| format!("{:.4}", c.points[i].miss_ratio())),
+                            .map(|c| format!("{:.4}", c.points[i].miss_ratio)),
                     );
                     row
                 })
                 .collect();
             out.push_str(&util::table(&header, &rows));
+            if let Some((text, _)) = notes.get(i) {
+                out.push_str(text);
+            }
             out.push('\n');
         }
         if let Some(path) = &args.plot {
@@ -237,7 +359,7 @@ fn figure(curves: &[Curve], ignore_size: bool) -> Figure {
         let xy = c
             .points
             .iter()
-            .map(|p| (p.capacity as f64, p.miss_ratio()))
+            .map(|p| (p.capacity as f64, p.miss_ratio))
             .collect();
         Series::line(name, xy)
     };

@@ -154,19 +154,77 @@ fn mrc_exact_equals_sweep_and_plots() {
     };
     assert_eq!(misses(&exact), [6, 4, 3]);
     assert!(exact.iter().all(|r| r["method"] == "exact"));
-    // In byte mode LRU is swept; every object is one 4096-byte page here.
-    let swept = json_lines(&ok(&[
+    // Byte-mode LRU is exact too (byte stack distances); every object is one 4096-byte
+    // page here. Other policies are swept.
+    let bytes = json_lines(&ok(&[
         "mrc",
         "--trace",
         &t,
         "--sizes",
         "4096,8192,12288",
         "--json",
+        "--policy",
+        "lru,fifo",
     ]));
-    assert_eq!(misses(&swept), [6, 4, 3]);
-    assert!(swept.iter().all(|r| r["method"] == "sweep"));
+    assert_eq!(misses(&bytes[..3]), [6, 4, 3]);
+    assert!(bytes[..3].iter().all(|r| r["method"] == "exact"));
+    assert!(bytes[3..].iter().all(|r| r["method"] == "sweep"));
     let body = std::fs::read_to_string(&svg).unwrap();
     assert!(body.starts_with("<svg") && body.contains("miss ratio"));
+}
+
+#[test]
+fn mrc_sampled_methods_at_rate_one_match_and_report_themselves() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = small_trace(dir.path());
+    let base = [
+        "mrc",
+        "--trace",
+        &t,
+        "--sizes",
+        "1,2,3",
+        "--ignore-size",
+        "--json",
+    ];
+    let with = |more: &[&str]| json_lines(&ok(&[&base[..], more].concat()));
+    let misses = |rows: &[serde_json::Value]| -> Vec<u64> {
+        rows.iter().map(|r| r["misses"].as_u64().unwrap()).collect()
+    };
+    let shards = with(&["--method", "shards", "--rate", "1"]);
+    // Three curve points, then the summary line.
+    assert_eq!(misses(&shards[..3]), [6, 4, 3]);
+    assert!(shards[..3]
+        .iter()
+        .all(|r| r["method"] == "shards" && r["rate"] == 1.0));
+    let summary = &shards[3];
+    assert_eq!(summary["summary"], true);
+    assert_eq!(summary["requests"], 6);
+    assert_eq!(summary["working_set_objects"], 3.0);
+    assert!(summary["peak_rss_bytes"].as_u64().unwrap() > 0);
+    let fixed = with(&["--method", "shards-fixed", "--samples", "10"]);
+    assert_eq!(misses(&fixed[..3]), [6, 4, 3]);
+    assert_eq!(fixed[0]["method"], "shards-fixed");
+    // FIFO on 1 2 1 3 1 2 at 1, 2, 3 objects: 6, 5, 3 misses, as the sweep gives.
+    let mini = with(&["--method", "minisim", "--rate", "1", "--policy", "fifo"]);
+    let swept = json_lines(&ok(&[&base[..], &["--policy", "fifo"]].concat()));
+    let fifo: Vec<&serde_json::Value> = mini.iter().filter(|r| r["policy"] == "fifo").collect();
+    assert_eq!(fifo.len(), 3);
+    assert!(fifo.iter().all(|r| r["method"] == "minisim"));
+    assert_eq!(
+        fifo.iter()
+            .map(|r| r["misses"].as_u64().unwrap())
+            .collect::<Vec<_>>(),
+        misses(&swept)
+    );
+    fails(
+        &[&base[..], &["--method", "shards", "--policy", "fifo"]].concat(),
+        &["LRU curve only", "minisim"],
+    );
+    fails(
+        &[&base[..], &["--method", "shards", "--rate", "0"]].concat(),
+        &["(0, 1]"],
+    );
+    fails(&["mrc", "--method", "shards"], &["--trace"]);
 }
 
 #[test]

@@ -3,7 +3,8 @@
 //! * [`compact`] — a trace loaded once into the compact in-memory form all runs share.
 //! * [`size`] — cache sizes as users write them (`1000`, `64MiB`, `0.1`).
 //! * [`replay`](mod@replay) — many (policy, size) runs over one trace, in parallel.
-//! * [`mrc`] — miss-ratio curves: exact LRU in one pass, any policy by sweep.
+//! * [`mrc`] — miss-ratio curves: exact LRU in one pass, any policy by sweep, and
+//!   streaming approximations (SHARDS, miniature simulation) for traces of any length.
 //! * [`des`] — the discrete-event file-cache simulator: processes, buffer cache, write
 //!   policies, cleaners, disks and schedulers, in virtual time; and the memory simulator
 //!   (file cache and virtual memory under an arbiter, Nelson 1990).

@@ -1,6 +1,4 @@
-//! Miss-ratio curves: misses as a function of cache size.
-//!
-//! # Exact LRU in one pass
+//! The exact LRU curve in one pass over a trace in memory.
 //!
 //! LRU has the inclusion property (Mattson et al. 1970): a cache of `c` objects holds
 //! exactly the `c` most recently used keys, so a request hits in every cache larger than
@@ -11,63 +9,18 @@
 //! The distance is computed in O(log n) with a Fenwick tree over request positions that
 //! holds a 1 at the latest position of every key seen so far: the distance of a request at
 //! `i` whose key was last seen at `p` is the number of 1s strictly between `p` and `i`, plus
-//! one. The 1 then moves from `p` to `i`. Total O(n log n) time, O(n + keys) memory.
+//! one. The 1 then moves from `p` to `i`. Total O(n log n) time, O(n + keys) memory: the
+//! whole trace is in memory. Streams larger than memory take SHARDS ([`super::shards`]),
+//! whose stack ([`super::stack`]) is bounded by the keys it holds.
 //!
-//! Limits, both handled by falling back to a sweep ([`sweep`]):
-//!
-//! * unit mode only. With sizes in bytes, [`policy::Cache`] refuses objects larger than the
-//!   cache without disturbing it, so the byte-weighted stack is not exactly what LRU keeps.
-//! * no deletes. Deleting a key frees a slot in every cache, after which a small cache holds
-//!   fewer than its `c` most recent keys and the inclusion property no longer holds.
-//!   [`StackDistances::compute`] refuses such traces.
-//!
-//! # Any policy by sweep
-//!
-//! Other policies have no stack property, so [`sweep`] replays the trace once per size, all
-//! sizes in parallel through [`crate::replay()`].
+//! Deletes are refused: deleting a key frees a slot in every cache, after which a small
+//! cache holds fewer than its `c` most recent keys and the inclusion property no longer
+//! holds.
 
 use hashbrown::HashMap;
-use policy::PolicySpec;
-use thiserror::Error;
 
+use super::{MrcError, MrcPoint};
 use crate::compact::CompactTrace;
-use crate::replay::{replay, ReplayError, ReplayOptions};
-use crate::size::CacheSize;
-
-/// Why a curve could not be computed.
-#[derive(Debug, Error)]
-pub enum MrcError {
-    /// The one-pass algorithm cannot handle deletes (see the module docs).
-    #[error(
-        "the trace has {0} delete operations; the one-pass LRU curve assumes none (use a sweep)"
-    )]
-    Deletes(u64),
-    /// A replay of the sweep failed.
-    #[error(transparent)]
-    Replay(#[from] ReplayError),
-}
-
-/// One point of a curve.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct MrcPoint {
-    /// Cache size in units.
-    pub capacity: u64,
-    /// Requests.
-    pub requests: u64,
-    /// Misses at this size.
-    pub misses: u64,
-}
-
-impl MrcPoint {
-    /// Misses over requests.
-    pub fn miss_ratio(&self) -> f64 {
-        if self.requests == 0 {
-            0.0
-        } else {
-            self.misses as f64 / self.requests as f64
-        }
-    }
-}
 
 /// Fenwick (binary indexed) tree of counts over positions `0..n`.
 struct Fenwick {
@@ -205,40 +158,12 @@ impl StackDistances {
     }
 }
 
-/// `points` capacities spread evenly from `total / points` to `total` (deduplicated, each
-/// at least 1): the default grid of a curve over a working set of `total` units.
-pub fn even_grid(total: u64, points: usize) -> Vec<u64> {
-    let points = points.max(1) as u64;
-    let mut grid: Vec<u64> = (1..=points)
-        .map(|i| ((total as u128 * i as u128 / points as u128) as u64).max(1))
-        .collect();
-    grid.dedup();
-    grid
-}
-
-/// The curve of any policy by replaying the trace at every capacity (in parallel).
-pub fn sweep(
-    trace: &CompactTrace,
-    spec: &PolicySpec,
-    capacities: &[u64],
-    options: ReplayOptions,
-    progress: &(dyn Fn(u64) + Sync),
-) -> Result<Vec<MrcPoint>, MrcError> {
-    let sizes: Vec<CacheSize> = capacities.iter().map(|&c| CacheSize::units(c)).collect();
-    let runs = replay(trace, std::slice::from_ref(spec), &sizes, options, progress)?;
-    Ok(runs
-        .into_iter()
-        .map(|r| MrcPoint {
-            capacity: r.capacity,
-            requests: r.counts.requests,
-            misses: r.counts.misses(),
-        })
-        .collect())
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::{even_grid, sweep};
     use super::*;
+    use crate::replay::ReplayOptions;
+    use policy::PolicySpec;
     use proptest::prelude::*;
     use trace::Request;
 

@@ -1,0 +1,472 @@
+//! One streaming pass: SHARDS and miniature simulation from one sample.
+//!
+//! The trace is read in batches; each request's key is hashed once
+//! ([`super::filter::key_hash`]). The SHARDS estimator sees every request (it counts the
+//! ones it drops, for the first-bucket adjustment); requests to keys under the miniature
+//! simulations' threshold are renumbered and collected, and every [`SAMPLED_BATCH`] of them
+//! goes to all miniature caches in parallel, while the next batch is being read. Memory: the reader's buffer, the SHARDS state
+//! (bounded at fixed size), the miniature caches (the rate times the full ones) and one
+//! batch of sampled requests. The trace is never held.
+//!
+//! Capacities given as objects or bytes are known before the pass: the SHARDS histogram
+//! then has one bucket per capacity and is exact at them. Fractions of the working set
+//! (and `--sizes N`) are resolved against the working set the sample itself estimates;
+//! SHARDS keeps log-linear buckets for them, and miniature simulation, which must size its
+//! caches before the first request, reads the trace once more beforehand to estimate it
+//! ([`ApproxResult::passes`] says 2).
+//!
+//! ```
+//! use sim::mrc::{approximate, ApproxConfig, Method};
+//! use sim::CacheSize;
+//! use trace::{text::TextReader, TraceReader};
+//!
+//! // A loop over 100 keys, ten times: LRU misses everything below 100 objects.
+//! let text: String = (0..1000).map(|i| format!("{}\n", i % 100)).collect();
+//! let open = || -> Result<Box<dyn TraceReader>, trace::TraceError> {
+//!     Ok(Box::new(TextReader::new(std::io::Cursor::new(text.clone().into_bytes()), "loop.txt".as_ref(), 4096)))
+//! };
+//! let config = ApproxConfig {
+//!     sizes: vec![CacheSize::units(50), CacheSize::units(100)],
+//!     ..ApproxConfig::new(Method::ShardsRate(1.0))
+//! };
+//! let result = approximate(&open, &config, &|_| {}).unwrap();
+//! let lru = &result.curves[0];
+//! assert_eq!((lru.policy.as_str(), lru.method), ("lru", "shards"));
+//! assert_eq!(lru.points[0].miss_ratio, 1.0);
+//! assert_eq!(lru.points[1].miss_ratio, 0.1);
+//! assert_eq!(result.working_set.objects, 100.0);
+//! ```
+
+use policy::PolicySpec;
+use serde::Serialize;
+use trace::{Op, Request, TraceError, TraceReader};
+
+use super::filter::{key_hash, SpatialFilter};
+use super::histogram::{Buckets, CurvePoint};
+use super::minisim::{KeyIds, MiniResult, MiniSim, SampledOp};
+use super::shards::{Sampling, Shards};
+use super::{even_grid, MrcError};
+use crate::size::{CacheSize, SizeKind, WorkingSet};
+
+/// Requests read per batch.
+pub const READ_BATCH: usize = 1 << 16;
+
+/// Sampled requests handed to the miniature caches at a time: enough that the parallel
+/// hand-off costs nothing next to serving them.
+pub const SAMPLED_BATCH: usize = 1 << 15;
+
+/// Which approximation.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Method {
+    /// SHARDS at a fixed rate (the LRU curve only).
+    ShardsRate(f64),
+    /// SHARDS holding at most this many keys (the LRU curve only).
+    ShardsSize(usize),
+    /// Miniature simulation of every policy at this rate, with the fixed-rate SHARDS LRU
+    /// curve from the same sample.
+    MiniSim(f64),
+}
+
+impl Method {
+    /// The method's name in reports (`shards`, `shards-fixed`, `minisim`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Method::ShardsRate(_) => "shards",
+            Method::ShardsSize(_) => "shards-fixed",
+            Method::MiniSim(_) => "minisim",
+        }
+    }
+}
+
+/// What to compute.
+#[derive(Clone, Debug)]
+pub struct ApproxConfig {
+    /// The method and its rate or sample budget.
+    pub method: Method,
+    /// Capacities: objects or bytes, fractions of the working set, or empty for
+    /// `points` evenly spread up to the (estimated) working set.
+    pub sizes: Vec<CacheSize>,
+    /// Points of the default grid when `sizes` is empty.
+    pub points: usize,
+    /// Byte mode: objects weigh their size and capacities are bytes; otherwise every
+    /// object is one unit.
+    pub byte_mode: bool,
+    /// Policies for miniature simulation (ignored by the SHARDS methods).
+    pub policies: Vec<PolicySpec>,
+    /// Apply SHARDS' first-bucket adjustment, and its counterpart to miniature caches
+    /// (default true; see [`approximate`]).
+    pub adjust: bool,
+    /// Seed of randomized policies.
+    pub seed: u64,
+}
+
+impl ApproxConfig {
+    /// Defaults: 20 points over the working set, object mode, adjusted, LRU, seed 42.
+    pub fn new(method: Method) -> Self {
+        ApproxConfig {
+            method,
+            sizes: Vec::new(),
+            points: 20,
+            byte_mode: false,
+            policies: vec![PolicySpec::parse("lru").expect("lru is registered")],
+            adjust: true,
+            seed: 42,
+        }
+    }
+
+    /// Checks the rate or budget and the sizes.
+    pub fn validate(&self) -> Result<(), MrcError> {
+        match self.method {
+            Method::ShardsRate(r) | Method::MiniSim(r) if !(r > 0.0 && r <= 1.0) => {
+                return Err(MrcError::Setting {
+                    setting: "rate",
+                    value: r.to_string(),
+                    reason: "a rate is a fraction of the keys, in (0, 1]",
+                })
+            }
+            Method::ShardsSize(0) => {
+                return Err(MrcError::Setting {
+                    setting: "samples",
+                    value: "0".into(),
+                    reason: "at least one key must be sampled",
+                })
+            }
+            _ => {}
+        }
+        if self.sizes.is_empty() && self.points == 0 {
+            return Err(MrcError::Setting {
+                setting: "points",
+                value: "0".into(),
+                reason: "give at least one point, or a list of sizes",
+            });
+        }
+        for size in &self.sizes {
+            if let SizeKind::Bytes(_) = size.kind {
+                // Resolving against an empty working set checks unit/byte agreement only.
+                size.resolve(
+                    !self.byte_mode,
+                    WorkingSet {
+                        objects: 0,
+                        bytes: 0,
+                    },
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Capacities when every size is absolute, `None` when some need the working set.
+    fn absolute_capacities(&self) -> Result<Option<Vec<u64>>, MrcError> {
+        if self.sizes.is_empty()
+            || self
+                .sizes
+                .iter()
+                .any(|s| matches!(s.kind, SizeKind::Fraction(_)))
+        {
+            return Ok(None);
+        }
+        let mut caps = Vec::with_capacity(self.sizes.len());
+        for s in &self.sizes {
+            caps.push(s.resolve(
+                !self.byte_mode,
+                WorkingSet {
+                    objects: 0,
+                    bytes: 0,
+                },
+            )?);
+        }
+        Ok(Some(sorted(caps)))
+    }
+
+    /// Capacities against a working set.
+    fn capacities_for(&self, ws: WorkingSet) -> Result<Vec<u64>, MrcError> {
+        if self.sizes.is_empty() {
+            let total = if self.byte_mode { ws.bytes } else { ws.objects };
+            return Ok(even_grid(total, self.points));
+        }
+        let mut caps = Vec::with_capacity(self.sizes.len());
+        for s in &self.sizes {
+            caps.push(s.resolve(!self.byte_mode, ws)?);
+        }
+        Ok(sorted(caps))
+    }
+}
+
+fn sorted(mut caps: Vec<u64>) -> Vec<u64> {
+    caps.sort_unstable();
+    caps.dedup();
+    caps
+}
+
+/// One approximate curve.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ApproxCurve {
+    /// The policy as written (`lru` for SHARDS).
+    pub policy: String,
+    /// `shards`, `shards-fixed` or `minisim`.
+    pub method: &'static str,
+    /// The sampling rate the curve was computed at (the final one at fixed size).
+    pub rate: f64,
+    /// Points in increasing capacity.
+    pub points: Vec<CurvePoint>,
+}
+
+/// The working set estimated from the sample.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct WorkingSetEstimate {
+    /// Distinct objects.
+    pub objects: f64,
+    /// Their bytes (each at its latest size).
+    pub bytes: f64,
+}
+
+/// Everything one approximate pass produced.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ApproxResult {
+    /// Curves: SHARDS first, then one per miniature policy.
+    pub curves: Vec<ApproxCurve>,
+    /// Requests read (deletes excluded).
+    pub requests: u64,
+    /// Of which sampled (by SHARDS).
+    pub sampled_requests: u64,
+    /// Keys held by SHARDS at the end.
+    pub sampled_keys: u64,
+    /// Working-set estimate.
+    pub working_set: WorkingSetEstimate,
+    /// Most SHARDS state held at any time (stack, histogram, heap), in bytes.
+    pub shards_state_bytes: u64,
+    /// Times the trace was read (2 when miniature caches needed the working set first).
+    pub passes: u32,
+}
+
+/// Runs the configured approximation over the trace `open` opens (once, or twice for
+/// miniature simulation at fractional sizes). `progress` is called with the requests
+/// read since its last call.
+pub fn approximate(
+    open: &dyn Fn() -> Result<Box<dyn TraceReader>, TraceError>,
+    config: &ApproxConfig,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<ApproxResult, MrcError> {
+    config.validate()?;
+    let known = config.absolute_capacities()?;
+    let (sampling, mini_rate) = match config.method {
+        Method::ShardsRate(r) => (Sampling::Rate(r), None),
+        Method::ShardsSize(s) => (Sampling::Samples(s), None),
+        Method::MiniSim(r) => (Sampling::Rate(r), Some(r)),
+    };
+    let mut passes = 1;
+    let mut mini = match mini_rate {
+        None => None,
+        Some(rate) => {
+            let caps = match &known {
+                Some(caps) => caps.clone(),
+                None => {
+                    passes = 2;
+                    let ws =
+                        estimate_working_set(&mut *open()?, sampling, config.byte_mode, progress)?;
+                    config.capacities_for(ws)?
+                }
+            };
+            let sim = MiniSim::new(&config.policies, &caps, rate, config.byte_mode, config.seed)?;
+            Some((sim, SpatialFilter::with_rate(rate), caps))
+        }
+    };
+    let buckets = match &known {
+        Some(caps) => Buckets::Edges(caps.clone()),
+        None => Buckets::LogLinear,
+    };
+    let shards = Shards::new(sampling, buckets, config.byte_mode);
+    let mut sampler = Sampler {
+        reader: open()?,
+        batch: vec![Request::default(); READ_BATCH],
+        shards,
+        ids: KeyIds::default(),
+        mini_filter: mini.as_ref().map(|(_, f, _)| *f),
+    };
+    // Reading and sampling the next batch overlaps with the miniature caches serving the
+    // previous one.
+    let mut filling: Vec<SampledOp> = Vec::with_capacity(SAMPLED_BATCH);
+    let mut ready: Vec<SampledOp> = Vec::with_capacity(SAMPLED_BATCH);
+    loop {
+        let (read, ()) = rayon::join(
+            || sampler.fill(&mut filling, progress),
+            || {
+                if let Some((sim, _, _)) = &mut mini {
+                    sim.feed(&ready);
+                }
+            },
+        );
+        let at_end = read?;
+        std::mem::swap(&mut filling, &mut ready);
+        filling.clear();
+        if at_end {
+            break;
+        }
+    }
+    let mut shards = sampler.shards;
+    if shards.requests() == 0 {
+        return Err(MrcError::Empty);
+    }
+    let ws = shards.working_set();
+    let working_set = WorkingSetEstimate {
+        objects: ws.requests,
+        bytes: ws.bytes,
+    };
+    let caps = match &known {
+        Some(caps) => caps.clone(),
+        None => config.capacities_for(WorkingSet {
+            objects: working_set.objects.round() as u64,
+            bytes: working_set.bytes.round() as u64,
+        })?,
+    };
+    let mut curves = vec![ApproxCurve {
+        policy: "lru".into(),
+        method: match config.method {
+            Method::ShardsSize(_) => "shards-fixed",
+            _ => "shards",
+        },
+        rate: shards.filter().rate(),
+        points: shards.curve(&caps, config.adjust),
+    }];
+    if let Some((mut sim, filter, mini_caps)) = mini {
+        sim.feed(&ready);
+        let results = sim.results();
+        for spec in &config.policies {
+            let label = spec.label();
+            let points = results
+                .iter()
+                .filter(|r| r.policy == label)
+                .map(|r| mini_point(r, filter.rate(), &shards, config.adjust))
+                .collect();
+            curves.push(ApproxCurve {
+                policy: label,
+                method: "minisim",
+                rate: filter.rate(),
+                points,
+            });
+        }
+        debug_assert_eq!(mini_caps.len() * config.policies.len(), results.len());
+    }
+    Ok(ApproxResult {
+        curves,
+        requests: shards.requests(),
+        sampled_requests: shards.sampled_requests(),
+        sampled_keys: shards.sampled_keys() as u64,
+        working_set,
+        shards_state_bytes: shards.peak_state_bytes() as u64,
+        passes,
+    })
+}
+
+/// A miniature run's point. Unadjusted (the paper's estimate), the miss ratio is the
+/// miniature cache's own. Adjusted, its misses scaled by `1 / R` are divided by the
+/// trace's requests instead of by the sampled ones scaled: requests the sample drew beyond
+/// its expected share count as hits, as SHARDS' first-bucket adjustment has them (for LRU
+/// the two estimates are then the same formula). At rate 1 both are the replay's ratios.
+fn mini_point(r: &MiniResult, rate: f64, shards: &Shards, adjust: bool) -> CurvePoint {
+    let misses = r.counts.misses() as f64 / rate;
+    let bytes_missed = r.counts.bytes_missed as f64 / rate;
+    let (miss_ratio, byte_miss_ratio) = if adjust {
+        (
+            ratio(misses, shards.requests() as f64),
+            ratio(bytes_missed, shards.bytes() as f64),
+        )
+    } else {
+        (r.counts.miss_ratio(), r.counts.byte_miss_ratio())
+    };
+    CurvePoint {
+        capacity: r.capacity,
+        misses,
+        miss_ratio,
+        byte_miss_ratio,
+    }
+}
+
+/// `a / b` clamped to `[0, 1]`, 0 when `b` is 0.
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 {
+        (a / b).min(1.0)
+    } else {
+        0.0
+    }
+}
+
+/// The reading side of the pass: SHARDS sees every request, and the miniature caches'
+/// sample is collected for the caller.
+struct Sampler {
+    reader: Box<dyn TraceReader>,
+    batch: Vec<Request>,
+    shards: Shards,
+    ids: KeyIds,
+    mini_filter: Option<SpatialFilter>,
+}
+
+impl Sampler {
+    /// Reads until `out` holds [`SAMPLED_BATCH`] sampled operations or the trace ends;
+    /// true at the end.
+    fn fill(
+        &mut self,
+        out: &mut Vec<SampledOp>,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<bool, MrcError> {
+        while out.len() < SAMPLED_BATCH {
+            let n = self.reader.read_batch(&mut self.batch)?;
+            if n == 0 {
+                return Ok(true);
+            }
+            for r in &self.batch[..n] {
+                let hash = key_hash(r.key);
+                let delete = r.op == Op::Delete;
+                if delete {
+                    self.shards.delete(hash);
+                } else {
+                    self.shards.access(hash, r.size);
+                }
+                if let Some(filter) = &self.mini_filter {
+                    if hash <= filter.threshold() {
+                        out.push(SampledOp {
+                            key: self.ids.id(hash),
+                            size: r.size,
+                            stream: r.stream,
+                            delete,
+                        });
+                    }
+                }
+            }
+            progress(n as u64);
+        }
+        Ok(false)
+    }
+}
+
+/// The pre-pass of miniature simulation at fractional sizes: the working set as the
+/// sample estimates it.
+fn estimate_working_set(
+    reader: &mut dyn TraceReader,
+    sampling: Sampling,
+    byte_mode: bool,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<WorkingSet, MrcError> {
+    let mut shards = Shards::new(sampling, Buckets::Edges(Vec::new()), byte_mode);
+    let mut batch = vec![Request::default(); READ_BATCH];
+    loop {
+        let n = reader.read_batch(&mut batch)?;
+        if n == 0 {
+            break;
+        }
+        for r in &batch[..n] {
+            let hash = key_hash(r.key);
+            if r.op == Op::Delete {
+                shards.delete(hash);
+            } else {
+                shards.access(hash, r.size);
+            }
+        }
+        progress(n as u64);
+    }
+    let ws = shards.working_set();
+    Ok(WorkingSet {
+        objects: ws.requests.round() as u64,
+        bytes: ws.bytes.round() as u64,
+    })
+}

@@ -1,0 +1,194 @@
+//! Miniature simulation: any policy on the sampled stream, in a cache scaled by the rate
+//! (Waldspurger et al., "Cache Modeling and Optimization using Miniature Simulations",
+//! ATC'17).
+//!
+//! A sample of a fraction `R` of the keys, served by a cache of `R` times the capacity,
+//! sees the same competition for room as the whole trace in the whole cache: every policy's
+//! miss ratio carries over, with no stack property needed. Each (policy, capacity) pair
+//! is its own [`Cache`] fed the same sampled stream; a batch of sampled requests goes to
+//! all of them in parallel.
+//!
+//! The sampled keys are numbered densely in order of first appearance, as the replay
+//! engine numbers a whole trace, and each request's logical time is its position in the
+//! sampled stream: at rate 1 a miniature run is exactly the full replay (a test holds it
+//! to that), including policies whose choices depend on key values.
+//!
+//! A scaled capacity is rounded to the nearest unit and is at least 1; at a rate where
+//! `R × capacity` is a handful of objects the estimate is coarse (choose the rate so that
+//! the smallest miniature cache holds at least a few hundred objects; see docs/mrc.md).
+//! Offline policies (Belady) need the future of the sampled stream and are refused.
+
+use bufcache_core::FixedHashMap;
+use policy::{Access, AnyPolicy, BuildContext, Cache, PolicySpec, NEVER};
+use rayon::prelude::*;
+
+use super::MrcError;
+use crate::replay::{Counts, ReplayError};
+
+/// One request of the sampled stream, its key renumbered.
+#[derive(Clone, Copy, Debug)]
+pub struct SampledOp {
+    /// Dense id of the key among the sampled keys.
+    pub key: u64,
+    /// Size in bytes.
+    pub size: u32,
+    /// Issuing stream.
+    pub stream: u32,
+    /// A delete (not a request; the object is dropped).
+    pub delete: bool,
+}
+
+/// Numbers sampled keys densely in order of first appearance.
+#[derive(Debug, Default)]
+pub struct KeyIds {
+    ids: FixedHashMap<u64>,
+}
+
+impl KeyIds {
+    /// The dense id of `key` (a new one on its first appearance).
+    #[inline]
+    pub fn id(&mut self, key: u64) -> u64 {
+        let next = self.ids.len() as u64;
+        *self.ids.entry(key).or_insert(next)
+    }
+
+    /// Keys numbered.
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// True before the first key.
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+}
+
+/// One miniature cache and its counts.
+struct MiniRun {
+    cache: Cache<AnyPolicy>,
+    counts: Counts,
+}
+
+/// The result of one miniature run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MiniResult {
+    /// The policy as written.
+    pub policy: String,
+    /// The full-size capacity it stands for (units or bytes).
+    pub capacity: u64,
+    /// The capacity of the miniature cache.
+    pub scaled_capacity: u64,
+    /// Counts over the sampled stream.
+    pub counts: Counts,
+}
+
+/// Every (policy, capacity) miniature cache of one pass.
+pub struct MiniSim {
+    runs: Vec<MiniRun>,
+    labels: Vec<(String, u64)>,
+    byte_mode: bool,
+    time: u64,
+}
+
+impl std::fmt::Debug for MiniSim {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MiniSim")
+            .field("runs", &self.labels)
+            .field("time", &self.time)
+            .finish()
+    }
+}
+
+/// The miniature capacity standing for `capacity` at `rate`: rounded, at least 1.
+pub fn scaled_capacity(capacity: u64, rate: f64) -> u64 {
+    ((capacity as f64 * rate).round() as u64).max(1)
+}
+
+impl MiniSim {
+    /// Builds a miniature cache per policy and capacity (full-size units: objects, or
+    /// bytes in `byte_mode`), each scaled by `rate`.
+    pub fn new(
+        policies: &[PolicySpec],
+        capacities: &[u64],
+        rate: f64,
+        byte_mode: bool,
+        seed: u64,
+    ) -> Result<Self, MrcError> {
+        let mut runs = Vec::with_capacity(policies.len() * capacities.len());
+        let mut labels = Vec::with_capacity(runs.capacity());
+        for spec in policies {
+            for &capacity in capacities {
+                let scaled = scaled_capacity(capacity, rate);
+                let policy = spec
+                    .build(&BuildContext::new(scaled, seed))
+                    .map_err(|error| ReplayError::Policy {
+                        policy: spec.label(),
+                        size: capacity.to_string(),
+                        error: Box::new(error),
+                    })?;
+                if policy::Policy::needs_future(&policy) {
+                    return Err(MrcError::Offline(spec.label()));
+                }
+                runs.push(MiniRun {
+                    cache: Cache::new(policy, scaled),
+                    counts: Counts::default(),
+                });
+                labels.push((spec.label(), capacity));
+            }
+        }
+        Ok(MiniSim {
+            runs,
+            labels,
+            byte_mode,
+            time: 0,
+        })
+    }
+
+    /// Serves a batch of sampled operations through every miniature cache, in parallel.
+    pub fn feed(&mut self, ops: &[SampledOp]) {
+        let start = self.time;
+        let byte_mode = self.byte_mode;
+        self.runs
+            .par_iter_mut()
+            .for_each(|run| serve(run, ops, start, byte_mode));
+        self.time += ops.len() as u64;
+    }
+
+    /// The results, in order of (policy, capacity).
+    pub fn results(&self) -> Vec<MiniResult> {
+        self.runs
+            .iter()
+            .zip(&self.labels)
+            .map(|(run, (policy, capacity))| MiniResult {
+                policy: policy.clone(),
+                capacity: *capacity,
+                scaled_capacity: run.cache.capacity(),
+                counts: run.counts,
+            })
+            .collect()
+    }
+}
+
+fn serve(run: &mut MiniRun, ops: &[SampledOp], start: u64, byte_mode: bool) {
+    for (i, op) in ops.iter().enumerate() {
+        if op.delete {
+            run.cache.remove(op.key);
+            continue;
+        }
+        let access = Access {
+            key: op.key,
+            size: if byte_mode { op.size } else { 1 },
+            time: start + i as u64,
+            next_access: NEVER,
+            stream: op.stream,
+        };
+        let c = &mut run.counts;
+        c.requests += 1;
+        c.bytes_requested += u64::from(op.size);
+        if run.cache.access(&access).is_hit() {
+            c.hits += 1;
+        } else {
+            c.bytes_missed += u64::from(op.size);
+        }
+    }
+}

@@ -1,0 +1,213 @@
+//! SHARDS: the LRU curve from a spatially sampled stream (Waldspurger et al., FAST'15).
+//!
+//! Only requests to sampled keys ([`SpatialFilter`]) reach the stack. At rate `R` the
+//! sampled keys are a fraction `R` of all keys, so a sampled stack distance `d` stands for
+//! a distance of `d / R` in the whole trace, and each sampled request for `1 / R` requests
+//! (and its size for `size / R` bytes).
+//!
+//! * **Fixed rate**: `R` is set once; state grows with the sampled keys, `R` times the
+//!   working set.
+//! * **Fixed size**: at most `s` keys are held. The threshold starts at the whole hash
+//!   space; when a new key would make `s + 1`, the key with the largest hash leaves the
+//!   sample and the threshold drops just below its hash. Each sample stands for `1 / R`
+//!   requests at the rate `R` of its own time, and its distance is scaled by that rate.
+//!   (The paper counts samples as 1, rescales the histogram by `R_new / R_old` at each
+//!   drop and divides by the final rate: the same weights.) State is bounded by `s`
+//!   whatever the trace.
+//! * **First-bucket adjustment** (the paper's SHARDS_adj): the sample over- or
+//!   under-represents the trace by chance — a few very hot keys in or out of it move the
+//!   count of sampled requests far from its expectation `N R`. The difference (expected
+//!   minus actual, in requests stood for: `N - sum of weights`) is added to the
+//!   distance-zero bucket, which hits at every size; the curve is normalized by `N`.
+//!   Without it, the curve is normalized by the sampled weight.
+//!
+//! Deletes drop the key from the stack (its next access is cold), and are not requests.
+
+use std::collections::BinaryHeap;
+
+use super::filter::SpatialFilter;
+use super::histogram::{Buckets, CurvePoint, DistanceHistogram, Weight};
+use super::stack::StreamingStack;
+
+/// How the sample is bounded.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Sampling {
+    /// Keep a fixed fraction of the keys (`0 < rate <= 1`).
+    Rate(f64),
+    /// Keep at most this many keys, lowering the rate as needed (at least 1).
+    Samples(usize),
+}
+
+/// A SHARDS estimator fed one request at a time.
+#[derive(Debug)]
+pub struct Shards {
+    filter: SpatialFilter,
+    /// `filter.rate()`, kept at hand for the per-request path.
+    rate: f64,
+    /// Hashes of the held keys, largest on top (fixed size only).
+    held: Option<(BinaryHeap<u64>, usize)>,
+    stack: StreamingStack,
+    histogram: DistanceHistogram,
+    requests: u64,
+    bytes: u64,
+    sampled_requests: u64,
+    peak_state_bytes: usize,
+}
+
+impl Shards {
+    /// A fresh estimator. `byte_mode`: distances weigh objects by their size (capacities
+    /// in bytes); otherwise every object is one unit.
+    pub fn new(sampling: Sampling, buckets: Buckets, byte_mode: bool) -> Self {
+        let (filter, held) = match sampling {
+            Sampling::Rate(r) => (SpatialFilter::with_rate(r), None),
+            Sampling::Samples(s) => (
+                SpatialFilter::with_rate(1.0),
+                Some((BinaryHeap::with_capacity(s + 1), s.max(1))),
+            ),
+        };
+        let mut shards = Shards {
+            filter,
+            rate: filter.rate(),
+            held,
+            stack: StreamingStack::new(byte_mode),
+            histogram: DistanceHistogram::new(buckets),
+            requests: 0,
+            bytes: 0,
+            sampled_requests: 0,
+            peak_state_bytes: 0,
+        };
+        shards.note_state();
+        shards
+    }
+
+    /// The sampling filter as it stands (its threshold falls over time at fixed size).
+    pub fn filter(&self) -> SpatialFilter {
+        self.filter
+    }
+
+    /// Requests seen (sampled or not; deletes excluded).
+    pub fn requests(&self) -> u64 {
+        self.requests
+    }
+
+    /// Bytes of the requests seen (sampled or not).
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Requests that were sampled.
+    pub fn sampled_requests(&self) -> u64 {
+        self.sampled_requests
+    }
+
+    /// Keys held now.
+    pub fn sampled_keys(&self) -> usize {
+        self.stack.len()
+    }
+
+    /// The most state held at any time, in bytes (stack, histogram, heap).
+    pub fn peak_state_bytes(&self) -> usize {
+        self.peak_state_bytes
+    }
+
+    /// Counts a request that the caller's own pre-filter dropped (its hash is above this
+    /// estimator's threshold), so that the adjustment knows the trace's totals.
+    #[inline]
+    pub fn skip(&mut self, size: u32) {
+        self.requests += 1;
+        self.bytes += u64::from(size);
+    }
+
+    /// Feeds a read or write of the key whose hash is `hash` ([`super::filter::key_hash`]).
+    #[inline]
+    pub fn access(&mut self, hash: u64, size: u32) {
+        self.requests += 1;
+        self.bytes += u64::from(size);
+        if hash > self.filter.threshold() {
+            return;
+        }
+        self.sampled_requests += 1;
+        let rate = self.rate;
+        let weight = Weight {
+            requests: 1.0 / rate,
+            bytes: f64::from(size) / rate,
+        };
+        match self.stack.access(hash, size) {
+            Some(d) => self.histogram.add(d as f64 / rate, weight),
+            None => {
+                self.histogram.add_cold(weight);
+                if self.held.is_some() {
+                    self.admit(hash);
+                }
+            }
+        }
+    }
+
+    /// Feeds a delete of the key whose hash is `hash`.
+    pub fn delete(&mut self, hash: u64) {
+        if hash <= self.filter.threshold() && self.stack.remove(hash).is_some() {
+            if let Some((heap, _)) = &mut self.held {
+                // Rebuilding is linear, but deletes of sampled keys are rare next to
+                // requests; the heap must not keep a hash the stack no longer holds.
+                heap.retain(|&h| h != hash);
+            }
+        }
+    }
+
+    /// A new key entered a fixed-size sample: evict the largest hashes over budget.
+    fn admit(&mut self, hash: u64) {
+        let Some((heap, budget)) = &mut self.held else {
+            return;
+        };
+        heap.push(hash);
+        while heap.len() > *budget {
+            let top = heap.pop().expect("over budget, so not empty");
+            self.filter = SpatialFilter::with_threshold(top - 1);
+            self.rate = self.filter.rate();
+            // The stack is keyed by hash (a bijection of the key), so the hash names it.
+            self.stack.remove(top);
+        }
+        self.note_state();
+    }
+
+    fn note_state(&mut self) {
+        let heap = self.held.as_ref().map_or(0, |(h, _)| h.capacity() * 8);
+        let now = heap + self.stack.state_bytes() + self.histogram.state_bytes();
+        self.peak_state_bytes = self.peak_state_bytes.max(now);
+    }
+
+    /// The curve at `capacities` (units, or bytes in byte mode), with or without the
+    /// first-bucket adjustment.
+    pub fn curve(&mut self, capacities: &[u64], adjust: bool) -> Vec<CurvePoint> {
+        self.note_state();
+        let sampled = self.histogram.total();
+        let total = if adjust {
+            Weight {
+                requests: self.requests as f64,
+                bytes: self.bytes as f64,
+            }
+        } else {
+            sampled
+        };
+        self.histogram.curve(capacities, total)
+    }
+
+    /// The first-bucket adjustment in requests and bytes: the trace's totals minus what
+    /// the samples stand for (negative when the sample drew more than its share).
+    pub fn adjustment(&self) -> Weight {
+        let sampled = self.histogram.total();
+        Weight {
+            requests: self.requests as f64 - sampled.requests,
+            bytes: self.bytes as f64 - sampled.bytes,
+        }
+    }
+
+    /// Estimated distinct objects and bytes of the trace: the held keys (at their latest
+    /// sizes) scaled by the rate. Deleted keys are not counted.
+    pub fn working_set(&self) -> Weight {
+        Weight {
+            requests: self.stack.len() as f64 / self.rate,
+            bytes: self.stack.live_bytes() as f64 / self.rate,
+        }
+    }
+}

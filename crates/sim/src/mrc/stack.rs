@@ -1,0 +1,262 @@
+//! Stack distances of an unbounded stream in memory proportional to its live keys.
+//!
+//! The exact curve ([`super::StackDistances`]) sizes its Fenwick tree by the length of the
+//! whole trace. A stream has no known length, and a sampler forgets keys, so here the tree
+//! covers a window of *slots*: each access takes the next slot, and the tree holds the
+//! weight of every live key at the slot of its latest access. The distance of a reuse is
+//! the weight of the slots after the key's previous one, plus its own weight. When the
+//! slots run out the live keys are renumbered in order into the bottom of a window twice
+//! their number and the tree is rebuilt in linear time: amortized O(log n) per access, and
+//! memory stays proportional to the keys held (about 40 bytes each), whatever the length
+//! of the stream.
+//!
+//! Weights are 1 per key for object curves and the object's size for byte curves (the
+//! byte-weighted stack distance: the bytes of distinct objects touched since the previous
+//! access, the object included).
+
+use bufcache_core::FixedHashMap;
+
+/// Smallest window, so that small streams do not rebuild often.
+const MIN_SLOTS: usize = 1024;
+
+/// Where a live key sits, and its latest size.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    slot: u32,
+    size: u32,
+}
+
+/// LRU stack distances over a stream of keys, with removals.
+#[derive(Debug)]
+pub struct StreamingStack {
+    /// Key to its latest slot and weight.
+    live: FixedHashMap<Entry>,
+    /// Fenwick tree over slots (1-based inside), sums of weights.
+    tree: Vec<u64>,
+    /// Key that took each slot; a slot is live only while its key's entry points at it
+    /// (so no key value has to be reserved to mark a free slot).
+    slot_keys: Vec<u64>,
+    /// Next free slot.
+    next: usize,
+    /// Weights are sizes (byte distances) rather than 1 per key.
+    byte_weights: bool,
+    /// Summed latest sizes of the live keys.
+    live_bytes: u64,
+}
+
+impl StreamingStack {
+    /// An empty stack; `byte_weights` makes each key weigh its size (a size of 0 weighs 1,
+    /// as it occupies one unit of a cache), otherwise every key weighs 1.
+    pub fn new(byte_weights: bool) -> Self {
+        StreamingStack {
+            live: FixedHashMap::default(),
+            tree: vec![0; MIN_SLOTS + 1],
+            slot_keys: vec![0; MIN_SLOTS],
+            next: 0,
+            byte_weights,
+            live_bytes: 0,
+        }
+    }
+
+    /// Summed latest sizes of the keys held.
+    pub fn live_bytes(&self) -> u64 {
+        self.live_bytes
+    }
+
+    fn weight(&self, size: u32) -> u64 {
+        weight_of(self.byte_weights, size)
+    }
+
+    /// Keys held.
+    pub fn len(&self) -> usize {
+        self.live.len()
+    }
+
+    /// True when no key is held.
+    pub fn is_empty(&self) -> bool {
+        self.live.is_empty()
+    }
+
+    /// Bytes of state held now (tables at their allocated sizes), for the memory report.
+    pub fn state_bytes(&self) -> usize {
+        // hashbrown: one key, one value and one control byte per bucket.
+        let map = self.live.capacity() * (8 + std::mem::size_of::<Entry>() + 1);
+        map + self.tree.capacity() * 8 + self.slot_keys.capacity() * 8
+    }
+
+    /// Accesses `key` with `size`. Returns its stack distance — the weight of the
+    /// distinct keys accessed since its previous access, itself at its new size included
+    /// — or `None` on its first access (or first since [`StreamingStack::remove`]).
+    pub fn access(&mut self, key: u64, size: u32) -> Option<u64> {
+        if self.next == self.slot_keys.len() {
+            self.compact();
+        }
+        let slot = self.next;
+        self.next += 1;
+        let weight = self.weight(size);
+        let previous = self.live.insert(
+            key,
+            Entry {
+                slot: slot as u32,
+                size,
+            },
+        );
+        self.live_bytes += u64::from(size);
+        let distance = previous.map(|old| {
+            self.live_bytes -= u64::from(old.size);
+            let p = old.slot as usize;
+            let between = self.prefix(slot) - self.prefix(p + 1);
+            self.add(p, self.weight(old.size).wrapping_neg());
+            between + weight
+        });
+        self.add(slot, weight);
+        self.slot_keys[slot] = key;
+        distance
+    }
+
+    /// Forgets `key` (a delete, or a key dropped from a sample). Returns its latest size
+    /// if it was held.
+    pub fn remove(&mut self, key: u64) -> Option<u32> {
+        let e = self.live.remove(&key)?;
+        self.live_bytes -= u64::from(e.size);
+        self.add(e.slot as usize, self.weight(e.size).wrapping_neg());
+        Some(e.size)
+    }
+
+    /// Adds `delta` (two's complement for a subtraction) at `slot`.
+    fn add(&mut self, slot: usize, delta: u64) {
+        let mut i = slot + 1;
+        while i < self.tree.len() {
+            self.tree[i] = self.tree[i].wrapping_add(delta);
+            i += i & i.wrapping_neg();
+        }
+    }
+
+    /// Sum of the weights in slots `0..slot`.
+    fn prefix(&self, slot: usize) -> u64 {
+        let mut i = slot;
+        let mut s = 0u64;
+        while i > 0 {
+            s = s.wrapping_add(self.tree[i]);
+            i &= i - 1;
+        }
+        s
+    }
+
+    /// Renumbers the live keys into slots `0..len` (their order kept) inside a window of
+    /// twice their number, and rebuilds the tree.
+    fn compact(&mut self) {
+        let slots = (2 * self.live.len()).max(MIN_SLOTS);
+        let mut keys = Vec::with_capacity(slots);
+        let live = &self.live;
+        keys.extend(
+            self.slot_keys[..self.next]
+                .iter()
+                .enumerate()
+                .filter(|&(slot, k)| live.get(k).is_some_and(|e| e.slot as usize == slot))
+                .map(|(_, &k)| k),
+        );
+        debug_assert_eq!(keys.len(), self.live.len());
+        let mut tree = vec![0u64; slots + 1];
+        for (slot, &key) in keys.iter().enumerate() {
+            let entry = self.live.get_mut(&key).expect("a slot's key is live");
+            entry.slot = slot as u32;
+            tree[slot + 1] = weight_of(self.byte_weights, entry.size);
+        }
+        // Linear Fenwick build: push each node's sum into its parent.
+        for i in 1..=slots {
+            let parent = i + (i & i.wrapping_neg());
+            if parent <= slots {
+                tree[parent] = tree[parent].wrapping_add(tree[i]);
+            }
+        }
+        self.next = keys.len();
+        keys.resize(slots, 0);
+        self.slot_keys = keys;
+        self.tree = tree;
+    }
+}
+
+/// A key's weight in the stack: its size (at least 1) for byte distances, else 1.
+fn weight_of(byte_weights: bool, size: u32) -> u64 {
+    if byte_weights {
+        u64::from(size.max(1))
+    } else {
+        1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The textbook stack: a list, most recent first.
+    fn naive(accesses: &[(u64, u32, bool)]) -> Vec<Option<u64>> {
+        let mut stack: Vec<(u64, u32)> = Vec::new();
+        let mut out = Vec::new();
+        for &(key, weight, remove) in accesses {
+            let pos = stack.iter().position(|&(k, _)| k == key);
+            if remove {
+                if let Some(p) = pos {
+                    stack.remove(p);
+                }
+                out.push(None);
+                continue;
+            }
+            let d = pos.map(|p| {
+                stack[..p].iter().map(|&(_, w)| u64::from(w)).sum::<u64>() + u64::from(weight)
+            });
+            if let Some(p) = pos {
+                stack.remove(p);
+            }
+            stack.insert(0, (key, weight));
+            out.push(d);
+        }
+        out
+    }
+
+    #[test]
+    fn hand_worked_byte_distances() {
+        // a(10) b(20) a(10): b and a since a's previous access -> 30.
+        // b(5): a since -> 10 + 5 (the new size counts) = 15.
+        let mut s = StreamingStack::new(true);
+        assert_eq!(s.access(1, 10), None);
+        assert_eq!(s.access(2, 20), None);
+        assert_eq!(s.access(1, 10), Some(30));
+        assert_eq!(s.access(2, 5), Some(15));
+        assert_eq!(s.live_bytes(), 15);
+        assert_eq!(s.remove(1), Some(10));
+        assert_eq!(s.access(1, 1), None);
+        assert_eq!(s.len(), 2);
+        assert_eq!(s.live_bytes(), 6);
+        // Unit weights: the same accesses count keys.
+        let mut u = StreamingStack::new(false);
+        for (k, size) in [(1, 10), (2, 20), (3, 30)] {
+            assert_eq!(u.access(k, size), None);
+        }
+        assert_eq!(u.access(1, 10), Some(3));
+    }
+
+    proptest! {
+        /// Long enough streams over few keys go through many compactions.
+        #[test]
+        fn equals_the_textbook_stack(
+            ops in proptest::collection::vec((0u64..50, 1u32..100, proptest::bool::weighted(0.05)), 0..3000)
+        ) {
+            let mut s = StreamingStack::new(true);
+            let got: Vec<Option<u64>> = ops
+                .iter()
+                .map(|&(k, w, remove)| {
+                    if remove {
+                        s.remove(k);
+                        None
+                    } else {
+                        s.access(k, w)
+                    }
+                })
+                .collect();
+            prop_assert_eq!(got, naive(&ops));
+        }
+    }
+}

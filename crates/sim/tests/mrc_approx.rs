@@ -1,0 +1,370 @@
+//! Approximate miss-ratio curves against the exact ones: exact at rate 1, bounded state,
+//! the first-bucket adjustment by hand, and errors within bounds on sampled traces.
+
+use std::path::Path;
+
+use policy::{PolicySpec, POLICIES};
+use rand::Rng;
+use sim::mrc::histogram::Buckets;
+use sim::mrc::{
+    approximate, key_hash, sweep, ApproxConfig, ApproxResult, Method, Sampling, Shards,
+    StackDistances,
+};
+use sim::{replay, CacheSize, CompactTrace, ReplayOptions};
+use trace::{Op, Request, TraceError, TraceReader};
+
+/// A reader over requests in memory.
+struct VecReader {
+    requests: Vec<Request>,
+    next: usize,
+}
+
+impl TraceReader for VecReader {
+    fn read_into(&mut self, req: &mut Request) -> Result<bool, TraceError> {
+        match self.requests.get(self.next) {
+            Some(r) => {
+                *req = *r;
+                self.next += 1;
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+}
+
+fn run(requests: &[Request], config: &ApproxConfig) -> ApproxResult {
+    let open = || -> Result<Box<dyn TraceReader>, TraceError> {
+        Ok(Box::new(VecReader {
+            requests: requests.to_vec(),
+            next: 0,
+        }))
+    };
+    approximate(&open, config, &|_| {}).unwrap()
+}
+
+fn unit_requests(keys: &[u64]) -> Vec<Request> {
+    keys.iter()
+        .map(|&key| Request {
+            key,
+            size: 1,
+            ..Request::default()
+        })
+        .collect()
+}
+
+fn sizes(caps: &[u64]) -> Vec<CacheSize> {
+    caps.iter().map(|&c| CacheSize::units(c)).collect()
+}
+
+/// Zipf-ish keys with a scan now and then, and sizes from 1 to 64 KiB, from `seed`.
+fn mixed_trace(seed: testutil::Seed, n: usize, keys: u64) -> Vec<Request> {
+    let mut rng = seed.rng();
+    (0..n)
+        .map(|i| {
+            let key = if i % 5000 < 300 {
+                1_000_000 + i as u64
+            } else {
+                // Squaring a uniform draw skews toward small keys.
+                let u: f64 = rng.gen();
+                (u * u * keys as f64) as u64
+            };
+            Request {
+                key,
+                size: 1 + (key as u32 % 64) * 1024,
+                ..Request::default()
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn shards_at_rate_one_is_the_exact_curve() {
+    testutil::explore(|seed| {
+        let reqs = mixed_trace(seed, 30_000, 3_000);
+        let exact = StackDistances::compute(&CompactTrace::from_requests(&reqs)).unwrap();
+        let caps: Vec<u64> = (1..=40).map(|i| i * 100).collect();
+        let config = ApproxConfig {
+            sizes: sizes(&caps),
+            ..ApproxConfig::new(Method::ShardsRate(1.0))
+        };
+        let got = run(&reqs, &config);
+        for p in &got.curves[0].points {
+            assert_eq!(p.misses, exact.misses_at(p.capacity) as f64, "{seed}");
+        }
+        assert_eq!(got.sampled_requests, reqs.len() as u64);
+        assert_eq!(got.working_set.objects, exact.cold_misses() as f64);
+        // Fixed size with room for every key never lowers its rate: exact as well.
+        let fixed = ApproxConfig {
+            sizes: sizes(&caps),
+            ..ApproxConfig::new(Method::ShardsSize(1 << 20))
+        };
+        assert_eq!(run(&reqs, &fixed).curves[0].points, got.curves[0].points);
+    });
+}
+
+#[test]
+fn byte_shards_at_rate_one_is_byte_lru_where_objects_fit() {
+    // Byte LRU evicts from the bottom of the recency stack until the new object fits, so
+    // the cache holds the longest prefix of the stack that fits: a request hits exactly
+    // when its byte stack distance is at most the capacity, as long as no object is larger
+    // than the cache (which `policy::Cache` refuses instead of emptying itself for it).
+    testutil::explore(|seed| {
+        let reqs = mixed_trace(seed, 20_000, 2_000);
+        let caps: Vec<u64> = vec![64 << 10, 1 << 20, 8 << 20, 32 << 20];
+        let config = ApproxConfig {
+            sizes: caps
+                .iter()
+                .map(|&c| CacheSize::parse(&format!("{c}B")).unwrap())
+                .collect(),
+            byte_mode: true,
+            ..ApproxConfig::new(Method::ShardsRate(1.0))
+        };
+        let got = run(&reqs, &config);
+        let trace = CompactTrace::from_requests(&reqs);
+        let lru = PolicySpec::parse("lru").unwrap();
+        let swept = sweep(&trace, &lru, &caps, ReplayOptions::default(), &|_| {}).unwrap();
+        for (p, s) in got.curves[0].points.iter().zip(&swept) {
+            assert_eq!(p.misses, s.misses as f64, "{seed} at {}", p.capacity);
+        }
+    });
+}
+
+#[test]
+fn minisim_at_rate_one_is_the_full_replay_for_every_online_policy() {
+    testutil::explore(|seed| {
+        let mut reqs = mixed_trace(seed, 6_000, 600);
+        // A few deletes, which are not requests but drop the object.
+        for i in (0..reqs.len()).step_by(97) {
+            reqs[i].op = Op::Delete;
+        }
+        let trace = CompactTrace::from_requests(&reqs);
+        for byte_mode in [false, true] {
+            let caps: Vec<u64> = if byte_mode {
+                vec![1 << 20, 4 << 20, 16 << 20]
+            } else {
+                vec![7, 50, 300]
+            };
+            let specs: Vec<PolicySpec> = POLICIES
+                .iter()
+                .map(|p| PolicySpec::parse(p.name).unwrap())
+                .filter(|p| {
+                    let built = p.build(&policy::BuildContext::new(10, 1)).unwrap();
+                    !policy::Policy::needs_future(&built)
+                })
+                .collect();
+            let config = ApproxConfig {
+                sizes: caps
+                    .iter()
+                    .map(|&c| {
+                        CacheSize::parse(&format!("{c}{}", if byte_mode { "B" } else { "" }))
+                            .unwrap()
+                    })
+                    .collect(),
+                byte_mode,
+                policies: specs.clone(),
+                seed: seed.value(),
+                ..ApproxConfig::new(Method::MiniSim(1.0))
+            };
+            let got = run(&reqs, &config);
+            let options = ReplayOptions {
+                ignore_size: !byte_mode,
+                seed: seed.value(),
+            };
+            let full = replay(&trace, &specs, &sizes(&caps), options, &|_| {}).unwrap();
+            let mini = got.curves.iter().filter(|c| c.method == "minisim");
+            let points = mini.flat_map(|c| c.points.iter().map(move |p| (c.policy.clone(), p)));
+            let mut compared = 0;
+            for ((policy, p), r) in points.zip(&full) {
+                assert_eq!((&policy, p.capacity), (&r.policy, r.capacity));
+                assert_eq!(
+                    p.misses,
+                    r.misses() as f64,
+                    "{seed}: {policy} at {} (byte mode {byte_mode})",
+                    p.capacity
+                );
+                compared += 1;
+            }
+            assert_eq!(compared, full.len());
+        }
+    });
+}
+
+#[test]
+fn offline_policies_are_refused_by_minisim() {
+    let config = ApproxConfig {
+        policies: vec![PolicySpec::parse("belady").unwrap()],
+        sizes: sizes(&[2]),
+        ..ApproxConfig::new(Method::MiniSim(0.5))
+    };
+    let open = || -> Result<Box<dyn TraceReader>, TraceError> {
+        Ok(Box::new(VecReader {
+            requests: unit_requests(&[1, 2, 1]),
+            next: 0,
+        }))
+    };
+    let err = approximate(&open, &config, &|_| {}).unwrap_err();
+    assert!(err.to_string().contains("offline"), "{err}");
+    let bad = ApproxConfig::new(Method::ShardsRate(1.5));
+    assert!(approximate(&open, &bad, &|_| {})
+        .unwrap_err()
+        .to_string()
+        .contains("(0, 1]"));
+}
+
+#[test]
+fn fixed_size_never_holds_more_than_its_budget() {
+    testutil::explore(|seed| {
+        let mut rng = seed.rng();
+        for round in 0..20 {
+            let budget = rng.gen_range(1..200usize);
+            let keys = rng.gen_range(1..5_000u64);
+            let mut shards = Shards::new(Sampling::Samples(budget), Buckets::LogLinear, false);
+            let mut rate = 1.0;
+            for _ in 0..20_000 {
+                let key = rng.gen_range(0..keys);
+                if rng.gen_ratio(1, 50) {
+                    shards.delete(key_hash(key));
+                } else {
+                    shards.access(key_hash(key), 1);
+                }
+                assert!(
+                    shards.sampled_keys() <= budget,
+                    "{seed} round {round}: {} keys held over a budget of {budget}",
+                    shards.sampled_keys()
+                );
+                // The rate never rises.
+                assert!(shards.filter().rate() <= rate);
+                rate = shards.filter().rate();
+            }
+        }
+    });
+}
+
+#[test]
+fn first_bucket_adjustment_by_hand() {
+    // Rate 1/2 keeps keys whose hash is below 2^63. Key 2 is in, keys 1 and 5 are out:
+    assert!(key_hash(2) < 1 << 63);
+    assert!(key_hash(1) >= 1 << 63 && key_hash(5) >= 1 << 63);
+    // Trace  2 1 5 2 5 1: six requests; the sample sees 2 (cold) and 2 again, with only
+    // itself since, so sampled distance 1, scaled by 1/R to 2. Each sample stands for 2
+    // requests: 4 of the 6. Expected samples N R = 3, actual 2: the adjustment adds one
+    // sample (2 requests) that hits at every size.
+    //   adjusted:   misses(1) = (cold 2 + distance-2 reuse 2) / 6 = 4/6;  misses(2) = 2/6.
+    //   unadjusted: the same weights over the 4 requests sampled:  4/4, and 2/4.
+    let reqs = unit_requests(&[2, 1, 5, 2, 5, 1]);
+    let curve = |adjust: bool| {
+        let config = ApproxConfig {
+            sizes: sizes(&[1, 2]),
+            adjust,
+            ..ApproxConfig::new(Method::ShardsRate(0.5))
+        };
+        let r = run(&reqs, &config);
+        assert_eq!((r.requests, r.sampled_requests), (6, 2));
+        r.curves[0]
+            .points
+            .iter()
+            .map(|p| p.miss_ratio)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(curve(true), [4.0 / 6.0, 2.0 / 6.0]);
+    assert_eq!(curve(false), [1.0, 0.5]);
+    let mut s = Shards::new(Sampling::Rate(0.5), Buckets::LogLinear, false);
+    for r in &reqs {
+        s.access(key_hash(r.key), 1);
+    }
+    assert_eq!(s.adjustment().requests, 2.0);
+}
+
+/// Mean absolute difference of two curves' miss ratios.
+fn mae(a: &[f64], b: &[f64]) -> f64 {
+    assert_eq!(a.len(), b.len());
+    a.iter().zip(b).map(|(x, y)| (x - y).abs()).sum::<f64>() / a.len() as f64
+}
+
+#[test]
+fn sampled_curves_stay_close_to_the_exact_ones() {
+    // 400k requests over 100k keys; the rate keeps about 10k sampled keys. Errors seen
+    // over fresh seeds: SHARDS 0.001-0.0043, fixed size 0.002-0.009, miniature LRU and
+    // FIFO (adjusted, the default) 0.0018-0.0051 — unadjusted they were 0.009-0.013:
+    // whether the few hottest keys fall in the sample moves the whole curve. The bounds
+    // leave room above those and stay far below the error of a wrong scaling (a missing
+    // or doubled 1/R: 0.1 and more).
+    testutil::explore(|seed| {
+        let reqs = mixed_trace(seed, 400_000, 100_000);
+        let trace = CompactTrace::from_requests(&reqs);
+        let exact = StackDistances::compute(&trace).unwrap();
+        let distinct = trace.summary().distinct_keys;
+        let caps = sim::mrc::even_grid(distinct, 20);
+        let specs: Vec<PolicySpec> = ["lru", "fifo"]
+            .iter()
+            .map(|p| PolicySpec::parse(p).unwrap())
+            .collect();
+        let config = ApproxConfig {
+            sizes: sizes(&caps),
+            policies: specs.clone(),
+            ..ApproxConfig::new(Method::MiniSim(0.1))
+        };
+        let got = run(&reqs, &config);
+        let exact_mr: Vec<f64> = exact.curve(&caps).iter().map(|p| p.miss_ratio()).collect();
+        let ratios = |i: usize| {
+            got.curves[i]
+                .points
+                .iter()
+                .map(|p| p.miss_ratio)
+                .collect::<Vec<_>>()
+        };
+        let shards_err = mae(&ratios(0), &exact_mr);
+        eprintln!("SHARDS R=0.1 MAE {shards_err}");
+        assert!(shards_err < 0.01, "{seed}: SHARDS MAE {shards_err}");
+        let opts = ReplayOptions {
+            ignore_size: true,
+            seed: 42,
+        };
+        let full = replay(&trace, &specs, &sizes(&caps), opts, &|_| {}).unwrap();
+        for (i, spec) in specs.iter().enumerate() {
+            let full_mr: Vec<f64> = full[i * caps.len()..(i + 1) * caps.len()]
+                .iter()
+                .map(|r| r.miss_ratio())
+                .collect();
+            let err = mae(&ratios(i + 1), &full_mr);
+            eprintln!("minisim {} MAE {err}", spec.label());
+            assert!(err < 0.015, "{seed}: minisim {} MAE {err}", spec.label());
+        }
+        let ws = got.working_set.objects / distinct as f64;
+        assert!((0.9..1.1).contains(&ws), "{seed}: working set off by {ws}");
+        // Fixed size with 4,096 keys.
+        let fixed = ApproxConfig {
+            sizes: sizes(&caps),
+            ..ApproxConfig::new(Method::ShardsSize(4096))
+        };
+        let f = run(&reqs, &fixed);
+        let fixed_mr: Vec<f64> = f.curves[0].points.iter().map(|p| p.miss_ratio).collect();
+        let err = mae(&fixed_mr, &exact_mr);
+        eprintln!("fixed-size 4096 MAE {err}");
+        assert!(err < 0.025, "{seed}: fixed-size MAE {err}");
+    });
+}
+
+#[test]
+fn the_committed_slice_is_estimated_within_bounds() {
+    // 232,650 page requests of the CloudPhysics slice, 161,375 distinct pages.
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/cloudPhysicsIO.20k.csv");
+    let opts = trace::ReadOptions::default();
+    let reqs = trace::read_all(&path, None, &opts).unwrap();
+    let trace = CompactTrace::from_requests(&reqs);
+    let exact = StackDistances::compute(&trace).unwrap();
+    let caps = sim::mrc::even_grid(trace.summary().distinct_keys, 20);
+    let exact_mr: Vec<f64> = exact.curve(&caps).iter().map(|p| p.miss_ratio()).collect();
+    for (rate, bound) in [(0.1, 0.01), (0.01, 0.03)] {
+        let config = ApproxConfig {
+            sizes: sizes(&caps),
+            ..ApproxConfig::new(Method::ShardsRate(rate))
+        };
+        let got = run(&reqs, &config);
+        let mr: Vec<f64> = got.curves[0].points.iter().map(|p| p.miss_ratio).collect();
+        let err = mae(&mr, &exact_mr);
+        eprintln!("rate {rate}: MAE {err}");
+        assert!(err < bound, "rate {rate}: MAE {err}");
+    }
+}
