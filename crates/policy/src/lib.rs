@@ -74,6 +74,7 @@ pub mod testkit;
 
 pub use admit::{AdmissionSpec, Admitter, ADMITTERS};
 pub use cache::{Cache, DenseIndex, HashIndex, KeyIndex, Outcome};
+pub use lirs::LirsVariant;
 pub use params::{ConfigError, ParamInfo, Params};
 pub use registry::{BuildContext, NamedPolicy, PolicyInfo, PolicySpec};
 pub use s3fifo::S3FifoVariant;
