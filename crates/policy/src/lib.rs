@@ -107,6 +107,9 @@ policies! {
     Lfuda => lfuda::Lfuda,
     Gdsf => pub gdsf::Gdsf,
     LruProb => lruprob::LruProb,
+    // issue 19, part C
+    Mq => mq::Mq,
+    Lrfu => lrfu::Lrfu,
     Toss => toss::Toss,
     Linux => linux::Linux,
     PinRange => pinrange::PinRange,
