@@ -57,6 +57,7 @@ pub mod admit;
 mod cache;
 mod climber;
 mod doorkeeper;
+mod draws;
 pub(crate) mod ghost;
 pub(crate) mod heap;
 mod history;
@@ -110,6 +111,8 @@ policies! {
     // issue 19, part C
     Mq => mq::Mq,
     Lrfu => lrfu::Lrfu,
+    LeCaR => lecar::LeCaR,
+    Cacheus => cacheus::Cacheus,
     Toss => toss::Toss,
     Linux => linux::Linux,
     PinRange => pinrange::PinRange,
