@@ -567,6 +567,21 @@ mod tests {
     }
 
     #[test]
+    fn a_scan_does_not_flush_blocks_hit_before() {
+        // The paper's scan resistance: 4 keys requested twice sit in R; a scan of 200 new
+        // keys through a cache of 10 only churns SR (and CR-LFU names scan keys, the least
+        // frequent), so the 4 all hit afterwards. LRU loses them.
+        let mut trace: Vec<u64> = [1, 2, 3, 4, 1, 2, 3, 4].to_vec();
+        trace.extend(100..300);
+        trace.extend([1, 2, 3, 4]);
+        let tail = |h: Vec<bool>| h[h.len() - 4..].to_vec();
+        for seed in 1..=5 {
+            assert_eq!(tail(hits(Cacheus::new(10, false, seed), 10, &trace)), [true; 4]);
+        }
+        assert_eq!(tail(hits(crate::Lru::new(10), 10, &trace)), [false; 4]);
+    }
+
+    #[test]
     fn libcachesim_learning_rate_only_shrinks() {
         // The first rate is 0.001 + 407 / 1000 (the MMIX generator's first draw mod 1000).
         // After `capacity` requests libCacheSim's integer hit rate is 0 (not every request
