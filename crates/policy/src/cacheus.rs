@@ -84,6 +84,8 @@ const STREAM: u64 = 0x6361_6368_6575_7331;
 const NOWHERE: u8 = 0;
 const IN_SR: u8 = 1;
 const IN_R: u8 = 2;
+/// Dropped by libCacheSim, still held by the driver.
+const IN_DOOMED: u8 = 3;
 
 /// CR-LFU's order: least count first, then the latest to reach that count first.
 type LfuKey = (u32, Reverse<u64>);
@@ -128,8 +130,9 @@ pub struct Cacheus {
     now: u64,
     /// The key whose history checks `evict` already ran for the current miss.
     consumed: Option<u64>,
-    /// Blocks libCacheSim has dropped that the driver still holds.
-    doomed: Vec<FrameId>,
+    /// Blocks libCacheSim has dropped that the driver still holds (on `links`, oldest at
+    /// the tail).
+    doomed: List,
     deferred_hits: u64,
 }
 
@@ -182,7 +185,7 @@ impl Cacheus {
             capacity,
             now: 0,
             consumed: None,
-            doomed: Vec::new(),
+            doomed: List::new(),
             deferred_hits: 0,
         }
     }
@@ -234,6 +237,18 @@ impl Cacheus {
             }
             _ => {}
         }
+        self.list_of[frame.index()] = NOWHERE;
+    }
+
+    /// `frame` left libCacheSim's cache but not the driver's.
+    fn doom(&mut self, frame: FrameId) {
+        self.list_of[frame.index()] = IN_DOOMED;
+        self.links.push_front(&mut self.doomed, frame);
+    }
+
+    /// `frame` leaves the doomed list (handed to the driver, requested again, removed).
+    fn undoom(&mut self, frame: FrameId) {
+        self.links.unlink(&mut self.doomed, frame);
         self.list_of[frame.index()] = NOWHERE;
     }
 
@@ -328,7 +343,7 @@ impl Cacheus {
         let returning = self.history.contains(access.key);
         if size > self.half {
             // SR-LRU cannot take it: libCacheSim does not cache it
-            self.doomed.push(frame);
+            self.doom(frame);
             return;
         }
         // CR-LFU first: it reads the count the key left with before SR-LRU forgets it
@@ -350,7 +365,7 @@ impl Cacheus {
         while self.sr_units > self.half {
             let Some(tail) = self.sr.tail() else { break };
             self.leave(tail);
-            self.doomed.push(tail);
+            self.doom(tail);
         }
     }
 
@@ -402,7 +417,7 @@ impl Cacheus {
         }
         while self.sr_units + self.r_units + u64::from(access.size) > self.capacity {
             match self.evict_one(evictable) {
-                Some(victim) => self.doomed.push(victim),
+                Some(victim) => self.doom(victim),
                 None => break,
             }
         }
@@ -421,9 +436,9 @@ impl Policy for Cacheus {
     }
 
     fn on_hit(&mut self, frame: FrameId, access: &Access) {
-        if let Some(at) = self.doomed.iter().position(|&f| f == frame) {
+        if self.list_of[frame.index()] == IN_DOOMED {
             // libCacheSim dropped it: this is a miss there
-            self.doomed.swap_remove(at);
+            self.undoom(frame);
             self.deferred_hits += 1;
             self.miss(frame, access, &|f| f != frame);
             return;
@@ -458,15 +473,17 @@ impl Policy for Cacheus {
             self.learn_from_miss(incoming.key);
             self.consumed = Some(incoming.key);
         }
-        if let Some(at) = self.doomed.iter().position(|&f| evictable(f)) {
-            return Some(self.doomed.swap_remove(at));
+        let dropped = self.links.iter_from_tail(&self.doomed).find(|&f| evictable(f));
+        if let Some(frame) = dropped {
+            self.undoom(frame);
+            return Some(frame);
         }
         self.evict_one(evictable)
     }
 
     fn remove(&mut self, frame: FrameId) {
-        if let Some(at) = self.doomed.iter().position(|&f| f == frame) {
-            self.doomed.swap_remove(at);
+        if self.list_of[frame.index()] == IN_DOOMED {
+            self.undoom(frame);
             return;
         }
         // invalidation leaves no history
