@@ -163,17 +163,7 @@ impl<const SIZE_AWARE: bool> Policy for GreedyDual<SIZE_AWARE> {
 
     fn victims(&self, n: usize, evictable: &dyn Fn(FrameId) -> bool, out: &mut Vec<FrameId>) {
         // Exact: evicting changes `L`, which only enters keys set later.
-        let mut left = n;
-        if left == 0 {
-            return;
-        }
-        self.heap.in_order(&mut BinaryHeap::new(), |f| {
-            if evictable(f) {
-                out.push(f);
-                left -= 1;
-            }
-            left > 0
-        });
+        self.heap.first_n_where(n, evictable, out);
     }
 }
 

@@ -154,16 +154,20 @@ impl GhostList {
     /// Forget `key`; returns whether it was remembered.
     #[inline]
     pub fn remove(&mut self, key: u64) -> bool {
-        match self.index.remove(key) {
-            Some(pos) => {
-                let e = &mut self.entries[pos as usize];
-                e.dead = true;
-                self.size_sum -= u64::from(e.size);
-                self.forgot_one();
-                true
-            }
-            None => false,
-        }
+        self.take(key).is_some()
+    }
+
+    /// Forget `key` and return the number it was remembered with: its size, or whatever
+    /// else the policy keeps in that field (MQ keeps a reference count).
+    #[inline]
+    pub fn take(&mut self, key: u64) -> Option<u32> {
+        let pos = self.index.remove(key)?;
+        let e = &mut self.entries[pos as usize];
+        e.dead = true;
+        let size = e.size;
+        self.size_sum -= u64::from(size);
+        self.forgot_one();
+        Some(size)
     }
 
     /// Forget and return the oldest key and its size.

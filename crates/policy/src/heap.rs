@@ -110,6 +110,22 @@ impl<K: Ord + Copy> IndexedHeap<K> {
         found
     }
 
+    /// Appends to `out` the first `n` frames `ok` accepts, in key order: the victim list
+    /// of a policy whose eviction takes the least key and changes no other key.
+    pub fn first_n_where(&self, n: usize, ok: &dyn Fn(FrameId) -> bool, out: &mut Vec<FrameId>) {
+        let mut left = n;
+        if left == 0 {
+            return;
+        }
+        self.in_order(&mut BinaryHeap::new(), |f| {
+            if ok(f) {
+                out.push(f);
+                left -= 1;
+            }
+            left > 0
+        });
+    }
+
     /// Calls `visit` on frames in increasing key order until it returns false or every
     /// frame was visited: a best-first walk down the heap.
     pub fn in_order(

@@ -57,6 +57,7 @@ pub mod admit;
 mod cache;
 mod climber;
 mod doorkeeper;
+mod draws;
 pub(crate) mod ghost;
 pub(crate) mod heap;
 mod history;
@@ -74,6 +75,7 @@ pub mod testkit;
 
 pub use admit::{AdmissionSpec, Admitter, ADMITTERS};
 pub use cache::{Cache, DenseIndex, HashIndex, KeyIndex, Outcome};
+pub use lirs::LirsVariant;
 pub use params::{ConfigError, ParamInfo, Params};
 pub use registry::{BuildContext, NamedPolicy, PolicyInfo, PolicySpec};
 pub use s3fifo::S3FifoVariant;
@@ -106,6 +108,11 @@ policies! {
     Lfuda => lfuda::Lfuda,
     Gdsf => pub gdsf::Gdsf,
     LruProb => lruprob::LruProb,
+    // issue 19, part C
+    Mq => mq::Mq,
+    Lrfu => lrfu::Lrfu,
+    LeCaR => lecar::LeCaR,
+    Cacheus => cacheus::Cacheus,
     Toss => toss::Toss,
     Linux => linux::Linux,
     PinRange => pinrange::PinRange,

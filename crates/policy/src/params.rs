@@ -189,6 +189,20 @@ impl Params {
             .ok_or_else(|| self.bad(name, expected))
     }
 
+    /// A number in `[lo, hi]`, or `None` for the word `auto` (a default derived from the
+    /// capacity, such as LeCaR's discount).
+    pub fn fraction_or_auto(
+        &self,
+        name: &'static str,
+        lo: f64,
+        hi: f64,
+    ) -> Result<Option<f64>, ConfigError> {
+        if self.raw(name) == "auto" {
+            return Ok(None);
+        }
+        self.fraction(name, lo, hi).map(Some)
+    }
+
     /// An unsigned integer in `[lo, hi]`, or `None` for the word `auto` (a default that
     /// the policy derives from its capacity, such as PinRange's preferred range).
     pub fn integer_or_auto(
