@@ -106,6 +106,10 @@ policies! {
     Lfuda => lfuda::Lfuda,
     Gdsf => pub gdsf::Gdsf,
     LruProb => lruprob::LruProb,
+    // issue 19, part D
+    Sampled => sampled::Sampled,
+    Size => size::Size,
+    Qdlp => qdlp::Qdlp,
     Toss => toss::Toss,
     Linux => linux::Linux,
     PinRange => pinrange::PinRange,
