@@ -110,6 +110,7 @@ policies! {
     Sampled => sampled::Sampled,
     Size => size::Size,
     Qdlp => qdlp::Qdlp,
+    FifoMerge => fifo_merge::FifoMerge,
     Toss => toss::Toss,
     Linux => linux::Linux,
     PinRange => pinrange::PinRange,
