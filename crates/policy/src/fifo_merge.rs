@@ -257,12 +257,12 @@ mod tests {
 
     #[test]
     fn a_round_keeps_the_most_hit_half_in_place() {
-        // examine 4, keep 2, capacity 5. 1..=5 fill the queue (oldest 1). 2 hit twice, 4
-        // once. 6: more than 4 resident -> round over 1 2 3 4 (from the oldest): ranks
-        // 1: 0.x, 2: 2.x, 3: 0.x, 4: 1.x -> doomed 1 and 3 (in jitter order), kept 2, 4.
-        // The next round starts at 5.
+        // examine 4, keep 1 (a round dooms 4 - 1 - 1 = 2), capacity 5. 1..=5 fill the
+        // queue (oldest 1). 2 hit twice, 4 once. 6: more than 4 resident -> round over
+        // 1 2 3 4 (from the oldest): ranks 1: 0.x, 2: 2.x, 3: 0.x, 4: 1.x -> doomed 1 and 3
+        // (in jitter order); 2 and 4 stay. The next round starts at 5.
         let trace = [1, 2, 3, 4, 5, 2, 2, 4, 6, 7, 8];
-        let ev = evictions(FifoMerge::new(5, 4, 2, 1), 5, &trace);
+        let ev = evictions(FifoMerge::new(5, 4, 1, 1), 5, &trace);
         let (six, seven) = (&ev[8], &ev[9]);
         let mut doomed = [six[0], seven[0]];
         doomed.sort();
@@ -283,7 +283,7 @@ mod tests {
     #[test]
     fn with_no_hits_rounds_follow_the_jitter_and_keep_half() {
         // 10 residents, examine 10, keep 5 would be FIFO (not more than examine); with 11
-        // residents every round examines 10 and evicts 5 of them before the next.
+        // residents every round examines 10 and evicts 4 of them before the next.
         let trace: Vec<u64> = (0..200).collect();
         let ev = evictions(FifoMerge::new(11, 10, 5, 3), 11, &trace);
         assert_eq!(ev.iter().filter(|e| !e.is_empty()).count(), 189);

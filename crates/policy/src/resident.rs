@@ -95,7 +95,7 @@ impl ResidentSet {
             if !evictable(f) {
                 continue;
             }
-            if best.map_or(true, |b| better(f, self.at(b))) {
+            if best.is_none_or(|b| better(f, self.at(b))) {
                 best = Some(i);
             }
         }
