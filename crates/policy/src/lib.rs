@@ -77,6 +77,7 @@ pub use cache::{Cache, DenseIndex, HashIndex, KeyIndex, Outcome};
 pub use params::{ConfigError, ParamInfo, Params};
 pub use registry::{BuildContext, NamedPolicy, PolicyInfo, PolicySpec};
 pub use s3fifo::S3FifoVariant;
+pub use sampled::Rank as SampledRank;
 pub use wtinylfu::WTinyLfuVariant;
 
 // Every policy: its module, its type, and its place in `AnyPolicy` and `POLICIES`. This
