@@ -49,7 +49,7 @@
 //!
 //! [`Random`]: crate::RandomPolicy
 
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::resident::ResidentSet;
@@ -123,18 +123,6 @@ impl Hyperbolic {
         }
     }
 
-    /// Whether `a` has a strictly lower priority than `b` at time `now`:
-    /// `count_a / (age_a * size_a) < count_b / (age_b * size_b)`, cross-multiplied.
-    fn lower(&self, a: usize, b: usize, now: u64) -> bool {
-        let weight = |f: usize| -> (u128, u128) {
-            let age = now.saturating_sub(self.entered[f]).max(1) as u128;
-            let size = if self.sizes { self.size[f].max(1) } else { 1 } as u128;
-            (self.count[f] as u128, age.saturating_mul(size))
-        };
-        let (ca, da) = weight(a);
-        let (cb, db) = weight(b);
-        ca.saturating_mul(db) < cb.saturating_mul(da)
-    }
 }
 
 impl Policy for Hyperbolic {
@@ -184,37 +172,21 @@ impl Policy for Hyperbolic {
     }
 
     fn evict(&mut self, access: &Access, evictable: &dyn Fn(FrameId) -> bool) -> Option<FrameId> {
-        let n = self.residents.len();
-        if n == 0 {
-            return None;
-        }
         let now = self.now(access);
-        let mut best: Option<usize> = None;
-        let mut consider = |this: &Self, i: usize| {
-            let f = this.residents.at(i).index();
-            if !evictable(FrameId(f as u32)) {
-                return;
-            }
-            let better = match best {
-                None => true,
-                Some(b) => this.lower(f, this.residents.at(b).index(), now),
-            };
-            if better {
-                best = Some(i);
-            }
+        // `a` goes before `b` when its priority is strictly lower:
+        // `count_a / (age_a * size_a) < count_b / (age_b * size_b)`, cross-multiplied.
+        let (count, entered, size, sizes) = (&self.count, &self.entered, &self.size, self.sizes);
+        let weight = |f: FrameId| -> (u128, u128) {
+            let f = f.index();
+            let age = now.saturating_sub(entered[f]).max(1) as u128;
+            let size = if sizes { size[f].max(1) } else { 1 } as u128;
+            (count[f] as u128, age.saturating_mul(size))
         };
-        for _ in 0..self.samples {
-            let i = self.rng.gen_range(0..n);
-            consider(self, i);
-        }
-        if best.is_none() {
-            // every drawn frame was protected: the first evictable one after a random point
-            let start = self.rng.gen_range(0..n);
-            best = (0..n)
-                .map(|k| (start + k) % n)
-                .find(|&i| evictable(self.residents.at(i)));
-        }
-        best.map(|i| self.residents.take_at(i))
+        self.residents
+            .take_best_of_sample(&mut self.rng, self.samples, evictable, |a, b| {
+                let ((ca, da), (cb, db)) = (weight(a), weight(b));
+                ca.saturating_mul(db) < cb.saturating_mul(da)
+            })
     }
 
     fn remove(&mut self, frame: FrameId) {

@@ -79,6 +79,7 @@ pub use lirs::LirsVariant;
 pub use params::{ConfigError, ParamInfo, Params};
 pub use registry::{BuildContext, NamedPolicy, PolicyInfo, PolicySpec};
 pub use s3fifo::S3FifoVariant;
+pub use sampled::Rank as SampledRank;
 pub use wtinylfu::WTinyLfuVariant;
 
 // Every policy: its module, its type, and its place in `AnyPolicy` and `POLICIES`. This
@@ -113,6 +114,11 @@ policies! {
     Lrfu => lrfu::Lrfu,
     LeCaR => lecar::LeCaR,
     Cacheus => cacheus::Cacheus,
+    // issue 19, part D
+    Sampled => sampled::Sampled,
+    Size => size::Size,
+    Qdlp => qdlp::Qdlp,
+    FifoMerge => fifo_merge::FifoMerge,
     Toss => toss::Toss,
     Linux => linux::Linux,
     PinRange => pinrange::PinRange,

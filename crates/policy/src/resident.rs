@@ -1,6 +1,10 @@
 //! The resident frames as a dense array, for policies that pick victims by position
-//! (Random's uniform draw, Hyperbolic's samples): O(1) insert, O(1) removal by swapping
-//! the last entry into the hole, O(1) access to the i-th resident.
+//! (Random's uniform draw, the sampled policies: Hyperbolic, Redis-style sampled LRU/LFU,
+//! LHD): O(1) insert, O(1) removal by swapping the last entry into the hole, O(1) access
+//! to the i-th resident, and one sampler ([`ResidentSet::take_best_of_sample`]) that all
+//! the sampled policies share.
+
+use rand::Rng;
 
 use crate::list::NIL;
 use crate::{ensure_slot, FrameId};
@@ -64,5 +68,43 @@ impl ResidentSet {
         let i = self.pos[frame.index()];
         debug_assert_ne!(i, NIL, "removing frame {} that is not resident", frame.0);
         self.take_at(i as usize);
+    }
+
+    /// Draws `samples` residents uniformly with replacement, skipping those `evictable`
+    /// refuses, and removes and returns the best one: `better(a, b)` says that `a` should
+    /// go before `b`; of equals the first drawn wins. If every draw was refused, the first
+    /// evictable frame after a random position is taken (as Random does), so an evictable
+    /// frame is found whenever one exists. Uniform draws with replacement are what Redis and
+    /// libCacheSim do; the fallback keeps the contract of [`crate::Policy::evict`] when pins
+    /// cover most of the cache.
+    pub(crate) fn take_best_of_sample<R: Rng>(
+        &mut self,
+        rng: &mut R,
+        samples: usize,
+        evictable: &dyn Fn(FrameId) -> bool,
+        mut better: impl FnMut(FrameId, FrameId) -> bool,
+    ) -> Option<FrameId> {
+        let n = self.dense.len();
+        if n == 0 {
+            return None;
+        }
+        let mut best: Option<usize> = None;
+        for _ in 0..samples {
+            let i = rng.gen_range(0..n);
+            let f = self.at(i);
+            if !evictable(f) {
+                continue;
+            }
+            if best.is_none_or(|b| better(f, self.at(b))) {
+                best = Some(i);
+            }
+        }
+        if best.is_none() {
+            let start = rng.gen_range(0..n);
+            best = (0..n)
+                .map(|k| (start + k) % n)
+                .find(|&i| evictable(self.at(i)));
+        }
+        best.map(|i| self.take_at(i))
     }
 }

@@ -87,9 +87,11 @@ pub enum S3FifoVariant {
     LibCacheSim,
 }
 
-/// S3-FIFO. Queue heads are the newest objects.
+/// The queues of S3-FIFO and of QD-LP ([`crate::Qdlp`], `QUICK_DEMOTION`), which differ
+/// only in when S gives up its tail and in how the main queue makes room (see `qdlp.rs`).
+/// Queue heads are the newest objects.
 #[derive(Clone, Debug)]
-pub struct S3Fifo {
+pub struct SmallMainGhost<const QUICK_DEMOTION: bool> {
     links: Links,
     small: List,
     main: List,
@@ -113,7 +115,10 @@ pub struct S3Fifo {
     ghost_hit: Option<u64>,
 }
 
-impl S3Fifo {
+/// S3-FIFO.
+pub type S3Fifo = SmallMainGhost<false>;
+
+impl<const QUICK_DEMOTION: bool> SmallMainGhost<QUICK_DEMOTION> {
     /// S3-FIFO for `capacity` units with S's share `small`, G's size `ghost` (fraction of
     /// M's capacity) and promotion `threshold`.
     pub fn new(capacity: u64, small: f64, ghost: f64, threshold: u8) -> Self {
@@ -137,7 +142,7 @@ impl S3Fifo {
             S3FifoVariant::LibCacheSim => capacity,
         };
         let ghost_cap = (ghost_base as f64 * ghost) as u64;
-        S3Fifo {
+        SmallMainGhost {
             links: Links::with_capacity(frames),
             small: List::new(),
             main: List::new(),
@@ -156,6 +161,12 @@ impl S3Fifo {
             ghost_share: ghost,
             ghost_hit: None,
         }
+    }
+
+    /// Declare dense keys below `keys` (see [`BuildContext::key_space`]): ghost lookups
+    /// then index an array instead of hashing.
+    pub(crate) fn set_key_space(&mut self, keys: Option<u64>) {
+        self.ghost.set_key_space(keys);
     }
 
     /// Keys in S then M, each from head (newest) to tail, with frequencies (for tests).
@@ -234,9 +245,61 @@ impl S3Fifo {
     }
 }
 
-impl Policy for S3Fifo {
+impl<const QUICK_DEMOTION: bool> SmallMainGhost<QUICK_DEMOTION> {
+    /// QD-LP's eviction: S gives up its tail whenever it holds anything, whatever its
+    /// share. A tail that was hit moves to M; M, when it has no room for it, first makes
+    /// room by its own clock (before the newcomer joins it, as libCacheSim's main cache
+    /// evicts before it inserts), and that is the victim. A tail never hit is evicted into
+    /// the ghost. M is scanned when S is empty or has nothing evictable, and first when a
+    /// ghost hit or a large promotion left it over its share.
+    fn evict_quickly(&mut self, evictable: &dyn Fn(FrameId) -> bool) -> Option<FrameId> {
+        if self.main_used > self.main_cap {
+            if let Some(f) = self.evict_main(evictable) {
+                return Some(f);
+            }
+        }
+        let mut cur = self.small.tail();
+        let mut steps = self.small.len();
+        while let Some(f) = cur {
+            if steps == 0 {
+                break;
+            }
+            steps -= 1;
+            cur = self.links.prev(f);
+            let i = f.index();
+            if self.flags[i] & FREQ > self.threshold {
+                let s = u64::from(self.sizes[i]);
+                let victim = if self.main_used + s > self.main_cap {
+                    self.evict_main(evictable)
+                } else {
+                    None
+                };
+                self.links.unlink(&mut self.small, f);
+                self.links.push_front(&mut self.main, f);
+                self.flags[i] = IN_MAIN;
+                self.small_used -= s;
+                self.main_used += s;
+                if victim.is_some() {
+                    return victim;
+                }
+            } else if evictable(f) {
+                self.links.unlink(&mut self.small, f);
+                self.small_used -= u64::from(self.sizes[i]);
+                self.remember(f);
+                return Some(f);
+            }
+        }
+        self.evict_main(evictable)
+    }
+}
+
+impl<const QUICK_DEMOTION: bool> Policy for SmallMainGhost<QUICK_DEMOTION> {
     fn name(&self) -> &'static str {
-        Self::NAME
+        if QUICK_DEMOTION {
+            "qdlp"
+        } else {
+            "s3fifo"
+        }
     }
 
     /// A hit raises the object's frequency, which saturates at 3.
@@ -283,6 +346,9 @@ impl Policy for S3Fifo {
             && self.ghost.remove(incoming.key)
         {
             self.ghost_hit = Some(incoming.key);
+        }
+        if QUICK_DEMOTION {
+            return self.evict_quickly(evictable);
         }
         let small_first = !self.small.is_empty()
             && self.small_used >= self.small_cap
@@ -367,7 +433,7 @@ impl NamedPolicy for S3Fifo {
             _ => S3FifoVariant::LibCacheSim,
         };
         let mut s3 = S3Fifo::with_variant(ctx.capacity, small, ghost, threshold, variant);
-        s3.ghost.set_key_space(ctx.key_space);
+        s3.set_key_space(ctx.key_space);
         Ok(s3)
     }
 }
