@@ -7,9 +7,9 @@
 //! What the mirror is told, so that it sees what the kernel sees:
 //!
 //! * every read of the file made through this source (the application's and the
-//!   library's refreshes alike), but a read of the same page as the previous read is not
-//!   an access: the kernel marks a page accessed once per run of reads of it on one
-//!   descriptor (`filemap_read`). Dust saw exactly this on Linux 6.18: a page read nine
+//!   library's refreshes alike), but a read of the same cached page as the previous read
+//!   is not an access: the kernel marks a page accessed once per run of reads of it on
+//!   one descriptor (`filemap_read`); a page that is not cached is brought in whatever. Dust saw exactly this on Linux 6.18: a page read nine
 //!   times in a burst is not promoted (`docs/dust.md`);
 //! * an uncached read (`RWF_DONTCACHE`) of a page the mirror does not hold changes
 //!   nothing; of a page it holds, it counts as an access;
@@ -97,6 +97,7 @@ pub struct PageCacheSource<K: PageCacheFile> {
     evictions: u64,
     last_read: Option<u64>,
     calls: KernelCalls,
+    batch: u64,
 }
 
 impl<K: PageCacheFile> PageCacheSource<K> {
@@ -123,7 +124,17 @@ impl<K: PageCacheFile> PageCacheSource<K> {
             evictions: 0,
             last_read: None,
             calls: KernelCalls::default(),
+            batch: 1,
         })
+    }
+
+    /// Tell the library that the kernel reclaims `pages` at a time (1 by default). Linux
+    /// reclaims at least `SWAP_CLUSTER_MAX` (32) pages when a memory cgroup reaches its
+    /// limit, so the first 32 victims of the mirror's list may all go at once: the
+    /// library then keeps that many clear of wanted pages.
+    pub fn with_reclaim_batch(mut self, pages: u64) -> Self {
+        self.batch = pages.max(1);
+        self
     }
 
     /// The application reads `page`: the kernel reads it, the mirror follows. Returns
@@ -136,7 +147,9 @@ impl<K: PageCacheFile> PageCacheSource<K> {
         if uncached {
             self.calls.uncached_reads += 1;
         }
-        if self.last_read == Some(page) {
+        if self.last_read == Some(page) && predicted {
+            // Only marking accessed is skipped: a page gone since (dropped, or read
+            // uncached) is read in again like any miss.
             self.calls.repeats += 1;
         } else if !uncached || predicted {
             self.time += 1;
@@ -152,11 +165,17 @@ impl<K: PageCacheFile> PageCacheSource<K> {
 
     /// Compare the mirror with the ground truth on every page of the file.
     pub fn agreement(&self) -> Result<Agreement, SourceError> {
+        self.agreement_over(0..self.kernel.pages())
+    }
+
+    /// Compare the mirror with the ground truth on `pages` (those an application reads:
+    /// pages never read agree trivially and would only pad the rate).
+    pub fn agreement_over(&self, pages: std::ops::Range<u64>) -> Result<Agreement, SourceError> {
         let mut a = Agreement {
-            pages: self.kernel.pages(),
+            pages: pages.end.saturating_sub(pages.start),
             ..Agreement::default()
         };
-        for page in 0..a.pages {
+        for page in pages {
             match (self.mirror.contains(page), self.kernel.resident(page)?) {
                 (true, false) => a.mirror_only += 1,
                 (false, true) => a.kernel_only += 1,
@@ -237,6 +256,10 @@ impl<K: PageCacheFile> Source for PageCacheSource<K> {
 
     fn is_full(&self) -> bool {
         self.mirror.used() >= self.mirror.capacity()
+    }
+
+    fn eviction_batch(&self) -> u64 {
+        self.batch
     }
 
     fn refresh(&mut self, page: PageKey) -> Result<(), SourceError> {
