@@ -5,11 +5,9 @@ mod common;
 
 use common::{json_lines, ok};
 
-#[test]
-fn inforeplace_writes_three_csv_files_and_tagged_json_lines() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().to_str().unwrap();
-    let args = [
+/// The experiment kept small: quick, index part simulated only, 40-page accuracy cache.
+fn small_run(out: &str) -> Vec<&str> {
+    vec![
         "experiment",
         "inforeplace",
         "--quick",
@@ -20,7 +18,13 @@ fn inforeplace_writes_three_csv_files_and_tagged_json_lines() {
         "300",
         "--out",
         out,
-    ];
+    ]
+}
+
+#[test]
+fn inforeplace_writes_three_csv_files_and_tagged_json_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = small_run(dir.path().to_str().unwrap());
     let lines = json_lines(&ok(&[&args[..], &["--json"]].concat()));
     let part = |p: &str| lines.iter().filter(|l| l["part"] == p).collect::<Vec<_>>();
     let accuracy = part("accuracy");
@@ -76,22 +80,8 @@ fn inforeplace_writes_three_csv_files_and_tagged_json_lines() {
 #[ignore = "needs root and a memory cgroup (v1 or v2): run with --ignored"]
 fn inforeplace_linux_adds_the_page_cache_rows() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let out = dir.path().to_str().unwrap();
-    let args = [
-        "experiment",
-        "inforeplace",
-        "--quick",
-        "--sim-only",
-        "--accuracy-pages",
-        "40",
-        "--lookups",
-        "300",
-        "--linux",
-        "--linux-limit-mib",
-        "12",
-        "--out",
-        out,
-    ];
+    let mut args = small_run(dir.path().to_str().unwrap());
+    args.extend(["--linux", "--linux-limit-mib", "12"]);
     let summary = ok(&args);
     assert!(
         summary.contains("Experiment 3: the Linux page cache"),
