@@ -41,7 +41,7 @@ pub fn figure_3_1(rows: &[AccuracyRow], linux: &[LinuxRow]) -> Vec<FigureFile> {
     let find = |s: &str, t: &str| rows.iter().find(|r| r.source == s && r.target == t);
     let mut inaccuracy = Figure::new(
         "Figure 3.1 (left): InfoReplace's inaccuracy on Dust's workload",
-        Axis::new(&x_label).whole_numbers(),
+        Axis::new(&x_label).whole_numbers().ticks(targets.len()),
         Axis::from_zero("inaccuracy (% of the target's pages not cached)"),
     )
     .with_legend(Legend::UpperLeft);
@@ -76,7 +76,7 @@ pub fn figure_3_1(rows: &[AccuracyRow], linux: &[LinuxRow]) -> Vec<FigureFile> {
         };
         let figure = Figure::new(
             format!("Figure 3.1 (right): overhead per read or write, source {s}"),
-            Axis::new(&x_label).whole_numbers(),
+            Axis::new(&x_label).whole_numbers().ticks(targets.len()),
             Axis::from_zero("microseconds per call"),
         )
         .with_legend(Legend::UpperLeft)
@@ -113,7 +113,9 @@ pub fn figure_3_2(runs: &[IndexRun], levels: &[LevelRow]) -> Vec<FigureFile> {
     };
     let mut run_time = Figure::new(
         "Figure 3.2 (left): run time relative to the Linux-like lists",
-        Axis::new(format!("tree ({})", numbered(&trees))).whole_numbers(),
+        Axis::new(format!("tree ({})", numbered(&trees)))
+            .whole_numbers()
+            .ticks(trees.len()),
         Axis::from_zero("run time / run time of linux"),
     )
     .with_legend(Legend::LowerLeft);
