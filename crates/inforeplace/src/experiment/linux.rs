@@ -242,42 +242,26 @@ fn runs(
     };
     drop(probe);
     let pages = dust_pages(mirror_pages, settings.seed)?;
-    let file_pages = dust_file_pages(mirror_pages)?;
     let disk = DeviceCounter::for_path(path);
+    let bench = Bench {
+        settings,
+        path,
+        mirror_pages,
+        file_pages: dust_file_pages(mirror_pages)?,
+        pages: &pages,
+        disk: disk.as_ref(),
+    };
     let mut rows = Vec::new();
     let mut alone_resident = Vec::new();
     for mirror in &settings.alone_mirrors {
-        let (row, resident) = run_alone(
-            mirror,
-            path,
-            mirror_pages,
-            &pages,
-            file_pages,
-            disk.as_ref(),
-        )?;
+        let (row, resident) = bench.alone(mirror)?;
         if *mirror == settings.mirror_policy || alone_resident.is_empty() {
             alone_resident = resident;
         }
         rows.push(row);
     }
     for (target, levers) in &settings.runs {
-        {
-            let levers = *levers;
-            rows.push(run_target(
-                settings,
-                path,
-                mirror_pages,
-                &pages,
-                target,
-                levers,
-                &alone_resident,
-                file_pages,
-                disk.as_ref(),
-            )?);
-        }
-    }
-    for r in &mut rows {
-        r.file_pages = file_pages;
+        rows.push(bench.steered(target, *levers, &alone_resident)?);
     }
     Ok((setup, rows))
 }
@@ -361,126 +345,137 @@ fn fresh_source(
 /// (`SWAP_CLUSTER_MAX`): the library keeps that many of the mirror's victims clear.
 pub const RECLAIM_BATCH: u64 = 32;
 
-fn run_alone(
-    mirror: &str,
-    path: &Path,
+/// What every run of one experiment shares.
+struct Bench<'a> {
+    settings: &'a LinuxSettings,
+    path: &'a Path,
     mirror_pages: u64,
-    pages: &[u64],
     file_pages: u64,
-    disk: Option<&DeviceCounter>,
-) -> Result<(LinuxRow, Vec<bool>), ExperimentError> {
-    let mut source = fresh_source(mirror, path, mirror_pages, Levers::default())?;
-    let meter = Meter::start(disk);
-    let mut right = 0u64;
-    for &p in pages {
-        let truth = source.kernel().resident(p)?;
-        let predicted = source.read(p, ReadHow::Cached)?;
-        right += u64::from(predicted == truth);
-    }
-    let (device, disk_bytes, secs) = meter.stop();
-    let a = source.agreement_over(0..file_pages)?;
-    let resident = (0..source.kernel().pages())
-        .map(|p| source.kernel().resident(p))
-        .collect::<Result<Vec<bool>, _>>()?;
-    let row = LinuxRow {
-        target: "alone".into(),
-        mirror: mirror.to_string(),
-        levers: "none",
-        mirror_pages,
-        file_pages: 0,
-        calls: pages.len() as u64,
-        inaccuracy: 0.0,
-        inaccuracy_alone: 0.0,
-        agreement: a.rate(),
-        mirror_only: a.mirror_only,
-        kernel_only: a.kernel_only,
-        predicted_right: right as f64 / pages.len().max(1) as f64,
-        check_us: 0.0,
-        refresh_us: 0.0,
-        simulate_us: 0.0,
-        rest_us: 0.0,
-        refreshes_per_call: 0.0,
-        dropped: 0,
-        uncached_reads: 0,
-        device_pages_read: device,
-        disk_read_bytes: disk_bytes,
-        run_time_s: secs,
-    };
-    Ok((row, resident))
+    pages: &'a [u64],
+    disk: Option<&'a DeviceCounter>,
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run_target(
-    settings: &LinuxSettings,
-    path: &Path,
-    mirror_pages: u64,
-    pages: &[u64],
-    target: &str,
-    levers: Levers,
-    alone_resident: &[bool],
-    file_pages: u64,
-    disk: Option<&DeviceCounter>,
-) -> Result<LinuxRow, ExperimentError> {
-    let source = fresh_source(&settings.mirror_policy, path, mirror_pages, levers)?;
-    let config = Config {
-        seed: settings.seed,
-        ..Config::default()
-    };
-    let (policy, admission) = match target.split_once('+') {
-        Some((p, a)) => (p, Some(a)),
-        None => (target, None),
-    };
-    let mut info = InfoReplace::with_config(source, policy, config)?;
-    if let Some(a) = admission {
-        info = info.admit_with(a)?;
+impl Bench<'_> {
+    /// The workload read with a `mirror` following and nothing steered; also what the
+    /// kernel holds at the end, page by page.
+    fn alone(&self, mirror: &str) -> Result<(LinuxRow, Vec<bool>), ExperimentError> {
+        let mut source = fresh_source(mirror, self.path, self.mirror_pages, Levers::default())?;
+        let meter = Meter::start(self.disk);
+        let mut right = 0u64;
+        for &p in self.pages {
+            let truth = source.kernel().resident(p)?;
+            let predicted = source.read(p, ReadHow::Cached)?;
+            right += u64::from(predicted == truth);
+        }
+        let (device, disk_bytes, secs) = meter.stop();
+        let a = source.agreement_over(0..self.file_pages)?;
+        let resident = (0..source.kernel().pages())
+            .map(|p| source.kernel().resident(p))
+            .collect::<Result<Vec<bool>, _>>()?;
+        let calls = self.pages.len() as u64;
+        let row = LinuxRow {
+            target: "alone".into(),
+            mirror: mirror.to_string(),
+            levers: "none",
+            mirror_pages: self.mirror_pages,
+            file_pages: self.file_pages,
+            calls,
+            inaccuracy: 0.0,
+            inaccuracy_alone: 0.0,
+            agreement: a.rate(),
+            mirror_only: a.mirror_only,
+            kernel_only: a.kernel_only,
+            predicted_right: right as f64 / calls.max(1) as f64,
+            check_us: 0.0,
+            refresh_us: 0.0,
+            simulate_us: 0.0,
+            rest_us: 0.0,
+            refreshes_per_call: 0.0,
+            dropped: 0,
+            uncached_reads: 0,
+            device_pages_read: device,
+            disk_read_bytes: disk_bytes,
+            run_time_s: secs,
+        };
+        Ok((row, resident))
     }
-    let meter = Meter::start(disk);
-    let mut right = 0u64;
-    for &p in pages {
-        let truth = info.source().kernel().resident(p)?;
-        let predicted = info.read_page(p)?;
-        right += u64::from(predicted == truth);
-    }
-    let (device, disk_bytes, secs) = meter.stop();
-    let inaccuracy = info.inaccuracy()?;
-    let held = info.target_pages();
-    let missing_alone = held
-        .iter()
-        .filter(|p| {
-            !alone_resident
-                .get(p.page as usize)
-                .copied()
-                .unwrap_or(false)
+
+    /// The workload through InfoReplace emulating `target` with `levers`.
+    fn steered(
+        &self,
+        target: &str,
+        levers: Levers,
+        alone_resident: &[bool],
+    ) -> Result<LinuxRow, ExperimentError> {
+        let settings = self.settings;
+        let source = fresh_source(
+            &settings.mirror_policy,
+            self.path,
+            self.mirror_pages,
+            levers,
+        )?;
+        let config = Config {
+            seed: settings.seed,
+            ..Config::default()
+        };
+        let (policy, admission) = match target.split_once('+') {
+            Some((p, a)) => (p, Some(a)),
+            None => (target, None),
+        };
+        let mut info = InfoReplace::with_config(source, policy, config)?;
+        if let Some(a) = admission {
+            info = info.admit_with(a)?;
+        }
+        let (pages, file_pages, mirror_pages, disk) =
+            (self.pages, self.file_pages, self.mirror_pages, self.disk);
+        let meter = Meter::start(disk);
+        let mut right = 0u64;
+        for &p in pages {
+            let truth = info.source().kernel().resident(p)?;
+            let predicted = info.read_page(p)?;
+            right += u64::from(predicted == truth);
+        }
+        let (device, disk_bytes, secs) = meter.stop();
+        let inaccuracy = info.inaccuracy()?;
+        let held = info.target_pages();
+        let missing_alone = held
+            .iter()
+            .filter(|p| {
+                !alone_resident
+                    .get(p.page as usize)
+                    .copied()
+                    .unwrap_or(false)
+            })
+            .count();
+        let source = info.source();
+        let a = source.agreement_over(0..file_pages)?;
+        let o = *info.overhead();
+        let [check_us, refresh_us, simulate_us, rest_us] = o.per_call_us();
+        Ok(LinuxRow {
+            target: target.to_string(),
+            mirror: settings.mirror_policy.clone(),
+            levers: levers.label(),
+            mirror_pages,
+            file_pages,
+            calls: o.calls,
+            inaccuracy,
+            inaccuracy_alone: missing_alone as f64 / held.len().max(1) as f64,
+            agreement: a.rate(),
+            mirror_only: a.mirror_only,
+            kernel_only: a.kernel_only,
+            predicted_right: right as f64 / pages.len().max(1) as f64,
+            check_us,
+            refresh_us,
+            simulate_us,
+            rest_us,
+            refreshes_per_call: o.refreshes as f64 / o.calls.max(1) as f64,
+            dropped: source.calls().dropped,
+            uncached_reads: source.calls().uncached_reads,
+            device_pages_read: device,
+            disk_read_bytes: disk_bytes,
+            run_time_s: secs,
         })
-        .count();
-    let source = info.source();
-    let a = source.agreement_over(0..file_pages)?;
-    let o = *info.overhead();
-    let [check_us, refresh_us, simulate_us, rest_us] = o.per_call_us();
-    Ok(LinuxRow {
-        target: target.to_string(),
-        mirror: settings.mirror_policy.clone(),
-        levers: levers.label(),
-        mirror_pages,
-        file_pages: 0,
-        calls: o.calls,
-        inaccuracy,
-        inaccuracy_alone: missing_alone as f64 / held.len().max(1) as f64,
-        agreement: a.rate(),
-        mirror_only: a.mirror_only,
-        kernel_only: a.kernel_only,
-        predicted_right: right as f64 / pages.len().max(1) as f64,
-        check_us,
-        refresh_us,
-        simulate_us,
-        rest_us,
-        refreshes_per_call: o.refreshes as f64 / o.calls.max(1) as f64,
-        dropped: source.calls().dropped,
-        uncached_reads: source.calls().uncached_reads,
-        device_pages_read: device,
-        disk_read_bytes: disk_bytes,
-        run_time_s: secs,
-    })
+    }
 }
 
 /// Write `pages` pages of seeded random data, sync them and drop them from the cache.
