@@ -1,13 +1,15 @@
 //! `bufcache experiment inforeplace`: the thesis's chapter 3 (Figures 3.1 and 3.2), run by
-//! `inforeplace::experiment`; CSV under `--out`, a summary or JSON lines on stdout.
-//! Figures are left to the shared plotting crate; the CSV holds every number they need.
+//! `inforeplace::experiment`; CSV and SVG figures under `--out`, a summary or JSON lines
+//! on stdout. `--linux` adds the Linux page cache as a source (experiment 3).
 
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Args;
 use inforeplace::experiment::accuracy::{self, AccuracyRow};
+use inforeplace::experiment::figures;
 use inforeplace::experiment::index::{self, IndexRun, IndexSettings};
+use inforeplace::experiment::linux::{self, LinuxRow, LinuxSettings, LinuxSetup};
 use serde::Serialize;
 
 use crate::experiment_cmd::{json_lines, prepare, write_csv, ExperimentArgs};
@@ -32,6 +34,23 @@ pub struct InfoReplaceArgs {
     /// with --quick).
     #[arg(long)]
     lookups: Option<u64>,
+    /// Also run experiment 3: Figure 3.1 with the unmodified Linux page cache as the
+    /// source, through an algorithmic mirror, in a memory cgroup made for the run (needs
+    /// root and a memory cgroup hierarchy; writes a file of twice the limit).
+    #[arg(long)]
+    linux: bool,
+    /// Memory cgroup limit of experiment 3 in MiB (default 64; 16 with --quick).
+    #[arg(long, value_name = "MIB")]
+    linux_limit_mib: Option<u64>,
+    /// Folder of experiment 3's scratch file, on a disk (default: the `--out` folder).
+    #[arg(long, value_name = "DIR")]
+    linux_dir: Option<PathBuf>,
+    /// The mirror's policy in experiment 3 (a registry policy; Dust names `linux` here).
+    #[arg(long, default_value = "linux")]
+    mirror_policy: String,
+    /// The mirror's size in pages (default: measured by Dust inside the cgroup).
+    #[arg(long, value_name = "PAGES")]
+    mirror_pages: Option<u64>,
 }
 
 /// One JSON line: which part of the experiment it belongs to, and the row.
@@ -64,7 +83,23 @@ pub fn run(a: InfoReplaceArgs) -> Result<()> {
         settings.lookups = n;
     }
     let (runs, levels) = index::run(&settings).context("experiment 2 (PinRange on indexes)")?;
-    let files = [
+    let linux_result = if a.linux {
+        let mut s = LinuxSettings::new(
+            a.linux_dir.clone().unwrap_or_else(|| out.clone()),
+            a.common.quick,
+            seed,
+        );
+        if let Some(mib) = a.linux_limit_mib {
+            s.limit_mib = mib;
+        }
+        s.mirror_policy = a.mirror_policy.clone();
+        s.mirror_pages = a.mirror_pages;
+        Some(linux::run(&s).context("experiment 3 (the Linux page cache through a mirror)")?)
+    } else {
+        None
+    };
+    let linux_rows: &[LinuxRow] = linux_result.as_ref().map_or(&[], |(_, rows)| rows);
+    let mut files = vec![
         out.join("inforeplace-accuracy.csv"),
         out.join("inforeplace-index.csv"),
         out.join("inforeplace-index-levels.csv"),
@@ -72,15 +107,31 @@ pub fn run(a: InfoReplaceArgs) -> Result<()> {
     write_csv(&files[0], &acc)?;
     write_csv(&files[1], &runs)?;
     write_csv(&files[2], &levels)?;
+    if linux_result.is_some() {
+        let path = out.join("inforeplace-linux.csv");
+        write_csv(&path, linux_rows)?;
+        files.push(path);
+    }
+    for f in figures::figure_3_1(&acc, linux_rows)
+        .iter()
+        .chain(&figures::figure_3_2(&runs, &levels))
+    {
+        files.push(f.write_into(out)?);
+    }
     if a.common.json {
         let mut text = tagged("accuracy", &acc)?;
         text.push_str(&tagged("index", &runs)?);
         text.push_str(&tagged("level", &levels)?);
+        text.push_str(&tagged("linux", linux_rows)?);
         return util::emit(&text);
     }
     let mut text = accuracy_table(&acc);
     text.push('\n');
     text.push_str(&index_table(&runs, &settings));
+    if let Some((setup, rows)) = &linux_result {
+        text.push('\n');
+        text.push_str(&linux_table(setup, rows));
+    }
     text.push_str("\nfiles:\n");
     for f in &files {
         text.push_str(&format!("  {}\n", f.display()));
@@ -185,5 +236,53 @@ fn index_table(runs: &[IndexRun], s: &IndexSettings) -> String {
     text.push_str(
         "thesis: PinRange 10-22% less run time than 2Q; level 6 hit rate up, level 7 barely down\n",
     );
+    text
+}
+
+fn linux_table(setup: &LinuxSetup, rows: &[LinuxRow]) -> String {
+    let header: Vec<String> = [
+        "target",
+        "mirror",
+        "levers",
+        "inaccuracy",
+        "alone",
+        "agreement",
+        "reads predicted",
+        "refreshes/read",
+        "check us",
+        "refresh us",
+        "device pages",
+    ]
+    .map(String::from)
+    .to_vec();
+    let body: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.target.clone(),
+                r.mirror.clone(),
+                r.levers.to_string(),
+                format!("{:.1}%", r.inaccuracy * 100.0),
+                format!("{:.1}%", r.inaccuracy_alone * 100.0),
+                format!("{:.1}%", r.agreement * 100.0),
+                format!("{:.2}%", r.predicted_right * 100.0),
+                format!("{:.2}", r.refreshes_per_call),
+                format!("{:.2}", r.check_us),
+                format!("{:.2}", r.refresh_us),
+                r.device_pages_read.to_string(),
+            ]
+        })
+        .collect();
+    let mut text = format!(
+        "Experiment 3: the Linux page cache (kernel {}, memory cgroup {}), mirror {}, ground truth {}, RWF_DONTCACHE {}; file {} pages\n",
+        setup.kernel,
+        setup.cgroup,
+        setup.mirror,
+        setup.truth,
+        setup.dontcache,
+        rows.first().map_or(0, |r| r.file_pages)
+    );
+    text.push_str(&util::table(&header, &body));
+    text.push_str("goal: the mirror agrees with the page cache on at least 90% of the pages\n");
     text
 }

@@ -35,7 +35,7 @@
 use crate::overhead::{Overhead, Part, Stopwatch};
 use crate::source::{PageKey, Source};
 use crate::InfoReplaceError;
-use policy::{Access, AnyPolicy, BuildContext, Cache, Policy, PolicySpec};
+use policy::{Access, AdmissionSpec, AnyPolicy, BuildContext, Cache, Policy, PolicySpec};
 
 /// InfoReplace's settings; [`Config::default`] is the thesis's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -138,6 +138,18 @@ impl<S: Source> InfoReplace<S> {
         })
     }
 
+    /// Put an admission filter (`secondhit`, `prob:p=0.1`, ... of the policy crate) in
+    /// front of the target: pages it refuses are not kept by the target, and a source
+    /// with a lever for them (the page cache's `RWF_DONTCACHE`) reads them uncached.
+    pub fn admit_with(mut self, admission: &str) -> Result<Self, InfoReplaceError> {
+        let spec = AdmissionSpec::parse(admission)?;
+        let ctx = BuildContext::new(self.target.capacity(), self.config.seed);
+        let filter = spec.build(&ctx)?;
+        self.target = self.target.with_admission(filter);
+        self.target_label = format!("{}+{}", self.target_label, spec.label());
+        Ok(self)
+    }
+
     /// The plain API: call before the application reads or writes `page`, then do the
     /// read or write. Simulates the target and steers the source.
     pub fn before_access(&mut self, page: PageKey) -> Result<(), InfoReplaceError> {
@@ -149,20 +161,34 @@ impl<S: Source> InfoReplace<S> {
         watch.lap(Part::Rest, &mut self.overhead);
         self.target.access(&Access::unit(key, self.time));
         watch.lap(Part::Simulate, &mut self.overhead);
-        let result = if self.check_due(page) {
-            self.steer(&mut watch)
-        } else {
-            Ok(())
-        };
+        let result = self.pass_on_target_evictions(&mut watch).and_then(|()| {
+            if self.check_due(page) {
+                self.steer(&mut watch)
+            } else {
+                Ok(())
+            }
+        });
         watch.finish(&mut self.overhead);
         result
+    }
+
+    /// Tell the source which pages the target just evicted (a lever, where the source
+    /// has one: [`Source::target_evicted`]); charged to refreshing, as steering.
+    fn pass_on_target_evictions(&mut self, watch: &mut Stopwatch) -> Result<(), InfoReplaceError> {
+        if self.target.evicted().is_empty() {
+            return Ok(());
+        }
+        for &k in self.target.evicted() {
+            self.source.target_evicted(PageKey::from_key(k))?;
+        }
+        watch.lap(Part::Refresh, &mut self.overhead);
+        Ok(())
     }
 
     /// Whether to look at the victim list before this access (module docs).
     fn check_due(&self, page: PageKey) -> bool {
         let moved = self.source.evictions().saturating_sub(self.last_check);
-        let will_evict =
-            || self.source.is_full() && !self.source.is_resident(page).unwrap_or(false);
+        let will_evict = || self.source.is_full() && !self.source.predicts_resident(page);
         moved >= self.config.recheck_evictions || will_evict()
     }
 

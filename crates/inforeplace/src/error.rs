@@ -22,6 +22,38 @@ pub enum SourceError {
         /// The source's description.
         source_name: String,
     },
+    /// A system call on a file of the page cache failed.
+    #[error("{what} {path}: {source}")]
+    Io {
+        /// What was being done.
+        what: &'static str,
+        /// The file.
+        path: std::path::PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// A page past the end of the file.
+    #[error("page {page} is past the end of the file ({pages} pages)")]
+    PageBeyondEnd {
+        /// The page asked for.
+        page: u64,
+        /// Pages of the file.
+        pages: u64,
+    },
+    /// Dust's ground truth (cachestat or mincore) failed.
+    #[error("page-cache ground truth: {0}")]
+    Truth(#[from] dust::DustError),
+}
+
+impl SourceError {
+    /// A closure turning an I/O error into [`SourceError::Io`] about `path`.
+    pub(crate) fn io(
+        what: &'static str,
+        path: &std::path::Path,
+    ) -> impl FnOnce(std::io::Error) -> SourceError {
+        let path = path.to_path_buf();
+        move |source| SourceError::Io { what, path, source }
+    }
 }
 
 /// InfoReplace could not be set up, or one of its calls failed.

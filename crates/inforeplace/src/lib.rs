@@ -2,8 +2,9 @@
 //! (Burnett 2006, thesis ch.3).
 //!
 //! A *source* is a cache that can list its next victims and raises a page's priority when
-//! the page is read ([`Source`]): the buffer pool ([`PoolSource`]) or a simulated cache of
-//! any policy ([`SimSource`]). A *target* is any online policy of the policy crate,
+//! the page is read ([`Source`]): the buffer pool ([`PoolSource`]), a simulated cache of
+//! any policy ([`SimSource`]), or the unmodified Linux page cache through an algorithmic
+//! mirror ([`PageCacheSource`] over a [`KernelFile`]). A *target* is any online policy of the policy crate,
 //! PinRange included. [`InfoReplace`] simulates the target on every access, watches the
 //! source's victim list, and re-reads the pages the target wants kept before the source
 //! can evict them; [`Overhead`] splits its cost as the thesis's Figure 3.1 does.
@@ -32,6 +33,8 @@
 mod control;
 mod error;
 pub mod experiment;
+pub mod kernel;
+mod mirror_source;
 mod overhead;
 mod pool_source;
 mod sim_source;
@@ -39,6 +42,8 @@ mod source;
 
 pub use control::{Config, InfoReplace};
 pub use error::{InfoReplaceError, SourceError};
+pub use kernel::{KernelFile, PageCacheFile, ReadHow};
+pub use mirror_source::{Agreement, KernelCalls, Levers, PageCacheSource};
 pub use overhead::{Overhead, Part};
 pub use pool_source::{FileNo, PoolSource};
 pub use sim_source::SimSource;

@@ -77,4 +77,19 @@ pub trait Source {
 
     /// Whether `page` is resident now, without disturbing the cache (for accuracy).
     fn is_resident(&self, page: PageKey) -> Result<bool, SourceError>;
+
+    /// Whether `page` is resident as far as the source can tell cheaply: asked before
+    /// every access to decide whether to look at the victim list. A source whose ground
+    /// truth costs a system call (the page cache) answers from its mirror instead.
+    fn predicts_resident(&self, page: PageKey) -> bool {
+        self.is_resident(page).unwrap_or(false)
+    }
+
+    /// The target has just evicted `page`. A source with a cheaper lever than waiting
+    /// for its own eviction (the page cache's `POSIX_FADV_DONTNEED`) may drop the page
+    /// now; the default does nothing.
+    fn target_evicted(&mut self, page: PageKey) -> Result<(), SourceError> {
+        let _ = page;
+        Ok(())
+    }
 }

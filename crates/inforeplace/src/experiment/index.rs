@@ -324,7 +324,7 @@ fn write_index(path: &Path, tree: &IndexTree) -> Result<(), ExperimentError> {
 }
 
 /// Bytes the kernel has read from storage for this process (`/proc/self/io`).
-fn kernel_read_bytes() -> u64 {
+pub(crate) fn kernel_read_bytes() -> u64 {
     std::fs::read_to_string("/proc/self/io")
         .ok()
         .and_then(|text| {

@@ -3,7 +3,9 @@
 //! index lookups (Figure 3.2).
 
 pub mod accuracy;
+pub mod figures;
 pub mod index;
+pub mod linux;
 pub mod workload;
 
 use thiserror::Error;
@@ -14,6 +16,12 @@ pub enum ExperimentError {
     /// The library refused or failed.
     #[error(transparent)]
     InfoReplace(#[from] crate::InfoReplaceError),
+    /// The page cache (through its mirror) failed.
+    #[error(transparent)]
+    Source(#[from] crate::SourceError),
+    /// The memory cgroup of the Linux experiment could not be made or entered.
+    #[error("memory cgroup: {0}")]
+    Cgroup(String),
     /// The pool refused or failed.
     #[error("buffer pool: {0}")]
     Pool(#[from] pool::PoolError),
