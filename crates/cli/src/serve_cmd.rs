@@ -71,6 +71,16 @@ pub struct ServeArgs {
     /// Stop by itself after this many seconds (default: run until interrupted).
     #[arg(long)]
     pub duration_secs: Option<u64>,
+    /// Files kept open between requests (0: open every file for every request).
+    #[arg(long, default_value_t = 4096)]
+    pub open_files: usize,
+    /// Milliseconds a kept-open file's path is trusted before it is resolved again.
+    #[arg(long, default_value_t = 2000)]
+    pub open_file_ttl_ms: u64,
+    /// Ask the page cache (cachestat) whether each request's data was cached and say so
+    /// in x-bufcache-actual (the pool always says).
+    #[arg(long)]
+    pub report_actual: bool,
 }
 
 fn scheduler(a: &ServeArgs) -> Result<SchedulerChoice> {
@@ -137,6 +147,10 @@ pub fn run_serve(a: ServeArgs) -> Result<()> {
     config.header_timeout = Duration::from_secs(a.header_timeout_secs);
     config.idle_timeout = Duration::from_secs(a.idle_timeout_secs);
     config.max_body_bytes = parse_size(&a.max_body)?;
+    config.open_files = a.open_files;
+    config.open_file_ttl = Duration::from_millis(a.open_file_ttl_ms);
+    config.report_actual = a.report_actual;
+    serve::server::raise_open_file_limit();
     runtime()?.block_on(async {
         let server = serve::serve(config).await?;
         // The first line of standard output is the address: scripts and the experiment

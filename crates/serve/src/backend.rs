@@ -1,16 +1,18 @@
 //! Where a request's bytes come from: the OS page cache (`pread` on the file) or
-//! `bufcache-pool`. A [`Job`] is one admitted GET, with its file already open, so that the
-//! oracles can ask about its pages while it waits.
+//! `bufcache-pool`. A [`Job`] is one admitted GET, with its file already open (from the
+//! server's [`crate::open_files`] cache), so that the oracles can ask about its pages
+//! while it waits.
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::os::unix::fs::{FileExt, MetadataExt};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
 use pool::{BufferPool, FileHandle, IoMode};
 
+use crate::open_files::OpenFile;
 use crate::ServeError;
 
 /// Page size the oracles and the mirror count in: the kernel's page on x86-64 and the
@@ -30,7 +32,7 @@ pub enum Source {
 #[derive(Clone, Debug)]
 pub struct Job {
     /// Canonical path, for logs.
-    pub path: PathBuf,
+    pub path: Arc<Path>,
     /// The file's inode number: with the page number, the mirror's key.
     pub inode: u64,
     /// First byte served.
@@ -98,22 +100,19 @@ impl Backend {
         })))
     }
 
-    /// Open `path` and describe bytes `start..end` of it as a job.
-    pub fn job(&self, path: &Path, start: u64, end: u64) -> Result<Job, ServeError> {
-        let file = File::open(path).map_err(ServeError::io("opening", path))?;
-        let inode = file
-            .metadata()
-            .map_err(ServeError::io("reading the metadata of", path))?
-            .ino();
+    /// Describe bytes `start..end` of the open `file` as a job. The page cache reads
+    /// through the file's own descriptor (no allocation, no system call); the pool opens
+    /// the file once and keeps its handle.
+    pub fn job(&self, file: &OpenFile, start: u64, end: u64) -> Result<Job, ServeError> {
         let source = match self {
-            Backend::Os => Source::Os(Arc::new(file)),
+            Backend::Os => Source::Os(Arc::clone(&file.file)),
             Backend::Pool(p) => {
                 let mut handles = p.handles.lock();
-                let handle = match handles.get(path) {
+                let handle = match handles.get(&*file.path) {
                     Some(h) => *h,
                     None => {
-                        let h = p.pool.open(path)?;
-                        handles.insert(path.to_path_buf(), h);
+                        let h = p.pool.open(&file.path)?;
+                        handles.insert(file.path.to_path_buf(), h);
                         h
                     }
                 };
@@ -121,8 +120,8 @@ impl Backend {
             }
         };
         Ok(Job {
-            path: path.to_path_buf(),
-            inode,
+            path: Arc::clone(&file.path),
+            inode: file.inode,
             start,
             end,
             source,
@@ -148,7 +147,7 @@ impl Backend {
         match (&job.source, self) {
             (Source::Os(file), _) => {
                 file.read_exact_at(&mut buf, job.start)
-                    .map_err(ServeError::io("reading", &job.path))?;
+                    .map_err(ServeError::io("reading", &*job.path))?;
             }
             (Source::Pool(h), Backend::Pool(p)) => {
                 let mut done = 0;
@@ -157,7 +156,7 @@ impl Backend {
                     if n == 0 {
                         return Err(ServeError::Io {
                             what: "reading (file shrank while served)",
-                            path: job.path.clone(),
+                            path: job.path.to_path_buf(),
                             source: std::io::ErrorKind::UnexpectedEof.into(),
                         });
                     }

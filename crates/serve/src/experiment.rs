@@ -259,7 +259,7 @@ async fn start_server(
         .arg("serve")
         .arg("--root")
         .arg(root)
-        .args(["--listen", "127.0.0.1:0", "--in-service"])
+        .args(["--listen", "127.0.0.1:0", "--report-actual", "--in-service"])
         .arg(IN_SERVICE.to_string())
         .args(args)
         .stdout(Stdio::piped())
