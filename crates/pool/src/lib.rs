@@ -66,7 +66,7 @@ mod uring;
 pub use error::PoolError;
 pub use pool::{
     BufferPool, BufferPoolBuilder, FileHandle, IoMode, Lookup, PageMut, PageRef, PoolStats,
-    ResidentMap, WritePolicy, MAX_OPEN_FILES,
+    ResidentMap, WritePolicy, MAX_OPEN_FILES, MAX_OPEN_FILES_HASHED,
 };
 pub use storage::{BatchRead, FileStorage, OpenMode, Storage, StorageFile};
 pub use testing::{FaultKind, FaultOp, MemStorage, RecordingStorage, StorageEvent};
