@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use pool::{BufferPool, FileHandle, IoMode};
+use pool::{BufferPool, FileHandle, IoMode, Lookup};
 use rustix::io::{preadv2, Errno, ReadWriteFlags};
 
 use crate::open_files::OpenFile;
@@ -79,9 +79,13 @@ pub enum Backend {
     Pool(Arc<PoolBackend>),
 }
 
-/// Files the pool keeps open at once: the pool's own maximum. A file set larger than
-/// this cannot be served through the pool.
-pub const POOL_MAX_FILES: usize = pool::MAX_OPEN_FILES;
+/// Files the pool keeps open at once (each holds a descriptor). 16,384 covers the
+/// SURGE-like set (12,000 files) with room; the pool's hashed lookup allows up to
+/// [`pool::MAX_OPEN_FILES_HASHED`] (65,536), and the process's descriptor limit is the
+/// other bound (`bufcache serve` raises its soft limit to the hard one). A larger set
+/// cannot be served through the pool: its files are never closed, so that their cached
+/// pages stay.
+pub const POOL_MAX_FILES: usize = 16_384;
 
 impl Backend {
     /// A pool of `capacity_bytes` under `policy`, reading with `O_DIRECT` so that the page
@@ -92,6 +96,8 @@ impl Backend {
             .page_size(PAGE_BYTES as usize)
             .policy(policy)
             .io_mode(IoMode::Direct)
+            // Hashed: the mapped lookup's per-file tables would cost 16 KiB a slot.
+            .lookup(Lookup::Hashed)
             .max_open_files(POOL_MAX_FILES)
             .read_ahead(0)
             .pin_limit(16)
