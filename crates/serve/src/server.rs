@@ -94,7 +94,11 @@ pub async fn serve(config: ServeConfig) -> Result<RunningServer, ServeError> {
         root.display()
     );
     let context = Arc::new(Context {
-        files: OpenFiles::new(root, config.open_file_ttl, config.open_files),
+        files: OpenFiles::new(
+            root,
+            config.open_file_ttl,
+            config.open_files.min(descriptor_budget()),
+        ),
         scheduler: Scheduler::new(config.in_service, config.queue_capacity, oracle),
         backend,
         max_body_bytes: config.max_body_bytes,
@@ -185,6 +189,15 @@ pub fn raise_open_file_limit() {
             tracing::debug!("could not raise the open-file limit: {e}");
         }
     }
+}
+
+/// Files the open-file cache may hold: half the process's descriptor limit, so that
+/// kept-open files never starve connections (or the pool) of descriptors.
+fn descriptor_budget() -> usize {
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile);
+    limit
+        .current
+        .map_or(usize::MAX, |n| usize::try_from(n / 2).unwrap_or(usize::MAX))
 }
 
 type Reply = Response<Full<Bytes>>;
