@@ -160,7 +160,7 @@ pub fn replay_throughput(
         .map_err(|error| ReplayError::Policy {
             policy: spec.label(),
             size: capacity.to_string(),
-            error,
+            error: Box::new(error),
         })?;
     let (counts, seconds) = built.visit(Timed {
         trace,

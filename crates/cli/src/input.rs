@@ -5,7 +5,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use clap::Args;
 use sim::{CompactTrace, TraceBuilder};
-use trace::{Format, ReadOptions, Request};
+use trace::{CsvMapping, Format, ReadOptions, Request};
 
 /// How to read a trace file (shared by every subcommand that reads one).
 #[derive(Args, Debug, Clone)]
@@ -16,6 +16,15 @@ pub struct ReadArgs {
     /// Page size in bytes: block traces are split into pages of this size.
     #[arg(long, value_name = "B", default_value_t = 4096)]
     pub page_size: u32,
+    /// CSV column mapping, e.g. `key=2,size=3,delimiter=tab` or libCacheSim's
+    /// `time-col=1,obj-id-col=2,obj-size-col=3,delimiter=,,has-header=true` (columns from 1;
+    /// see docs/traces.md). Default: detected from the header.
+    #[arg(short = 't', long = "csv-columns", value_name = "SPEC", value_parser = parse_mapping)]
+    pub csv_columns: Option<CsvMapping>,
+}
+
+fn parse_mapping(text: &str) -> Result<CsvMapping, trace::TraceError> {
+    CsvMapping::parse_spec(text)
 }
 
 impl ReadArgs {
@@ -23,13 +32,32 @@ impl ReadArgs {
         anyhow::ensure!(self.page_size > 0, "--page-size must be at least 1 byte");
         Ok(ReadOptions {
             page_size: self.page_size,
+            csv: self.csv_columns.clone(),
             ..ReadOptions::default()
         })
     }
 }
 
+/// Open a trace file (or `-`) for streaming.
+pub fn reader(
+    path: &Path,
+    read: &ReadArgs,
+) -> Result<Box<dyn trace::TraceReader>, trace::TraceError> {
+    let options = ReadOptions {
+        page_size: read.page_size.max(1),
+        csv: read.csv_columns.clone(),
+        ..ReadOptions::default()
+    };
+    trace::open(path, read.format, &options)
+}
+
 /// Load a whole trace file into the compact in-memory form.
 pub fn load(path: &Path, read: &ReadArgs) -> Result<CompactTrace> {
+    Ok(load_keyed(path, read)?.0)
+}
+
+/// [`load`], and whether the keys were strings hashed to 64 bits (`trace stats` says so).
+pub fn load_keyed(path: &Path, read: &ReadArgs) -> Result<(CompactTrace, bool)> {
     let options = read.options()?;
     let mut reader = trace::open(path, read.format, &options)
         .with_context(|| format!("cannot open trace {}", path.display()))?;
@@ -46,7 +74,7 @@ pub fn load(path: &Path, read: &ReadArgs) -> Result<CompactTrace> {
             builder.push(r);
         }
     }
-    Ok(builder.finish())
+    Ok((builder.finish(), reader.keys_hashed()))
 }
 
 /// Load a whole trace file as requests (for conversion).

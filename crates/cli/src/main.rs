@@ -16,9 +16,11 @@ mod input;
 mod mrc_cmd;
 mod nelson_cmd;
 mod replay_cmd;
+mod run_opts;
 mod serve_cmd;
 mod trace_cmd;
 mod ubc_cmd;
+mod ubc_real_cmd;
 mod util;
 
 use std::process::ExitCode;

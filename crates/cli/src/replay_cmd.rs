@@ -7,9 +7,10 @@ use anyhow::{Context, Result};
 use clap::Args;
 use policy::{AdmissionSpec, PolicySpec};
 use serde::Serialize;
-use sim::{CacheSize, CompactTrace, ReplayOptions, RunResult};
+use sim::{CacheSize, ReplayOptions, RunResult, Summary};
 
 use crate::input::{self, ReadArgs};
+use crate::run_opts::{self, RunArgs};
 use crate::util;
 
 /// Policies of the default replay, in display order; those not registered are skipped.
@@ -29,6 +30,8 @@ pub struct ReplayArgs {
     pub trace: Option<PathBuf>,
     #[command(flatten)]
     pub read: ReadArgs,
+    #[command(flatten)]
+    pub run: RunArgs,
     /// Policies, comma-separated, each `name[:param=value...]` (see `bufcache policies`).
     #[arg(long = "policy", value_name = "P", value_delimiter = ',')]
     pub policies: Vec<PolicySpec>,
@@ -82,6 +85,8 @@ struct Row<'a> {
     bytes_missed: u64,
     byte_miss_ratio: f64,
     wall_s: f64,
+    capacity_bytes: u64,
+    capacity_objects: u64,
 }
 
 const CSV_HEADER: &[&str] = &[
@@ -99,9 +104,13 @@ const CSV_HEADER: &[&str] = &[
     "bytes_missed",
     "byte_miss_ratio",
     "wall_s",
+    "capacity_bytes",
+    "capacity_objects",
 ];
 
-fn row<'a>(label: &'a str, args: &ReplayArgs, r: &'a RunResult) -> Row<'a> {
+fn row<'a>(label: &'a str, args: &ReplayArgs, s: &Summary, r: &'a RunResult) -> Row<'a> {
+    let (capacity_bytes, capacity_objects) =
+        run_opts::capacity_both(r.capacity, args.ignore_size, s);
     Row {
         trace: label,
         mode: mode(args.ignore_size),
@@ -110,6 +119,8 @@ fn row<'a>(label: &'a str, args: &ReplayArgs, r: &'a RunResult) -> Row<'a> {
         policy: &r.policy,
         size: &r.size,
         capacity: r.capacity,
+        capacity_bytes,
+        capacity_objects,
         requests: r.counts.requests,
         hits: r.counts.hits,
         misses: r.misses(),
@@ -138,18 +149,14 @@ pub fn run(args: ReplayArgs) -> Result<()> {
     if args.trace.is_none() {
         args.ignore_size = true;
     }
-    let (label, trace): (String, CompactTrace) = match &args.trace {
-        Some(path) => (input::describe(path), input::load(path, &args.read)?),
-        None => {
-            let s = input::default_replay_workload(args.seed)?;
-            (s.label, s.trace)
-        }
-    };
     let policies = if args.policies.is_empty() {
         default_policies()
     } else {
         args.policies.clone()
     };
+    // A typo in a policy must not cost a minute of loading.
+    run_opts::check_policies(&policies, args.seed)?;
+    args.run.apply_threads()?;
     let sizes: Vec<CacheSize> = if args.sizes.is_empty() {
         DEFAULT_SIZES
             .iter()
@@ -158,36 +165,67 @@ pub fn run(args: ReplayArgs) -> Result<()> {
     } else {
         args.sizes.clone()
     };
-    let total = trace.summary().requests * (policies.len() * sizes.len()) as u64;
-    let bar = util::progress(total, "replay");
+    let options = ReplayOptions {
+        ignore_size: args.ignore_size,
+        seed: args.seed,
+    };
+    let grid = sim::replay::Grid {
+        policies: &policies,
+        sizes: &sizes,
+        admission: &args.admission,
+        options,
+        schedule: sim::Schedule::default(),
+    };
     let done = AtomicU64::new(0);
-    let results = sim::replay_admitted(
-        &trace,
-        &policies,
-        &sizes,
-        &args.admission,
-        ReplayOptions {
-            ignore_size: args.ignore_size,
-            seed: args.seed,
-        },
-        &|n| {
-            let now = done.fetch_add(n, Ordering::Relaxed) + n;
-            bar.set_position(now);
-        },
-    )
-    .context("cannot replay")?;
-    bar.finish_and_clear();
+    let (label, summary, results) = match &args.trace {
+        Some(path) if args.run.stream => {
+            let label = input::describe(path);
+            let bar = util::progress(0, "replay");
+            let (summary, results) =
+                run_opts::replay_streamed(path, &args.read, &grid, &args.run, &|n| {
+                    bar.inc(n);
+                })?;
+            bar.finish_and_clear();
+            (label, summary, results)
+        }
+        trace_path => {
+            let (label, trace) = match trace_path {
+                Some(path) => (input::describe(path), input::load(path, &args.read)?),
+                None => {
+                    let s = input::default_replay_workload(args.seed)?;
+                    (s.label, s.trace)
+                }
+            };
+            run_opts::refuse_empty(&label, trace.summary())?;
+            let total = trace.summary().requests * (policies.len() * sizes.len()) as u64;
+            let bar = util::progress(total, "replay");
+            let results = run_opts::replay_loaded(&trace, &grid, &args.run, &|n| {
+                let now = done.fetch_add(n, Ordering::Relaxed) + n;
+                bar.set_position(now);
+            })?;
+            bar.finish_and_clear();
+            (label, *trace.summary(), results)
+        }
+    };
 
     let mut out = String::new();
     if args.json {
         for r in &results {
-            out.push_str(&serde_json::to_string(&row(&label, &args, r))?);
+            out.push_str(&serde_json::to_string(&row(&label, &args, &summary, r))?);
             out.push('\n');
         }
+        if let Some(every) = args.run.interval {
+            for r in run_opts::interval_rows(&label, every, &results) {
+                out.push_str(&serde_json::to_string(&r)?);
+                out.push('\n');
+            }
+        }
+    } else if let (true, Some(every)) = (args.csv, args.run.interval) {
+        out = run_opts::interval_csv(&label, every, &results)?;
     } else if args.csv {
         out.push_str(&util::csv_line(CSV_HEADER));
         for r in &results {
-            let v = serde_json::to_value(row(&label, &args, r))?;
+            let v = serde_json::to_value(row(&label, &args, &summary, r))?;
             let fields: Vec<String> = CSV_HEADER
                 .iter()
                 .map(|k| match &v[*k] {
@@ -198,7 +236,10 @@ pub fn run(args: ReplayArgs) -> Result<()> {
             out.push_str(&util::csv_line(&fields));
         }
     } else {
-        out = matrix(&label, &trace, &args, &policies, &sizes, &results);
+        out = matrix(&label, &summary, &args, &policies, &sizes, &results);
+        if let Some(every) = args.run.interval {
+            out.push_str(&run_opts::interval_table(every, &results));
+        }
     }
     util::emit(&out)
 }
@@ -207,13 +248,12 @@ pub fn run(args: ReplayArgs) -> Result<()> {
 /// column marked with `*`.
 fn matrix(
     label: &str,
-    trace: &CompactTrace,
+    s: &Summary,
     args: &ReplayArgs,
     policies: &[PolicySpec],
     sizes: &[CacheSize],
     results: &[RunResult],
 ) -> String {
-    let s = trace.summary();
     let unit = if args.ignore_size { "objects" } else { "bytes" };
     let admission = if args.admission.name == "always" {
         String::new()

@@ -51,6 +51,9 @@ pub struct ConvertArgs {
     /// Page size in bytes for block traces.
     #[arg(long, value_name = "B", default_value_t = 4096)]
     pub page_size: u32,
+    /// CSV column mapping of the input (as `replay --csv-columns`).
+    #[arg(short = 't', long = "csv-columns", value_name = "SPEC", value_parser = trace::CsvMapping::parse_spec)]
+    pub csv_columns: Option<trace::CsvMapping>,
 }
 
 /// Arguments of `bufcache trace generate`.
@@ -112,10 +115,12 @@ struct Stats {
     stack_distance_median: Option<u64>,
     stack_distance_p90: Option<u64>,
     stack_distance_p99: Option<u64>,
+    keys_hashed: bool,
+    key_collision_probability: f64,
 }
 
 fn stats(a: StatsArgs) -> Result<()> {
-    let trace = input::load(&a.file, &a.read)?;
+    let (trace, keys_hashed) = input::load_keyed(&a.file, &a.read)?;
     let s = *trace.summary();
     // Reuse distances come from the one-pass LRU stack; a trace with deletes has none
     // (see sim::mrc), so they are left out rather than approximated.
@@ -139,6 +144,13 @@ fn stats(a: StatsArgs) -> Result<()> {
         stack_distance_median: q(0.5),
         stack_distance_p90: q(0.9),
         stack_distance_p99: q(0.99),
+        keys_hashed,
+        // Hashed keys may collide; numeric keys are the trace's own and cannot.
+        key_collision_probability: if keys_hashed {
+            trace::keyhash::collision_probability(s.distinct_keys)
+        } else {
+            0.0
+        },
     };
     if a.json {
         return util::emit(&(serde_json::to_string(&st)? + "\n"));
@@ -155,6 +167,17 @@ fn stats(a: StatsArgs) -> Result<()> {
         ["  writes".into(), n(st.writes)],
         ["deletes".into(), n(st.deletes)],
         ["distinct keys".into(), n(st.distinct_keys)],
+        [
+            "keys".into(),
+            if st.keys_hashed {
+                format!(
+                    "strings hashed to 64 bits (XXH3); chance of a collision {:.1e}",
+                    st.key_collision_probability
+                )
+            } else {
+                "numbers".into()
+            },
+        ],
         [
             "footprint".into(),
             format!(
@@ -196,18 +219,28 @@ fn output_format(path: &std::path::Path, given: Option<Format>) -> Result<Format
     })
 }
 
+/// Whether `format` stores next-access times (so the whole trace must be known first).
+fn needs_next_access(format: Format) -> bool {
+    matches!(format, Format::OracleGeneral | Format::OracleGeneralZst)
+}
+
 fn convert(a: ConvertArgs) -> Result<()> {
     let to = output_format(&a.output, a.to)?;
     let read = ReadArgs {
         format: a.from,
         page_size: a.page_size,
+        csv_columns: a.csv_columns,
     };
-    let mut requests = input::load_requests(&a.input, &read)?;
-    if matches!(to, Format::OracleGeneral | Format::OracleGeneralZst) {
+    let n = if needs_next_access(to) {
+        let mut requests = input::load_requests(&a.input, &read)?;
         trace::fill_next_access(&mut requests);
+        trace::write_trace(&a.output, to, requests.into_iter().map(Ok))
+    } else {
+        let reader = input::reader(&a.input, &read)
+            .with_context(|| format!("cannot open trace {}", a.input.display()))?;
+        trace::write_trace(&a.output, to, trace::Requests::new(reader))
     }
-    let n = trace::write_trace(&a.output, to, requests.into_iter().map(Ok))
-        .with_context(|| format!("cannot write {}", a.output.display()))?;
+    .with_context(|| format!("cannot write {}", a.output.display()))?;
     util::emit_note(
         &a.output,
         &format!(
@@ -237,16 +270,22 @@ fn generate(a: GenerateArgs) -> Result<()> {
         Workload::from_params(&a.kind, &params)
     }
     .with_context(|| format!("bad workload `{}`", a.kind))?;
-    // The whole trace is built in memory (next-access times need it): check it fits first.
-    let bytes = a
-        .requests
-        .saturating_mul(std::mem::size_of::<trace::Request>() as u64);
-    util::ensure_fits_in_memory(bytes, &format!("--requests {}", a.requests))?;
-    let mut requests: Vec<trace::Request> =
-        trace::synth::try_generate(&workload, a.requests, a.seed, a.object_size)?.collect();
-    trace::fill_next_access(&mut requests);
-    let n = trace::write_trace(&a.output, to, requests.into_iter().map(Ok))
-        .with_context(|| format!("cannot write {}", a.output.display()))?;
+    let requests = trace::synth::try_generate(&workload, a.requests, a.seed, a.object_size)?;
+    let n = if needs_next_access(to) {
+        // oracleGeneral records carry each request's next access, known only once the
+        // whole trace is: this output is built in memory, so check it fits first.
+        let bytes = a
+            .requests
+            .saturating_mul(std::mem::size_of::<trace::Request>() as u64);
+        util::ensure_fits_in_memory(bytes, &format!("--requests {}", a.requests))?;
+        let mut requests: Vec<trace::Request> = requests.collect();
+        trace::fill_next_access(&mut requests);
+        trace::write_trace(&a.output, to, requests.into_iter().map(Ok))
+    } else {
+        // Other formats stream: memory stays flat whatever --requests says.
+        trace::write_trace(&a.output, to, requests.map(Ok))
+    }
+    .with_context(|| format!("cannot write {}", a.output.display()))?;
     util::emit_note(
         &a.output,
         &format!(

@@ -56,8 +56,17 @@ pub enum ConfigError {
         param: &'static str,
         /// The value given.
         value: String,
-        /// What is allowed.
-        expected: &'static str,
+        /// What is allowed (quoting the documented range).
+        expected: String,
+    },
+    /// A parameter was given more than once (`s3fifo:small=0.1:small=0.2`): which one was
+    /// meant is unclear, so neither is taken.
+    #[error("policy `{policy}`: parameter `{param}` given more than once")]
+    RepeatedParam {
+        /// Policy name.
+        policy: &'static str,
+        /// The parameter.
+        param: String,
     },
     /// The capacity is unusable for this policy.
     #[error("policy `{policy}`: capacity {capacity} is too small: {why}")]
@@ -87,7 +96,13 @@ impl Params {
         allowed: &'static [ParamInfo],
         given: Vec<(String, String)>,
     ) -> Result<Self, ConfigError> {
-        for (name, _) in &given {
+        for (i, (name, _)) in given.iter().enumerate() {
+            if given[..i].iter().any(|(n, _)| n == name) {
+                return Err(ConfigError::RepeatedParam {
+                    policy,
+                    param: name.clone(),
+                });
+            }
             if !allowed.iter().any(|p| p.name == name) {
                 return Err(ConfigError::UnknownParam {
                     policy,
@@ -131,12 +146,12 @@ impl Params {
             .unwrap_or_else(|| panic!("policy {} reads undeclared parameter {name}", self.policy))
     }
 
-    fn bad(&self, param: &'static str, expected: &'static str) -> ConfigError {
+    fn bad(&self, param: &'static str, expected: impl Into<String>) -> ConfigError {
         ConfigError::BadValue {
             policy: self.policy,
             param,
             value: self.raw(param).to_string(),
-            expected,
+            expected: expected.into(),
         }
     }
 
@@ -144,7 +159,7 @@ impl Params {
     pub fn fraction(&self, name: &'static str, lo: f64, hi: f64) -> Result<f64, ConfigError> {
         match self.raw(name).parse::<f64>() {
             Ok(v) if v >= lo && v <= hi => Ok(v),
-            _ => Err(self.bad(name, "a number in the documented range")),
+            _ => Err(self.bad(name, format!("a number in {lo}..={hi}"))),
         }
     }
 
@@ -152,7 +167,8 @@ impl Params {
     pub fn integer(&self, name: &'static str, lo: u64, hi: u64) -> Result<u64, ConfigError> {
         match self.raw(name).parse::<u64>() {
             Ok(v) if v >= lo && v <= hi => Ok(v),
-            _ => Err(self.bad(name, "an integer in the documented range")),
+            _ if hi == u64::MAX => Err(self.bad(name, format!("an integer, at least {lo}"))),
+            _ => Err(self.bad(name, format!("an integer in {lo}..={hi}"))),
         }
     }
 
@@ -186,7 +202,7 @@ impl Params {
         }
         match self.raw(name).parse::<u64>() {
             Ok(v) if v >= lo && v <= hi => Ok(Some(v)),
-            _ => Err(self.bad(name, "`auto` or an integer in the documented range")),
+            _ => Err(self.bad(name, format!("`auto` or an integer in {lo}..={hi}"))),
         }
     }
 
@@ -225,4 +241,40 @@ pub(crate) fn join_spec(name: &str, params: &[(String, String)]) -> String {
         s.push_str(v);
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const P: &[ParamInfo] = &[ParamInfo {
+        name: "small",
+        default: "0.1",
+        help: "share, 0..=1",
+    }];
+
+    fn given(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn range_errors_quote_the_range_and_repeats_are_refused() {
+        let p = Params::new("s3fifo", P, given(&[("small", "2")])).unwrap();
+        assert_eq!(
+            p.fraction("small", 0.0, 1.0).unwrap_err().to_string(),
+            "policy `s3fifo`: parameter `small` = `2`: expected a number in 0..=1"
+        );
+        assert_eq!(
+            p.integer("small", 0, 1).unwrap_err().to_string(),
+            "policy `s3fifo`: parameter `small` = `2`: expected an integer in 0..=1"
+        );
+        let e = Params::new("s3fifo", P, given(&[("small", "0.1"), ("small", "0.2")])).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "policy `s3fifo`: parameter `small` given more than once"
+        );
+    }
 }

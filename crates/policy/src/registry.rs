@@ -103,7 +103,7 @@ pub trait PolicyVisitor {
     /// What the visit returns.
     type Output;
     /// Called with the concrete policy.
-    fn visit<P: Policy + Clone + Send>(self, policy: P) -> Self::Output;
+    fn visit<P: Policy + Clone + Send + 'static>(self, policy: P) -> Self::Output;
 }
 
 /// Declares every policy: `Variant => [pub] module::Type` per line. Emits the modules and
@@ -177,6 +177,9 @@ macro_rules! policies {
             }
             fn hit_path(&self) -> $crate::HitPath {
                 match self { $(AnyPolicy::$variant(p) => p.hit_path()),* }
+            }
+            fn set_capacity(&mut self, capacity: u64) {
+                match self { $(AnyPolicy::$variant(p) => p.set_capacity(capacity)),* }
             }
         }
     };

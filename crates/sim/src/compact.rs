@@ -61,14 +61,16 @@ pub struct CompactTrace {
     deletes: Vec<usize>,
     summary: Summary,
     key_space: usize,
+    /// Position of `items[0]` in the whole trace: 0, or where a streamed chunk starts.
+    base: u64,
     next: OnceLock<Vec<u64>>,
 }
 
-/// Accumulates a [`CompactTrace`] from requests read one at a time.
+/// Numbers keys densely in order of first appearance and counts the working set: what
+/// both the in-memory trace ([`TraceBuilder`]) and streaming replay's first pass
+/// ([`crate::stream`]) need, in memory proportional to the distinct keys.
 #[derive(Debug, Default)]
-pub struct TraceBuilder {
-    items: Vec<Item>,
-    deletes: Vec<usize>,
+pub struct KeyNumbering {
     summary: Summary,
     /// Original key -> dense id.
     ids: HashMap<u64, u32>,
@@ -76,19 +78,11 @@ pub struct TraceBuilder {
     max_size: Vec<Option<u32>>,
 }
 
-impl TraceBuilder {
-    /// An empty builder.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Append one request.
-    pub fn push(&mut self, r: &Request) {
+impl KeyNumbering {
+    /// Counts `r` and returns its key's dense id, numbering it if new.
+    pub fn push(&mut self, r: &Request) -> u32 {
         match r.op {
-            Op::Delete => {
-                self.summary.deletes += 1;
-                self.deletes.push(self.items.len());
-            }
+            Op::Delete => self.summary.deletes += 1,
             op => {
                 self.summary.requests += 1;
                 self.summary.bytes_requested += u64::from(r.size);
@@ -108,6 +102,49 @@ impl TraceBuilder {
             let m = &mut self.max_size[id as usize];
             *m = Some(m.unwrap_or(0).max(r.size));
         }
+        id
+    }
+
+    /// The dense id of a key already pushed.
+    pub fn id(&self, key: u64) -> Option<u32> {
+        self.ids.get(&key).copied()
+    }
+
+    /// Number of dense ids handed out.
+    pub fn key_space(&self) -> usize {
+        self.max_size.len()
+    }
+
+    /// The counts so far, with the working set (an object only ever deleted is not in it).
+    pub fn summary(&self) -> Summary {
+        Summary {
+            distinct_keys: self.max_size.iter().flatten().count() as u64,
+            footprint_bytes: self.max_size.iter().flatten().map(|&s| u64::from(s)).sum(),
+            ..self.summary
+        }
+    }
+}
+
+/// Accumulates a [`CompactTrace`] from requests read one at a time.
+#[derive(Debug, Default)]
+pub struct TraceBuilder {
+    items: Vec<Item>,
+    deletes: Vec<usize>,
+    keys: KeyNumbering,
+}
+
+impl TraceBuilder {
+    /// An empty builder.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Append one request.
+    pub fn push(&mut self, r: &Request) {
+        if r.op == Op::Delete {
+            self.deletes.push(self.items.len());
+        }
+        let id = self.keys.push(r);
         self.items.push(Item {
             key: u64::from(id),
             size: r.size,
@@ -117,17 +154,42 @@ impl TraceBuilder {
 
     /// Finish.
     pub fn finish(mut self) -> CompactTrace {
-        // an object that was only ever deleted is not part of the working set
-        self.summary.distinct_keys = self.max_size.iter().flatten().count() as u64;
-        self.summary.footprint_bytes = self.max_size.iter().flatten().map(|&s| u64::from(s)).sum();
         self.items.shrink_to_fit();
         CompactTrace {
             items: self.items,
             deletes: self.deletes,
-            summary: self.summary,
-            key_space: self.max_size.len(),
+            summary: self.keys.summary(),
+            key_space: self.keys.key_space(),
+            base: 0,
             next: OnceLock::new(),
         }
+    }
+}
+
+impl CompactTrace {
+    /// A piece of a streamed trace: `items` (dense ids from the whole trace's numbering,
+    /// `key_space` of them), the positions among them that are deletes, and where the piece
+    /// starts in the whole trace. Its summary is the whole trace's.
+    pub fn chunk(
+        items: Vec<Item>,
+        deletes: Vec<usize>,
+        summary: Summary,
+        key_space: usize,
+        base: u64,
+    ) -> Self {
+        CompactTrace {
+            items,
+            deletes,
+            summary,
+            key_space,
+            base,
+            next: OnceLock::new(),
+        }
+    }
+
+    /// Position of the first item in the whole trace (0 unless this is a streamed chunk).
+    pub fn base(&self) -> u64 {
+        self.base
     }
 }
 

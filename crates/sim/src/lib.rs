@@ -17,8 +17,12 @@ pub mod experiments;
 pub mod mrc;
 pub mod replay;
 pub mod size;
+pub mod stream;
 pub mod ubc;
 
 pub use compact::{CompactTrace, Summary, TraceBuilder};
-pub use replay::{replay, replay_admitted, Counts, ReplayError, ReplayOptions, RunResult};
+pub use replay::{
+    replay, replay_admitted, replay_scheduled, Counts, ReplayError, ReplayOptions, RunResult,
+    Schedule,
+};
 pub use size::{CacheSize, SizeError, WorkingSet};

@@ -53,20 +53,27 @@ pub enum ReplayError {
         policy: String,
         /// The size as written.
         size: String,
-        /// Why (in the message, not as a separate source, so it is printed once).
-        error: ConfigError,
+        /// Why (in the message, not as a separate source, so it is printed once); boxed,
+        /// so that results carrying this error stay small.
+        error: Box<ConfigError>,
     },
+    /// A size could not be resolved.
+    #[error(transparent)]
+    Size(#[from] SizeError),
     /// The admission filter could not be built.
     #[error("admission `{admission}`: {error}")]
     Admission {
         /// The filter as written.
         admission: String,
-        /// Why.
-        error: ConfigError,
+        /// Why (boxed, as the policy's error).
+        error: Box<ConfigError>,
     },
-    /// A size could not be resolved.
-    #[error(transparent)]
-    Size(#[from] SizeError),
+    /// An offline policy in a replay that does not keep next-access times (streaming).
+    #[error("policy `{policy}` needs every request's next access, which a streaming replay does not keep: replay it in memory (without --stream)")]
+    NeedsFuture {
+        /// The policy as written.
+        policy: String,
+    },
 }
 
 /// Replay settings shared by every run.
@@ -125,8 +132,10 @@ pub struct RunResult {
     pub size: String,
     /// The capacity it resolved to, in units (objects, or bytes in byte mode).
     pub capacity: u64,
-    /// Counters.
+    /// Counters after the warm-up.
     pub counts: Counts,
+    /// Counters of each interval of the [`Schedule`] (empty without one).
+    pub intervals: Vec<Counts>,
     /// Wall-clock seconds of this run alone.
     pub wall_s: f64,
 }
@@ -163,6 +172,7 @@ pub fn serve<P: Policy, I: KeyIndex>(
 ) {
     let items = trace.items();
     let deletes = trace.deletes();
+    let base = trace.base();
     // The first delete at or after the start of the range.
     let mut d = deletes.partition_point(|&p| p < range.start);
     let mut next_delete = deletes.get(d).copied().unwrap_or(usize::MAX);
@@ -178,7 +188,7 @@ pub fn serve<P: Policy, I: KeyIndex>(
         let access = Access {
             key: item.key,
             size: if ignore_size { 1 } else { item.size },
-            time: i as u64,
+            time: base + i as u64,
             next_access: future.map_or(NEVER, |f| f[i]),
             stream: item.stream,
         };
@@ -200,35 +210,248 @@ pub fn serve<P: Policy, I: KeyIndex>(
     }
 }
 
-/// Runs one whole replay on the concrete policy type handed over by [`AnyPolicy::visit`].
-///
-/// [`AnyPolicy::visit`]: policy::AnyPolicy::visit
-struct WholeRun<'a> {
-    trace: &'a CompactTrace,
-    capacity: u64,
-    admission: Admitter,
-    ignore_size: bool,
-    progress: &'a (dyn Fn(u64) + Sync),
+/// When counting starts and how results are cut into intervals, in positions of the
+/// trace (operations, deletes included).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Schedule {
+    /// Operations served before counting starts (they warm the cache up).
+    pub warmup: u64,
+    /// Report counts for every this many operations (`None`: no intervals). Intervals
+    /// cover the whole trace, warm-up included, so a plot shows the cache warming.
+    pub interval: Option<u64>,
 }
 
-impl PolicyVisitor for WholeRun<'_> {
-    type Output = Counts;
-    fn visit<P: Policy + Clone + Send>(self, policy: P) -> Counts {
-        let future = policy.needs_future().then(|| self.trace.next_access());
-        let mut cache = Cache::with_index(policy, self.capacity, self.trace.dense_index())
-            .with_admission(self.admission);
-        let mut counts = Counts::default();
-        serve(
-            &mut cache,
-            self.trace,
-            0..self.trace.len(),
-            self.ignore_size,
-            future,
-            &mut counts,
-            self.progress,
-        );
-        counts
+/// One (policy, size) run that is fed its trace a chunk at a time: the whole in-memory
+/// trace at once, or the pieces of a streamed one. Object-safe, so runs of different
+/// policy types sit in one list; inside, the hot loop ([`serve`]) is monomorphic.
+pub trait ChunkRun: Send {
+    /// Serves the next chunk (its [`CompactTrace::base`] says where it starts).
+    fn serve_chunk(&mut self, chunk: &CompactTrace, progress: &(dyn Fn(u64) + Sync));
+    /// The counters after warm-up, and those of each interval (the last may be partial).
+    fn finish(self: Box<Self>) -> (Counts, Vec<Counts>);
+}
+
+struct Runner<P: Policy> {
+    cache: Cache<P, policy::DenseIndex>,
+    ignore_size: bool,
+    schedule: Schedule,
+    /// Next-access times of the whole trace, for offline policies (in memory only).
+    future: Option<std::sync::Arc<[u64]>>,
+    total: Counts,
+    intervals: Vec<Counts>,
+    current: Counts,
+}
+
+impl<P: Policy + Send> ChunkRun for Runner<P> {
+    fn serve_chunk(&mut self, chunk: &CompactTrace, progress: &(dyn Fn(u64) + Sync)) {
+        let base = chunk.base();
+        let end = base + chunk.len() as u64;
+        let mut pos = base;
+        while pos < end {
+            // The next place where counting changes: warm-up's end or an interval's end.
+            let mut stop = end;
+            if pos < self.schedule.warmup {
+                stop = stop.min(self.schedule.warmup);
+            }
+            if let Some(n) = self.schedule.interval {
+                stop = stop.min((pos / n + 1) * n);
+            }
+            let mut piece = Counts::default();
+            let range = (pos - base) as usize..(stop - base) as usize;
+            let future = self.future.as_deref();
+            serve(
+                &mut self.cache,
+                chunk,
+                range,
+                self.ignore_size,
+                future,
+                &mut piece,
+                progress,
+            );
+            if pos >= self.schedule.warmup {
+                self.total.add(&piece);
+            }
+            self.current.add(&piece);
+            pos = stop;
+            if self
+                .schedule
+                .interval
+                .is_some_and(|n| pos.is_multiple_of(n))
+            {
+                self.intervals.push(std::mem::take(&mut self.current));
+            }
+        }
     }
+
+    fn finish(self: Box<Self>) -> (Counts, Vec<Counts>) {
+        let mut intervals = self.intervals;
+        if self.schedule.interval.is_some() && self.current.requests > 0 {
+            intervals.push(self.current);
+        }
+        (self.total, intervals)
+    }
+}
+
+/// Builds a [`Runner`] for the concrete policy type handed over by [`AnyPolicy::visit`].
+///
+/// [`AnyPolicy::visit`]: policy::AnyPolicy::visit
+struct MakeRunner {
+    admission: Admitter,
+    capacity: u64,
+    key_space: usize,
+    ignore_size: bool,
+    schedule: Schedule,
+    future: Option<std::sync::Arc<[u64]>>,
+}
+
+impl PolicyVisitor for MakeRunner {
+    type Output = Box<dyn ChunkRun>;
+    fn visit<P: Policy + Clone + Send + 'static>(self, policy: P) -> Box<dyn ChunkRun> {
+        let future = if policy.needs_future() {
+            self.future
+        } else {
+            None
+        };
+        Box::new(Runner {
+            cache: Cache::with_index(
+                policy,
+                self.capacity,
+                policy::DenseIndex::new(self.key_space),
+            )
+            .with_admission(self.admission),
+            ignore_size: self.ignore_size,
+            schedule: self.schedule,
+            future,
+            total: Counts::default(),
+            intervals: Vec::new(),
+            current: Counts::default(),
+        })
+    }
+}
+
+impl Counts {
+    fn add(&mut self, o: &Counts) {
+        self.requests += o.requests;
+        self.hits += o.hits;
+        self.bytes_requested += o.bytes_requested;
+        self.bytes_missed += o.bytes_missed;
+    }
+}
+
+/// What a replay runs: every policy at every size, each run behind its own admission
+/// filter built from one spec (and one seed, so runs stay independent and repeatable),
+/// counted on one schedule.
+#[derive(Clone, Copy)]
+pub struct Grid<'a> {
+    /// The policies, in output order.
+    pub policies: &'a [PolicySpec],
+    /// The sizes, in output order within each policy.
+    pub sizes: &'a [CacheSize],
+    /// The admission filter in front of every run (`always` admits everything).
+    pub admission: &'a AdmissionSpec,
+    /// Sizes or units, and the seed.
+    pub options: ReplayOptions,
+    /// Warm-up and intervals.
+    pub schedule: Schedule,
+}
+
+/// One job of a replay before it runs.
+pub struct Job {
+    /// The policy as written.
+    pub policy: String,
+    /// The size as written.
+    pub size: String,
+    /// Resolved capacity in units.
+    pub capacity: u64,
+    run: Box<dyn ChunkRun>,
+    wall_s: f64,
+}
+
+/// Builds every (policy, size) run over a trace of this working set and key space, so a
+/// bad parameter or size fails before any request is served. `future` is the trace's
+/// next-access times, needed by offline policies: `None` refuses them
+/// ([`ReplayError::NeedsFuture`]).
+pub fn plan(
+    grid: &Grid<'_>,
+    working_set: crate::size::WorkingSet,
+    key_space: usize,
+    future: Option<&dyn Fn() -> std::sync::Arc<[u64]>>,
+) -> Result<Vec<Job>, ReplayError> {
+    let Grid {
+        policies,
+        sizes,
+        admission,
+        options,
+        schedule,
+    } = *grid;
+    let mut jobs = Vec::with_capacity(policies.len() * sizes.len());
+    let mut shared_future: Option<std::sync::Arc<[u64]>> = None;
+    for spec in policies {
+        for size in sizes {
+            let capacity = size.resolve(options.ignore_size, working_set)?;
+            let ctx = BuildContext::new(capacity, options.seed).with_key_space(key_space as u64);
+            let built = spec.build(&ctx).map_err(|error| ReplayError::Policy {
+                policy: spec.label(),
+                size: size.text.clone(),
+                error: Box::new(error),
+            })?;
+            let filter = admission
+                .build(&ctx)
+                .map_err(|error| ReplayError::Admission {
+                    admission: admission.label(),
+                    error: Box::new(error),
+                })?;
+            let needs = built.needs_future();
+            if needs && shared_future.is_none() {
+                let f = future.ok_or_else(|| ReplayError::NeedsFuture {
+                    policy: spec.label(),
+                })?;
+                shared_future = Some(f());
+            }
+            let run = built.visit(MakeRunner {
+                admission: filter,
+                capacity,
+                key_space,
+                ignore_size: options.ignore_size,
+                schedule,
+                future: if needs { shared_future.clone() } else { None },
+            });
+            jobs.push(Job {
+                policy: spec.label(),
+                size: size.text.clone(),
+                capacity,
+                run,
+                wall_s: 0.0,
+            });
+        }
+    }
+    Ok(jobs)
+}
+
+/// Serves one chunk through every job, in parallel.
+pub fn feed(jobs: &mut [Job], chunk: &CompactTrace, progress: &(dyn Fn(u64) + Sync)) {
+    jobs.par_iter_mut().for_each(|j| {
+        let start = Instant::now();
+        j.run.serve_chunk(chunk, progress);
+        j.wall_s += start.elapsed().as_secs_f64();
+    });
+}
+
+/// The results of the jobs, in their order.
+pub fn results(jobs: Vec<Job>) -> Vec<RunResult> {
+    jobs.into_iter()
+        .map(|j| {
+            let (counts, intervals) = j.run.finish();
+            RunResult {
+                policy: j.policy,
+                size: j.size,
+                capacity: j.capacity,
+                counts,
+                intervals,
+                wall_s: j.wall_s,
+            }
+        })
+        .collect()
 }
 
 /// Replay `trace` through every policy at every size, in parallel; results in job order
@@ -255,46 +478,26 @@ pub fn replay_admitted(
     options: ReplayOptions,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<RunResult>, ReplayError> {
-    let mut jobs = Vec::with_capacity(policies.len() * sizes.len());
-    for spec in policies {
-        for size in sizes {
-            let capacity = size.resolve(options.ignore_size, trace.working_set())?;
-            let ctx =
-                BuildContext::new(capacity, options.seed).with_key_space(trace.key_space() as u64);
-            let built = spec.build(&ctx).map_err(|error| ReplayError::Policy {
-                policy: spec.label(),
-                size: size.text.clone(),
-                error,
-            })?;
-            let filter = admission
-                .build(&ctx)
-                .map_err(|error| ReplayError::Admission {
-                    admission: admission.label(),
-                    error,
-                })?;
-            jobs.push((spec.label(), size.text.clone(), capacity, built, filter));
-        }
-    }
-    Ok(jobs
-        .into_par_iter()
-        .map(|(policy, size, capacity, built, filter)| {
-            let start = Instant::now();
-            let counts = built.visit(WholeRun {
-                trace,
-                capacity,
-                admission: filter,
-                ignore_size: options.ignore_size,
-                progress,
-            });
-            RunResult {
-                policy,
-                size,
-                capacity,
-                counts,
-                wall_s: start.elapsed().as_secs_f64(),
-            }
-        })
-        .collect())
+    let grid = Grid {
+        policies,
+        sizes,
+        admission,
+        options,
+        schedule: Schedule::default(),
+    };
+    replay_scheduled(trace, &grid, progress)
+}
+
+/// The general in-memory replay: [`replay_admitted`] with a warm-up and intervals.
+pub fn replay_scheduled(
+    trace: &CompactTrace,
+    grid: &Grid<'_>,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<RunResult>, ReplayError> {
+    let future = || std::sync::Arc::<[u64]>::from(trace.next_access());
+    let mut jobs = plan(grid, trace.working_set(), trace.key_space(), Some(&future))?;
+    feed(&mut jobs, trace, progress);
+    Ok(results(jobs))
 }
 
 #[cfg(test)]
@@ -315,6 +518,15 @@ mod tests {
         CompactTrace::from_requests(&reqs)
     }
 
+    /// Keys 1 2 1 3 1 2, key k of size k * `unit` bytes.
+    fn one_two_one_three(unit: u32) -> CompactTrace {
+        let keys: Vec<(u64, u32, Op)> = [1u64, 2, 1, 3, 1, 2]
+            .iter()
+            .map(|&k| (k, k as u32 * unit, Op::Read))
+            .collect();
+        trace_of(&keys)
+    }
+
     fn specs(names: &[&str]) -> Vec<PolicySpec> {
         names
             .iter()
@@ -327,14 +539,7 @@ mod tests {
         // Capacity 2: 1 2 1 3 1 2.
         // LRU: m m h m(evict 2) h m(evict 3)          -> 2 hits.
         // FIFO: m m h m(evict 1) m(evict 2) m(evict 3) -> 1 hit.
-        let t = trace_of(&[
-            (1, 100, Op::Read),
-            (2, 200, Op::Read),
-            (1, 100, Op::Read),
-            (3, 300, Op::Read),
-            (1, 100, Op::Read),
-            (2, 200, Op::Read),
-        ]);
+        let t = one_two_one_three(100);
         let opts = ReplayOptions {
             ignore_size: true,
             seed: 1,
@@ -423,6 +628,42 @@ mod tests {
             replay(&t, &specs(&["lru"]), &[bytes], opts, &|_| {}),
             Err(ReplayError::Size(SizeError::BytesInUnitMode { .. }))
         ));
+    }
+
+    #[test]
+    fn warmup_and_intervals_by_hand() {
+        // LRU at 2 over 1 2 1 3 1 2: m m h m h m (sizes do not matter in unit mode).
+        let t = one_two_one_three(1);
+        let opts = ReplayOptions {
+            ignore_size: true,
+            seed: 0,
+        };
+        let schedule = Schedule {
+            warmup: 2,
+            interval: Some(4),
+        };
+        let always = AdmissionSpec::parse("always").unwrap();
+        let grid = Grid {
+            policies: &specs(&["lru"]),
+            sizes: &[CacheSize::units(2)],
+            admission: &always,
+            options: opts,
+            schedule,
+        };
+        let r = replay_scheduled(&t, &grid, &|_| {}).unwrap();
+        // Counted after the first two: h m h m.
+        assert_eq!((r[0].counts.requests, r[0].counts.hits), (4, 2));
+        // Intervals [0, 4): m m h m; [4, 6): h m.
+        let iv: Vec<(u64, u64)> = r[0]
+            .intervals
+            .iter()
+            .map(|c| (c.requests, c.hits))
+            .collect();
+        assert_eq!(iv, [(4, 1), (2, 1)]);
+        // No schedule: the whole trace, no intervals.
+        let r = replay(&t, &specs(&["lru"]), &[CacheSize::units(2)], opts, &|_| {}).unwrap();
+        assert_eq!((r[0].counts.requests, r[0].counts.hits), (6, 2));
+        assert!(r[0].intervals.is_empty());
     }
 
     #[test]

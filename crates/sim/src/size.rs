@@ -2,7 +2,8 @@
 //!
 //! * `1000` — 1000 capacity units: objects in unit mode (`ignore_size`), bytes in byte mode.
 //! * `64MiB`, `4GB`, `512KiB`, `100B` — bytes. Binary suffixes (`KiB`, `MiB`, `GiB`, `TiB`)
-//!   are powers of 1024, decimal ones (`KB`, `MB`, `GB`, `TB`) powers of 1000; a decimal
+//!   are powers of 1024, and so are `KB`, `MB`, `GB`, `TB` (as in libCacheSim's cachesim,
+//!   where `16mb` is 16 MiB); a decimal
 //!   mantissa (`1.5GiB`) is allowed and rounded to the nearest byte. Byte quantities are
 //!   only accepted in byte mode: in unit mode every object counts as one unit whatever its
 //!   size, so there is no honest way to turn bytes into a number of objects (dividing by a
@@ -12,8 +13,8 @@
 //!   point is always a fraction, so `1.0` is the whole working set while `1` is one unit.
 //!
 //! A fraction is truncated to whole units, as libCacheSim does (`(uint64_t)(wss * f)`), so
-//! that sizes given as fractions name the same capacities in both tools; never below one
-//! unit.
+//! that sizes given as fractions name the same capacities in both tools; a fraction that
+//! truncates to zero units is an error ([`SizeError::TruncatesToZero`]).
 
 use std::fmt;
 use std::str::FromStr;
@@ -40,6 +41,18 @@ pub enum SizeError {
     Zero {
         /// What was written.
         text: String,
+    },
+    /// A fraction of the working set that truncates to nothing (`0.1` of 3 objects, or of
+    /// an empty trace): a cache of zero units would report a miss ratio of 1 that means
+    /// nothing.
+    #[error("cache size `{text}` of a working set of {total} {unit} truncates to 0 {unit}: give a larger fraction or a count")]
+    TruncatesToZero {
+        /// What was written.
+        text: String,
+        /// The working set it is a fraction of.
+        total: u64,
+        /// `objects` or `bytes`.
+        unit: &'static str,
     },
     /// A byte size given while every object counts as one unit.
     #[error("cache size `{text}` is in bytes, but sizes are ignored (every object is one unit): give a count of objects or a fraction, or replay in byte mode")]
@@ -89,10 +102,12 @@ const SUFFIXES: &[(&str, u64)] = &[
     ("mib", 1 << 20),
     ("gib", 1 << 30),
     ("tib", 1 << 40),
-    ("kb", 1_000),
-    ("mb", 1_000_000),
-    ("gb", 1_000_000_000),
-    ("tb", 1_000_000_000_000),
+    // As in libCacheSim's cachesim, where `16mb` is 16 MiB: users of both tools expect the
+    // same capacity from the same spelling.
+    ("kb", 1 << 10),
+    ("mb", 1 << 20),
+    ("gb", 1 << 30),
+    ("tb", 1 << 40),
     ("k", 1 << 10),
     ("m", 1 << 20),
     ("g", 1 << 30),
@@ -183,7 +198,15 @@ impl CacheSize {
                     working_set.bytes
                 };
                 // truncation, libCacheSim's convention (see the module documentation)
-                ((f * total as f64) as u64).max(1)
+                let units = (f * total as f64) as u64;
+                if units == 0 {
+                    return Err(SizeError::TruncatesToZero {
+                        text: self.text.clone(),
+                        total,
+                        unit: if ignore_size { "objects" } else { "bytes" },
+                    });
+                }
+                units
             }
         };
         if units == 0 {
@@ -234,7 +257,8 @@ mod tests {
     fn parses_each_spelling() {
         assert_eq!(kind("1000"), SizeKind::Units(1000));
         assert_eq!(kind("64MiB"), SizeKind::Bytes(64 << 20));
-        assert_eq!(kind("4GB"), SizeKind::Bytes(4_000_000_000));
+        assert_eq!(kind("4GB"), SizeKind::Bytes(4 << 30));
+        assert_eq!(kind("16mb"), SizeKind::Bytes(16 << 20), "as in cachesim");
         assert_eq!(kind("512KiB"), SizeKind::Bytes(512 * 1024));
         assert_eq!(kind("512k"), SizeKind::Bytes(512 * 1024));
         assert_eq!(kind("100B"), SizeKind::Bytes(100));
@@ -292,7 +316,15 @@ mod tests {
         assert_eq!(r("0.1", true), Ok(100));
         assert_eq!(r("0.1", false), Ok(409_600));
         assert_eq!(r("1.0", true), Ok(1000));
-        assert_eq!(r("0.0001", true), Ok(1), "never below one unit");
+        assert_eq!(
+            r("0.0001", true),
+            Err(SizeError::TruncatesToZero {
+                text: "0.0001".into(),
+                total: 1000,
+                unit: "objects"
+            }),
+            "0.1 of 1000 objects is 0"
+        );
         assert_eq!(r("250", true), Ok(250));
         assert_eq!(r("250", false), Ok(250));
         assert_eq!(r("1MiB", false), Ok(1 << 20));

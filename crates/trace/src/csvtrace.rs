@@ -39,12 +39,13 @@
 //! integers -> msr (the line is data); a header with a `key` column -> keyed. Otherwise
 //! [`TraceError::UndetectedCsv`].
 
-use std::io::{self, Read, Write};
+use std::io::{self, BufRead, Write};
 use std::path::{Path, PathBuf};
 
 use csv::ByteRecord;
 
 use crate::error::excerpt;
+use crate::keyhash::key_hash;
 use crate::text::parse_u64;
 use crate::{Op, Request, TraceError, TraceReader, NEVER};
 
@@ -68,6 +69,20 @@ impl From<&str> for Column {
             Err(_) => Column::Name(s.to_string()),
         }
     }
+}
+
+/// How key-mode key fields become keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum KeyType {
+    /// Decided by the first data row: a number there makes every key a number (a later
+    /// non-number is an error); anything else makes every key a string.
+    #[default]
+    Auto,
+    /// Decimal or `0x` hex unsigned integers.
+    Number,
+    /// Strings (`user:42`, URLs, hashes), each hashed to 64 bits ([`crate::keyhash`]),
+    /// numeric-looking ones too, so that `42` and `042` stay two objects.
+    String,
 }
 
 /// What to do with an op value that `op_values` does not list.
@@ -110,6 +125,8 @@ pub struct CsvMapping {
     pub stream: Option<Column>,
     /// Block mode: put the stream into the key (`stream << 40 | page`).
     pub stream_in_key: bool,
+    /// Key mode: numbers or hashed strings.
+    pub key_type: KeyType,
 }
 
 impl CsvMapping {
@@ -139,6 +156,7 @@ impl CsvMapping {
             unknown_op: UnknownOp::Skip,
             stream: None,
             stream_in_key: false,
+            key_type: KeyType::Number,
         }
     }
 
@@ -158,6 +176,7 @@ impl CsvMapping {
             unknown_op: UnknownOp::Error,
             stream: Some(Column::Index(2)),
             stream_in_key: true,
+            key_type: KeyType::Number,
         }
     }
 
@@ -174,16 +193,11 @@ impl CsvMapping {
             size: Some("size".into()),
             size_unit_bytes: 1,
             op: Some("op".into()),
-            op_values: vec![
-                ("read".into(), Op::Read),
-                ("write".into(), Op::Write),
-                ("delete".into(), Op::Delete),
-                ("r".into(), Op::Read),
-                ("w".into(), Op::Write),
-            ],
+            op_values: names::common_ops(),
             unknown_op: UnknownOp::Error,
             stream: Some("stream".into()),
             stream_in_key: false,
+            key_type: KeyType::Auto,
         }
     }
 
@@ -246,7 +260,6 @@ fn resolve(
     m: &CsvMapping,
     header: Option<&ByteRecord>,
     path: &Path,
-    optional_names: bool,
 ) -> Result<Resolved, TraceError> {
     let header_text = || {
         header
@@ -273,7 +286,6 @@ fn resolve(
                         idx,
                         label: n.clone(),
                     })),
-                    None if optional_names && default_label != "key" => Ok(None),
                     None => Err(TraceError::UnknownColumn {
                         path: path.to_path_buf(),
                         column: n.clone(),
@@ -301,7 +313,7 @@ fn resolve(
 }
 
 /// Streaming CSV reader that splits block requests into pages.
-pub struct CsvReader<R: Read> {
+pub struct CsvReader<R: BufRead> {
     rdr: csv::Reader<R>,
     rec: ByteRecord,
     path: PathBuf,
@@ -315,32 +327,69 @@ pub struct CsvReader<R: Read> {
     end_page: u64,
     stream_prefix: u64,
     template: Request,
+    /// How keys are read; `Auto` until the first data row decides.
+    keys: KeyType,
 }
 
-/// The name of the mapping detected (or given) for a CSV source, for reports.
-pub fn detect(first: &ByteRecord) -> Option<(&'static str, CsvMapping)> {
+/// The mapping a CSV source's first line implies, and its name for reports: `cloudphysics`
+/// (its exact header), `msr` (its header, or a 7-field row whose 4th field is `Read` or
+/// `Write`), `header` (a header naming a key column, or an offset and a size; see
+/// [`names`]), `keys` (one field and no header: a bare list of keys). `delimiter` is the
+/// one the line was split with.
+pub fn detect(first: &ByteRecord, delimiter: u8) -> Option<(&'static str, CsvMapping)> {
     let f: Vec<&[u8]> = first.iter().map(|x| x.trim_ascii()).collect();
     let lower: Vec<String> = f.iter().map(|x| excerpt(x).to_ascii_lowercase()).collect();
+    let with = |m: CsvMapping| CsvMapping { delimiter, ..m };
     if lower == ["version", "time", "op", "size", "lbn"] {
-        return Some(("cloudphysics", CsvMapping::cloudphysics()));
+        return Some(("cloudphysics", with(CsvMapping::cloudphysics())));
+    }
+    if names::is_msr_header(&lower) {
+        let m = CsvMapping {
+            has_header: true,
+            ..CsvMapping::msr()
+        };
+        return Some(("msr", with(m)));
     }
     if f.len() == 7
         && (f[3].eq_ignore_ascii_case(b"read") || f[3].eq_ignore_ascii_case(b"write"))
         && [0, 2, 4, 5].iter().all(|&i| parse_u64(f[i]).is_some())
     {
-        return Some(("msr", CsvMapping::msr()));
+        return Some(("msr", with(CsvMapping::msr())));
     }
-    if lower.iter().any(|x| x == "key") {
-        return Some(("keyed", CsvMapping::keyed()));
+    if let Some(m) = names::from_header(&lower, delimiter) {
+        return Some(("header", m));
+    }
+    if f.len() == 1 && !f[0].is_empty() {
+        let m = CsvMapping {
+            has_header: false,
+            key: Some(Column::Index(0)),
+            time: None,
+            size: None,
+            op: None,
+            stream: None,
+            ..CsvMapping::keyed()
+        };
+        return Some(("keys", with(m)));
     }
     None
 }
 
-impl<R: Read + Send> CsvReader<R> {
+/// The delimiter of a file without a mapping: a tab when its first line has tabs and no
+/// comma, a comma otherwise.
+fn sniff_delimiter(first_bytes: &[u8]) -> u8 {
+    let line = first_bytes.split(|&b| b == b'\n').next().unwrap_or(&[]);
+    if line.contains(&b'\t') && !line.contains(&b',') {
+        b'\t'
+    } else {
+        b','
+    }
+}
+
+impl<R: BufRead + Send> CsvReader<R> {
     /// Reads CSV from `src`; `mapping` None means detect from the first line. `path`
     /// names the source in errors.
     pub fn new(
-        src: R,
+        mut src: R,
         path: &Path,
         mapping: Option<&CsvMapping>,
         page_size: u32,
@@ -353,7 +402,13 @@ impl<R: Read + Send> CsvReader<R> {
         if let Some(m) = mapping {
             m.validate()?;
         }
-        let delimiter = mapping.map_or(b',', |m| m.delimiter);
+        let delimiter = match mapping {
+            Some(m) => m.delimiter,
+            None => sniff_delimiter(src.fill_buf().map_err(|source| TraceError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?),
+        };
         let mut rdr = csv::ReaderBuilder::new()
             .has_headers(false)
             .flexible(true)
@@ -367,11 +422,11 @@ impl<R: Read + Send> CsvReader<R> {
                 line: 1,
                 source,
             })?;
-        let (map, optional) = match mapping {
-            Some(m) => (m.clone(), false),
-            None if !got => (CsvMapping::keyed(), true), // empty file: empty trace
-            None => match detect(&rec) {
-                Some((name, m)) => (m, name == "keyed"),
+        let map = match mapping {
+            Some(m) => m.clone(),
+            None if !got => CsvMapping::keyed(), // empty file: empty trace
+            None => match detect(&rec, delimiter) {
+                Some((_, m)) => m,
                 None => {
                     let line = rec.iter().map(excerpt).collect::<Vec<_>>().join(",");
                     return Err(TraceError::UndetectedCsv {
@@ -384,13 +439,14 @@ impl<R: Read + Send> CsvReader<R> {
         let header = (map.has_header && got).then_some(&rec);
         // An empty file is an empty trace, whatever the mapping names.
         let cols = if got {
-            resolve(&map, header, path, optional)?
+            resolve(&map, header, path)?
         } else {
             Resolved::default()
         };
         Ok(CsvReader {
             rdr,
             pending: got && !map.has_header,
+            keys: map.key_type,
             rec,
             path: path.to_path_buf(),
             map,
@@ -426,6 +482,36 @@ impl<R: Read + Send> CsvReader<R> {
             expected: "an unsigned integer",
             found: excerpt(f),
         })
+    }
+
+    /// The key of the current row in key mode, a number or a hashed string as
+    /// [`KeyType`] says (deciding `Auto` on the first row).
+    fn key(&mut self) -> Result<u64, TraceError> {
+        let Some(c) = &self.cols.key else {
+            return Ok(0);
+        };
+        let f = self.rec.get(c.idx).unwrap_or(&[]).trim_ascii();
+        if self.keys == KeyType::Auto {
+            self.keys = if parse_u64(f).is_some() {
+                KeyType::Number
+            } else {
+                KeyType::String
+            };
+        }
+        let bad = |expected| TraceError::BadField {
+            path: self.path.clone(),
+            line: self.line(),
+            column: c.label.clone(),
+            expected,
+            found: excerpt(f),
+        };
+        match self.keys {
+            KeyType::String if f.is_empty() => Err(bad("a non-empty key")),
+            KeyType::String => Ok(key_hash(f)),
+            _ => parse_u64(f).ok_or_else(|| {
+                bad("an unsigned integer key, as on the first row (keys=string in the mapping hashes every key)")
+            }),
+        }
     }
 
     fn range_err(&self, what: String) -> TraceError {
@@ -520,7 +606,7 @@ impl<R: Read + Send> CsvReader<R> {
             };
             Ok(false)
         } else {
-            let key = self.num(&self.cols.key.clone())?.unwrap_or(0);
+            let key = self.key()?;
             let size = match size_units {
                 None => self.page_size,
                 Some(s) => s
@@ -542,7 +628,7 @@ impl<R: Read + Send> CsvReader<R> {
     }
 }
 
-impl<R: Read + Send> TraceReader for CsvReader<R> {
+impl<R: BufRead + Send> TraceReader for CsvReader<R> {
     fn read_into(&mut self, req: &mut Request) -> Result<bool, TraceError> {
         loop {
             if self.next_page < self.end_page {
@@ -570,6 +656,10 @@ impl<R: Read + Send> TraceReader for CsvReader<R> {
                 return Ok(true);
             }
         }
+    }
+
+    fn keys_hashed(&self) -> bool {
+        self.keys_are_strings()
     }
 }
 
@@ -631,6 +721,16 @@ impl<W: Write> CsvWriter<W> {
         })
     }
 }
+
+impl<R: BufRead + Send> CsvReader<R> {
+    /// Whether keys are hashed strings (known after the first data row).
+    pub fn keys_are_strings(&self) -> bool {
+        self.keys == KeyType::String
+    }
+}
+
+pub mod names;
+mod spec;
 
 #[cfg(test)]
 mod tests;

@@ -35,6 +35,9 @@ pub enum TraceError {
         /// The known format names.
         known: &'static str,
     },
+    /// Standard input was given as the trace without a format.
+    #[error("standard input (-) has no file name to tell the format by: give the format (--format text, csv, oracle, oraclezst or msr)")]
+    StdinFormat,
     /// A binary file ended inside a fixed-size record.
     #[error("{}: record {record} at byte {offset}: truncated {format} record: expected {expected} bytes, found {found}", path.display())]
     TruncatedRecord {
@@ -115,7 +118,7 @@ pub enum TraceError {
         header: String,
     },
     /// No CSV mapping was given and the first line matches no preset.
-    #[error("{}: cannot detect the CSV layout from its first line {first_line:?}; expected the cloudphysics header `version,time,op,size,lbn`, a 7-column MSR row, or a header with a `key` column; give a mapping", path.display())]
+    #[error("{}: cannot detect the CSV layout from its first line {first_line:?}; expected the cloudphysics or MSR header, a 7-column MSR row, a header naming a key column (key, obj_id, id, ...) or an offset and a size, or one column of keys; give a column mapping such as `key=2,size=3` (--csv-columns on the command line)", path.display())]
     UndetectedCsv {
         /// The file involved.
         path: PathBuf,

@@ -1,9 +1,10 @@
 //! Opening traces by path and writing them atomically.
 
 use std::fs::File;
-use std::io::{self, BufReader, Write};
+use std::io::{self, BufReader, Read, Write};
 use std::path::Path;
 
+use crate::compress::Compression;
 use crate::csvtrace::{CsvMapping, CsvReader, CsvWriter};
 use crate::oracle::{OracleGeneralReader, OracleGeneralWriter};
 use crate::output::Output;
@@ -38,20 +39,36 @@ impl Default for ReadOptions {
 /// bounded.
 const BUF_BYTES: usize = 256 * 1024;
 
-/// Opens a trace. `format` None detects it from the file name ([`Format::from_path`]) and
-/// fails with [`TraceError::UnknownFormat`] if it cannot.
+/// Opens a trace: a file, or standard input when `path` is `-`. `format` None detects it
+/// from the file name ([`Format::from_path`], after any compression suffix) and fails with
+/// [`TraceError::UnknownFormat`] if it cannot; standard input needs a format. Files ending
+/// in `.gz`, `.zst` or `.xz`, and compressed standard input, are decompressed as they are
+/// read ([`crate::compress`]).
 pub fn open(
     path: &Path,
     format: Option<Format>,
     opts: &ReadOptions,
 ) -> Result<Box<dyn TraceReader>, TraceError> {
-    // Open first: a missing file is the more useful error than an undetectable format.
-    let file = File::open(path).map_err(|source| TraceError::Io {
+    let stdin = path.as_os_str() == "-";
+    let io_err = |source| TraceError::Io {
         path: path.to_path_buf(),
         source,
-    })?;
-    let format = match format.or_else(|| Format::from_path(path)) {
+    };
+    // Open first: a missing file is the more useful error than an undetectable format.
+    let (compression, inner, src): (Compression, String, Box<dyn Read + Send>) = if stdin {
+        let (c, src) = crate::compress::stdin_source().map_err(io_err)?;
+        (c, String::new(), src)
+    } else {
+        let file = File::open(path).map_err(io_err)?;
+        let (c, inner) = Compression::from_path(path);
+        (c, inner, Box::new(file))
+    };
+    let format = match format
+        .or_else(|| Format::from_path(path))
+        .or_else(|| Format::from_path(Path::new(&inner)))
+    {
         Some(f) => f,
+        None if stdin => return Err(TraceError::StdinFormat),
         None => {
             return Err(TraceError::UnknownFormat {
                 name: path.display().to_string(),
@@ -59,30 +76,33 @@ pub fn open(
             })
         }
     };
+    // oracleGeneral's zstd reader reports decoder errors with the decompressed offset.
+    let (format, compression) = match (format, compression) {
+        (Format::OracleGeneral, Compression::Zstd) => (Format::OracleGeneralZst, Compression::None),
+        (Format::OracleGeneralZst, _) => (format, Compression::None),
+        other => other,
+    };
+    let src = compression.decoder(src, path)?;
+    let buffered = |src| BufReader::with_capacity(BUF_BYTES, src);
     Ok(match format {
         Format::Text => Box::new(
-            TextReader::new(
-                BufReader::with_capacity(BUF_BYTES, file),
-                path,
-                opts.page_size,
-            )
-            .hash_strings(opts.hash_strings),
+            TextReader::new(buffered(src), path, opts.page_size).hash_strings(opts.hash_strings),
         ),
         Format::Csv => Box::new(CsvReader::new(
-            BufReader::with_capacity(BUF_BYTES, file),
+            buffered(src),
             path,
             opts.csv.as_ref(),
             opts.page_size,
         )?),
         Format::Msr => Box::new(CsvReader::new(
-            BufReader::with_capacity(BUF_BYTES, file),
+            buffered(src),
             path,
             Some(&CsvMapping::msr()),
             opts.page_size,
         )?),
         // The reader already reads in 1 MiB chunks; another buffer would only copy.
-        Format::OracleGeneral => Box::new(OracleGeneralReader::new(file, path)),
-        Format::OracleGeneralZst => Box::new(OracleGeneralReader::new_zstd(file, path)?),
+        Format::OracleGeneral => Box::new(OracleGeneralReader::new(src, path)),
+        Format::OracleGeneralZst => Box::new(OracleGeneralReader::new_zstd(src, path)?),
     })
 }
 

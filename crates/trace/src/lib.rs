@@ -19,10 +19,12 @@
 //!
 //! See `docs/traces.md` for the formats, mappings and workloads in detail.
 
+pub mod compress;
 pub mod csvtrace;
 mod error;
 mod format;
 mod io;
+pub mod keyhash;
 mod next_access;
 pub mod oracle;
 pub mod output;
@@ -30,7 +32,7 @@ mod reader;
 pub mod synth;
 pub mod text;
 
-pub use csvtrace::{Column, CsvMapping, UnknownOp};
+pub use csvtrace::{Column, CsvMapping, KeyType, UnknownOp};
 pub use error::TraceError;
 pub use format::{Format, KNOWN_FORMATS};
 pub use io::{open, read_all, write_trace, ReadOptions, TraceWriter};

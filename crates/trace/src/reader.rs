@@ -22,6 +22,12 @@ pub trait TraceReader: Send {
         }
         Ok(n)
     }
+
+    /// Whether some keys so far were strings hashed to 64 bits ([`crate::keyhash`]), so
+    /// that distinct objects may (rarely) share a key. Reports say so.
+    fn keys_hashed(&self) -> bool {
+        false
+    }
 }
 
 impl<R: TraceReader + ?Sized> TraceReader for Box<R> {
@@ -31,6 +37,9 @@ impl<R: TraceReader + ?Sized> TraceReader for Box<R> {
     fn read_batch(&mut self, out: &mut [Request]) -> Result<usize, TraceError> {
         (**self).read_batch(out)
     }
+    fn keys_hashed(&self) -> bool {
+        (**self).keys_hashed()
+    }
 }
 
 impl<R: TraceReader + ?Sized> TraceReader for &mut R {
@@ -39,6 +48,9 @@ impl<R: TraceReader + ?Sized> TraceReader for &mut R {
     }
     fn read_batch(&mut self, out: &mut [Request]) -> Result<usize, TraceError> {
         (**self).read_batch(out)
+    }
+    fn keys_hashed(&self) -> bool {
+        (**self).keys_hashed()
     }
 }
 

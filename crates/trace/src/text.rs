@@ -6,8 +6,9 @@
 //! * a decimal `u64` (`12345`), or hexadecimal with a `0x`/`0X` prefix (`0x3039`);
 //! * anything else is an error ([`TraceError::BadField`] with column `key`) unless
 //!   [`TextReader::hash_strings`] is on, in which case the whole trimmed line is hashed
-//!   with 64-bit FNV-1a (stable across runs and platforms, so the same file always gives
-//!   the same keys; distinct strings may collide with probability about n²/2⁶⁵).
+//!   with XXH3-64 ([`crate::keyhash`]: stable across runs and platforms, so the same file
+//!   always gives the same keys; distinct strings may collide with probability about
+//!   n²/2⁶⁵).
 //!
 //! Only the first whitespace-separated token is the key; further tokens are ignored, so a
 //! line `42 some comment` is key 42. Every request is a [`Op::Read`] of `size_bytes`
@@ -17,6 +18,7 @@ use std::io::{self, BufRead, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::excerpt;
+use crate::keyhash::key_hash;
 use crate::{Op, Request, TraceError, TraceReader, NEVER};
 
 /// Streaming reader of one-key-per-line text.
@@ -27,6 +29,8 @@ pub struct TextReader<R> {
     line_no: u64,
     size_bytes: u32,
     hash_strings: bool,
+    /// Some key so far was a string, hashed.
+    hashed: bool,
 }
 
 impl<R: BufRead + Send> TextReader<R> {
@@ -40,24 +44,15 @@ impl<R: BufRead + Send> TextReader<R> {
             line_no: 0,
             size_bytes,
             hash_strings: false,
+            hashed: false,
         }
     }
 
-    /// Accept non-numeric keys by hashing them (FNV-1a 64) instead of failing.
+    /// Accept non-numeric keys by hashing them ([`key_hash`]) instead of failing.
     pub fn hash_strings(mut self, on: bool) -> Self {
         self.hash_strings = on;
         self
     }
-}
-
-/// 64-bit FNV-1a: tiny, stable and good enough to give string keys distinct ids.
-pub fn fnv1a64(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
 }
 
 /// Parses a decimal or `0x` hexadecimal `u64` without allocating.
@@ -99,7 +94,10 @@ impl<R: BufRead + Send> TraceReader for TextReader<R> {
             let tok = t.split(|c| c.is_ascii_whitespace()).next().unwrap_or(t);
             let key = match parse_u64(tok) {
                 Some(k) => k,
-                None if self.hash_strings => fnv1a64(t),
+                None if self.hash_strings => {
+                    self.hashed = true;
+                    key_hash(t)
+                }
                 None => {
                     return Err(TraceError::BadField {
                         path: self.path.clone(),
@@ -120,6 +118,10 @@ impl<R: BufRead + Send> TraceReader for TextReader<R> {
             };
             return Ok(true);
         }
+    }
+
+    fn keys_hashed(&self) -> bool {
+        self.hashed
     }
 }
 
@@ -212,8 +214,6 @@ mod tests {
         let r = TextReader::new(&b"/etc/passwd\n12\n/etc/passwd\n"[..], Path::new("k"), 1)
             .hash_strings(true);
         let k: Vec<u64> = crate::Requests::new(r).map(|r| r.unwrap().key).collect();
-        assert_eq!(k, [fnv1a64(b"/etc/passwd"), 12, fnv1a64(b"/etc/passwd")]);
-        // Known FNV-1a test vector.
-        assert_eq!(fnv1a64(b"a"), 0xaf63dc4c8601ec8c);
+        assert_eq!(k, [key_hash(b"/etc/passwd"), 12, key_hash(b"/etc/passwd")]);
     }
 }

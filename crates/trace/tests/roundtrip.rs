@@ -175,3 +175,37 @@ fn open_errors_are_typed() {
     let got = read_all(&f, Some(Format::Msr), &ReadOptions::default()).unwrap();
     assert_eq!(got.iter().map(|r| r.key).collect::<Vec<_>>(), [0, 1]);
 }
+
+/// Every reader through every compression: the same requests as the plain file.
+#[test]
+fn compressed_files_read_like_plain_ones() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let csv = b"timestamp,obj_id,obj_size,op\n1,user:1,10,GET\n2,42x,20,set\n3,user:1,10,delete\n";
+    let plain = dir.path().join("t.csv");
+    std::fs::write(&plain, csv).unwrap();
+    let want = trace::read_all(&plain, None, &trace::ReadOptions::default()).unwrap();
+    assert_eq!(want.len(), 3);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(csv).unwrap();
+    let mut xz = liblzma::write::XzEncoder::new(Vec::new(), 6);
+    xz.write_all(csv).unwrap();
+    for (name, bytes) in [
+        ("t.csv.gz", gz.finish().unwrap()),
+        ("t.csv.xz", xz.finish().unwrap()),
+        ("t.CSV.ZST", zstd::encode_all(&csv[..], 1).unwrap()),
+    ] {
+        let p = dir.path().join(name);
+        std::fs::write(&p, bytes).unwrap();
+        let got = trace::read_all(&p, None, &trace::ReadOptions::default()).unwrap();
+        assert_eq!(got, want, "{name}");
+    }
+}
+
+proptest! {
+    /// A mapping typed on the command line never panics the parser, whatever it holds.
+    #[test]
+    fn arbitrary_mapping_text_never_panics(s in "[a-z0-9=,; \\t-]{0,40}") {
+        let _ = trace::CsvMapping::parse_spec(&s);
+    }
+}

@@ -186,3 +186,105 @@ fn writer_round_trips_through_detection() {
     );
     assert_eq!(read(&out, None, 4096).unwrap(), reqs);
 }
+
+#[test]
+fn headers_named_as_people_name_them() {
+    // libCacheSim-style names, any order; ops spelled as key-value stores spell them.
+    let s = "timestamp,obj_id,obj_size,op\n5,10,100,GET\n6,11,200,set\n7,10,0,delete\n";
+    assert_eq!(
+        read(s, None, 4096).unwrap(),
+        [
+            req(5, 10, 100, Op::Read, 0),
+            req(6, 11, 200, Op::Write, 0),
+            req(7, 10, 0, Op::Delete, 0),
+        ]
+    );
+    // Tabs, detected from the first line; `id` and `bytes`.
+    let s = "id\tbytes\n3\t7\n";
+    assert_eq!(read(s, None, 4096).unwrap(), [req(0, 3, 7, Op::Read, 0)]);
+    // A block trace by header: sector numbers and sizes.
+    let s = "lba,size\n8,4096\n";
+    assert_eq!(read(s, None, 4096).unwrap(), [req(0, 1, 4096, Op::Read, 0)]);
+    // One column of keys, no header.
+    assert_eq!(
+        read("7\n8\n", None, 4096).unwrap(),
+        [req(0, 7, 4096, Op::Read, 0), req(0, 8, 4096, Op::Read, 0)]
+    );
+}
+
+#[test]
+fn msr_with_its_header() {
+    let s =
+        "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n9,hm,1,Write,4096,4096,3\n";
+    assert_eq!(
+        read(s, None, 4096).unwrap(),
+        [req(9, 1 << 40 | 1, 4096, Op::Write, 1)]
+    );
+}
+
+#[test]
+fn string_keys_are_hashed_when_the_first_is_not_a_number() {
+    use crate::keyhash::key_hash;
+    let s = "key,op\nuser:42,get\nhttp://x/y?z=1,put\n42,GET\nuser:42,get\n";
+    let mut r = CsvReader::new(s.as_bytes(), Path::new("t.csv"), None, 4096).unwrap();
+    let keys: Vec<u64> = crate::Requests::new(&mut r)
+        .map(|q| q.unwrap().key)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            key_hash(b"user:42"),
+            key_hash(b"http://x/y?z=1"),
+            key_hash(b"42"),
+            key_hash(b"user:42")
+        ]
+    );
+    assert!(r.keys_hashed());
+    // Numbers first: a later string is an error naming line and column.
+    let e = read("key\n1\nuser:1\n", None, 4096).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "t.csv:3: column \"key\": expected an unsigned integer key, as on the first row (keys=string in the mapping hashes every key), found \"user:1\""
+    );
+    // keys=string hashes numbers too.
+    let m = CsvMapping::parse_spec("key=1,keys=string").unwrap();
+    let got = read("1\n2\n", Some(&m), 4096).unwrap();
+    assert_eq!(got[0].key, key_hash(b"1"));
+    let e = read("key\nx\ny\n,\n", None, 4096).unwrap_err();
+    assert!(matches!(e, TraceError::BadField { line: 4, .. }), "{e:?}");
+}
+
+#[test]
+fn mappings_from_the_command_line() {
+    // libCacheSim's parameters on a headerless file (1-based columns).
+    let m = CsvMapping::parse_spec(
+        "time-col=1, obj-id-col=2, obj-size-col=3, delimiter=,, has-header=false",
+    )
+    .unwrap();
+    assert_eq!(
+        read("4,abc,10\n5,abd,20\n", Some(&m), 4096).unwrap(),
+        [
+            req(4, crate::keyhash::key_hash(b"abc"), 10, Op::Read, 0),
+            req(5, crate::keyhash::key_hash(b"abd"), 20, Op::Read, 0)
+        ]
+    );
+    // Ours, by header name; an unknown op is an error naming it.
+    let m = CsvMapping::parse_spec("key=k,op=verb,delimiter=;").unwrap();
+    let e = read("verb;k\nGET;1\nFROB;2\n", Some(&m), 4096).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "t.csv:3: column \"verb\": expected a known operation, found \"FROB\""
+    );
+    let m = CsvMapping::parse_spec("key=k,op=verb,delimiter=;,unknown-op=skip").unwrap();
+    assert_eq!(
+        read("verb;k\nFROB;2\nR;3\n", Some(&m), 4096).unwrap(),
+        [req(0, 3, 4096, Op::Read, 0)]
+    );
+    // A short row names the line and the columns the mapping needs.
+    let m = CsvMapping::parse_spec("key=3").unwrap();
+    let e = read("1,2,3\n1,2\n", Some(&m), 4096).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "t.csv:2: short row: expected at least 3 columns, found 2"
+    );
+}
