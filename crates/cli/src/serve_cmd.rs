@@ -71,6 +71,16 @@ pub struct ServeArgs {
     /// Stop by itself after this many seconds (default: run until interrupted).
     #[arg(long)]
     pub duration_secs: Option<u64>,
+    /// Files kept open between requests (0: open every file for every request).
+    #[arg(long, default_value_t = 4096)]
+    pub open_files: usize,
+    /// Milliseconds a kept-open file's path is trusted before it is resolved again.
+    #[arg(long, default_value_t = 2000)]
+    pub open_file_ttl_ms: u64,
+    /// Ask the page cache (cachestat) whether each request's data was cached and say so
+    /// in x-bufcache-actual (the pool always says).
+    #[arg(long)]
+    pub report_actual: bool,
 }
 
 fn scheduler(a: &ServeArgs) -> Result<SchedulerChoice> {
@@ -137,6 +147,10 @@ pub fn run_serve(a: ServeArgs) -> Result<()> {
     config.header_timeout = Duration::from_secs(a.header_timeout_secs);
     config.idle_timeout = Duration::from_secs(a.idle_timeout_secs);
     config.max_body_bytes = parse_size(&a.max_body)?;
+    config.open_files = a.open_files;
+    config.open_file_ttl = Duration::from_millis(a.open_file_ttl_ms);
+    config.report_actual = a.report_actual;
+    serve::server::raise_open_file_limit();
     runtime()?.block_on(async {
         let server = serve::serve(config).await?;
         // The first line of standard output is the address: scripts and the experiment
@@ -276,12 +290,21 @@ pub struct CacheAwareArgs {
     /// were the bottleneck; a fast virtual disk is not); 0 for none.
     #[arg(long, default_value_t = 50)]
     pub disk_mb_s: u64,
+    /// Sweep arrival rates in an open loop (uniform set; fifo's capacity first, then
+    /// fifo, mirror, nowait, cachestat and pool at 0.3 to 1.2 times it) instead of the
+    /// mirror's size estimate in a closed loop.
+    #[arg(long)]
+    pub open_loop: bool,
+    /// The mirror's policy (clock as the thesis' Linux 2.2; linux models today's active
+    /// and inactive lists).
+    #[arg(long, default_value = "clock")]
+    pub mirror_policy: String,
 }
 
 /// Run `bufcache experiment cache-aware-server`.
 pub fn run_experiment(a: CacheAwareArgs) -> Result<()> {
     use crate::experiment_cmd::{json_lines, prepare, write_csv};
-    use serve::experiment::{self, ExperimentConfig};
+    use serve::experiment::{self, ExperimentConfig, Sweep};
 
     logging();
     let c = &a.common;
@@ -298,6 +321,12 @@ pub fn run_experiment(a: CacheAwareArgs) -> Result<()> {
         seed: c.seed,
         no_cgroup: a.no_cgroup,
         disk_mb_s: a.disk_mb_s,
+        mirror_policy: a.mirror_policy.clone(),
+        sweep: if a.open_loop {
+            Sweep::OpenLoop
+        } else {
+            Sweep::ByEstimate
+        },
     };
     let outcome = runtime()?.block_on(experiment::run(&config, |what| eprintln!("{what}")))?;
     if a.keep_files {
@@ -307,6 +336,10 @@ pub fn run_experiment(a: CacheAwareArgs) -> Result<()> {
     write_csv(&csv, &outcome.points)?;
     let json = c.out.join("cache-aware-server.json");
     util::write_atomic(&json, serde_json::to_string_pretty(&outcome)?.as_bytes())?;
+    let mut svgs = Vec::new();
+    for f in experiment::figures(&outcome.points) {
+        svgs.push(f.write_into(&c.out)?);
+    }
     if c.json {
         return util::emit(&json_lines(&outcome.points)?);
     }
@@ -318,7 +351,7 @@ pub fn run_experiment(a: CacheAwareArgs) -> Result<()> {
     let header: Vec<String> = [
         "workload",
         "scheduler",
-        "estimate",
+        "estimate, rate",
         "req/s",
         "MB/s",
         "mean ms",
@@ -338,9 +371,14 @@ pub fn run_experiment(a: CacheAwareArgs) -> Result<()> {
             vec![
                 p.workload.clone(),
                 p.scheduler.to_string(),
-                p.mirror_mib
-                    .map(|m| format!("{m:.0} MiB"))
-                    .unwrap_or_default(),
+                [
+                    p.mirror_mib.map(|m| format!("{m:.0} MiB")),
+                    p.offered_rps.map(|r| format!("open {r:.1}/s")),
+                ]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join(", "),
                 format!("{:.1}", p.throughput_rps),
                 format!("{:.2}", p.throughput_mb_s),
                 format!("{:.2}", p.mean_ms),
@@ -358,6 +396,10 @@ pub fn run_experiment(a: CacheAwareArgs) -> Result<()> {
         .collect();
     out.push_str(&util::table(&header, &rows));
     out.push_str(&experiment::summary(&outcome.points));
+    out.push_str(&experiment::open_loop_summary(&outcome.points));
     out.push_str(&format!("wrote {} and {}\n", csv.display(), json.display()));
+    for svg in &svgs {
+        out.push_str(&format!("wrote {}\n", svg.display()));
+    }
     util::emit(&out)
 }

@@ -6,6 +6,7 @@ mod common;
 use common::{fails, ok};
 
 use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
 /// A `bufcache serve` child, killed (by its own handle) when dropped.
@@ -173,13 +174,15 @@ fn unsafe_or_bad_arguments_fail_cleanly() {
 
 /// Without a cgroup the experiment says so and runs the pool line of each workload; the
 /// CSV has one row per run with the documented columns.
-#[test]
-fn the_experiment_without_cgroups_runs_the_pool_half() {
+/// `bufcache experiment cache-aware-server --quick --no-cgroup` with `extra` arguments,
+/// in a fresh directory: the directory (kept alive), the output folder, its scratch
+/// folder and the printed text.
+fn quick_experiment(extra: &[&str]) -> (tempfile::TempDir, PathBuf, PathBuf, String) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let scratch = dir.path().join("scratch");
     std::fs::create_dir_all(&scratch).unwrap();
-    let text = ok(&[
+    let mut args = vec![
         "experiment",
         "cache-aware-server",
         "--quick",
@@ -188,7 +191,15 @@ fn the_experiment_without_cgroups_runs_the_pool_half() {
         out.to_str().unwrap(),
         "--scratch",
         scratch.to_str().unwrap(),
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let text = ok(&args);
+    (dir, out, scratch, text)
+}
+
+#[test]
+fn the_experiment_without_cgroups_runs_the_pool_half() {
+    let (_dir, out, scratch, text) = quick_experiment(&[]);
     assert!(
         text.starts_with("no memory cgroup (--no-cgroup was given)"),
         "{text}"
@@ -197,16 +208,41 @@ fn the_experiment_without_cgroups_runs_the_pool_half() {
     let mut lines = csv.lines();
     let header = lines.next().unwrap();
     assert!(
-        header.starts_with("workload,scheduler,mirror_ratio,mirror_mib,cache_mib"),
+        header.starts_with(
+            "workload,scheduler,mode,offered_rps,load,mirror_ratio,mirror_mib,cache_mib"
+        ),
         "{header}"
     );
     let rows: Vec<&str> = lines.collect();
     assert_eq!(rows.len(), 2, "{csv}");
     assert!(
-        rows[0].starts_with("uniform,pool,") && rows[1].starts_with("surge,pool,"),
+        rows[0].starts_with("uniform,pool,closed,") && rows[1].starts_with("surge,pool,closed,"),
         "{csv}"
     );
+    // The pool line has no mirror: no estimate figure is drawn.
+    assert!(!out.join("uniform-by-estimate-throughput.svg").exists());
     // The scratch file sets are removed afterwards.
     assert_eq!(std::fs::read_dir(&scratch).unwrap().count(), 0);
     assert!(ok(&["experiment", "list"]).contains("cache-aware-server"));
+}
+
+/// The open-loop sweep without a cgroup: the pool's capacity in a closed loop, then an
+/// open loop at each quick load; one row each, and the open-loop figures.
+#[test]
+fn the_open_loop_sweep_without_cgroups_runs_the_pool_at_each_load() {
+    let (_dir, out, _scratch, text) = quick_experiment(&["--open-loop"]);
+    assert!(text.contains("open loop at 0.5 x capacity"), "{text}");
+    assert!(text.contains("open loop at 1.2 x capacity"), "{text}");
+    let csv = std::fs::read_to_string(out.join("cache-aware-server.csv")).unwrap();
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    assert_eq!(rows.len(), 3, "{csv}");
+    assert!(rows[0].starts_with("uniform,pool,closed,,,"), "{csv}");
+    assert!(rows[1].starts_with("uniform,pool,open,"), "{csv}");
+    assert!(rows[1].contains(",0.5,"), "{csv}");
+    assert!(rows[2].contains(",1.2,"), "{csv}");
+    for stem in ["mean", "p99", "hits"] {
+        let svg = out.join(format!("uniform-open-loop-{stem}.svg"));
+        let text = std::fs::read_to_string(&svg).unwrap();
+        assert!(text.contains("open loop"), "{}", svg.display());
+    }
 }

@@ -51,7 +51,8 @@ pub enum PoolError {
     #[error("file handle {0:?} is closed or unknown")]
     Closed(FileHandle),
     /// Every file slot is in use (or the builder asked for 0 or more than
-    /// [`crate::MAX_OPEN_FILES`] slots).
+    /// [`crate::MAX_OPEN_FILES`] slots, [`crate::MAX_OPEN_FILES_HASHED`] with the hashed
+    /// lookup).
     #[error("too many open files (at most {max})")]
     TooManyOpenFiles {
         /// The pool's limit.

@@ -48,7 +48,9 @@ mod ordering;
 mod resize;
 mod writeback;
 
-pub use config::{BufferPoolBuilder, IoMode, Lookup, WritePolicy, MAX_OPEN_FILES};
+pub use config::{
+    BufferPoolBuilder, IoMode, Lookup, WritePolicy, MAX_OPEN_FILES, MAX_OPEN_FILES_HASHED,
+};
 pub use files::FileHandle;
 pub use guard::{PageMut, PageRef};
 pub use info::{PoolStats, ResidentMap};

@@ -118,7 +118,7 @@ mod tests {
 
     fn job(inode: u64) -> Job {
         Job {
-            path: "/x".into(),
+            path: std::path::Path::new("/x").into(),
             inode,
             start: 0,
             end: PAGE_BYTES,

@@ -1,16 +1,20 @@
 //! Where a request's bytes come from: the OS page cache (`pread` on the file) or
-//! `bufcache-pool`. A [`Job`] is one admitted GET, with its file already open, so that the
-//! oracles can ask about its pages while it waits.
+//! `bufcache-pool`. A [`Job`] is one admitted GET, with its file already open (from the
+//! server's [`crate::open_files`] cache), so that the oracles can ask about its pages
+//! while it waits.
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::os::unix::fs::{FileExt, MetadataExt};
+use std::io::IoSliceMut;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use pool::{BufferPool, FileHandle, IoMode};
+use pool::{BufferPool, FileHandle, IoMode, Lookup};
+use rustix::io::{preadv2, Errno, ReadWriteFlags};
 
+use crate::open_files::OpenFile;
 use crate::ServeError;
 
 /// Page size the oracles and the mirror count in: the kernel's page on x86-64 and the
@@ -30,7 +34,7 @@ pub enum Source {
 #[derive(Clone, Debug)]
 pub struct Job {
     /// Canonical path, for logs.
-    pub path: PathBuf,
+    pub path: Arc<Path>,
     /// The file's inode number: with the page number, the mirror's key.
     pub inode: u64,
     /// First byte served.
@@ -75,9 +79,13 @@ pub enum Backend {
     Pool(Arc<PoolBackend>),
 }
 
-/// Files the pool keeps open at once: the pool's own maximum. A file set larger than
-/// this cannot be served through the pool.
-pub const POOL_MAX_FILES: usize = pool::MAX_OPEN_FILES;
+/// Files the pool keeps open at once (each holds a descriptor). 16,384 covers the
+/// SURGE-like set (12,000 files) with room; the pool's hashed lookup allows up to
+/// [`pool::MAX_OPEN_FILES_HASHED`] (65,536), and the process's descriptor limit is the
+/// other bound (`bufcache serve` raises its soft limit to the hard one). A larger set
+/// cannot be served through the pool: its files are never closed, so that their cached
+/// pages stay.
+pub const POOL_MAX_FILES: usize = 16_384;
 
 impl Backend {
     /// A pool of `capacity_bytes` under `policy`, reading with `O_DIRECT` so that the page
@@ -88,6 +96,8 @@ impl Backend {
             .page_size(PAGE_BYTES as usize)
             .policy(policy)
             .io_mode(IoMode::Direct)
+            // Hashed: the mapped lookup's per-file tables would cost 16 KiB a slot.
+            .lookup(Lookup::Hashed)
             .max_open_files(POOL_MAX_FILES)
             .read_ahead(0)
             .pin_limit(16)
@@ -98,22 +108,19 @@ impl Backend {
         })))
     }
 
-    /// Open `path` and describe bytes `start..end` of it as a job.
-    pub fn job(&self, path: &Path, start: u64, end: u64) -> Result<Job, ServeError> {
-        let file = File::open(path).map_err(ServeError::io("opening", path))?;
-        let inode = file
-            .metadata()
-            .map_err(ServeError::io("reading the metadata of", path))?
-            .ino();
+    /// Describe bytes `start..end` of the open `file` as a job. The page cache reads
+    /// through the file's own descriptor (no allocation, no system call); the pool opens
+    /// the file once and keeps its handle.
+    pub fn job(&self, file: &OpenFile, start: u64, end: u64) -> Result<Job, ServeError> {
         let source = match self {
-            Backend::Os => Source::Os(Arc::new(file)),
+            Backend::Os => Source::Os(Arc::clone(&file.file)),
             Backend::Pool(p) => {
                 let mut handles = p.handles.lock();
-                let handle = match handles.get(path) {
+                let handle = match handles.get(&*file.path) {
                     Some(h) => *h,
                     None => {
-                        let h = p.pool.open(path)?;
-                        handles.insert(path.to_path_buf(), h);
+                        let h = p.pool.open(&file.path)?;
+                        handles.insert(file.path.to_path_buf(), h);
                         h
                     }
                 };
@@ -121,8 +128,8 @@ impl Backend {
             }
         };
         Ok(Job {
-            path: path.to_path_buf(),
-            inode,
+            path: Arc::clone(&file.path),
+            inode: file.inode,
             start,
             end,
             source,
@@ -141,6 +148,33 @@ impl Backend {
         }
     }
 
+    /// The job's bytes if the page cache holds every one of them now, read without
+    /// waiting (`preadv2(RWF_NOWAIT)`, as ClickHouse and Seastar serve hits), so that a
+    /// hit costs no trip to a blocking thread; `None` when a read would wait (or the
+    /// file system cannot say, or the job reads through the pool): then [`Self::read`]
+    /// on a blocking thread. Safe to call on the event loop.
+    pub fn read_cached(&self, job: &Job) -> Option<Vec<u8>> {
+        let Source::Os(file) = &job.source else {
+            return None;
+        };
+        let len = (job.end - job.start) as usize;
+        let mut buf = vec![0u8; len];
+        let mut done = 0;
+        while done < len {
+            let mut bufs = [IoSliceMut::new(&mut buf[done..])];
+            let at = job.start + done as u64;
+            match preadv2(&**file, &mut bufs, at, ReadWriteFlags::NOWAIT) {
+                // End of file early (it shrank): the blocking read reports it.
+                Ok(0) => return None,
+                Ok(n) => done += n,
+                Err(Errno::INTR) => {}
+                // EAGAIN: some page is not cached; anything else: let `read` say.
+                Err(_) => return None,
+            }
+        }
+        Some(buf)
+    }
+
     /// Read the job's bytes (blocking: call from a blocking thread).
     pub fn read(&self, job: &Job) -> Result<Vec<u8>, ServeError> {
         let len = (job.end - job.start) as usize;
@@ -148,7 +182,7 @@ impl Backend {
         match (&job.source, self) {
             (Source::Os(file), _) => {
                 file.read_exact_at(&mut buf, job.start)
-                    .map_err(ServeError::io("reading", &job.path))?;
+                    .map_err(ServeError::io("reading", &*job.path))?;
             }
             (Source::Pool(h), Backend::Pool(p)) => {
                 let mut done = 0;
@@ -157,7 +191,7 @@ impl Backend {
                     if n == 0 {
                         return Err(ServeError::Io {
                             what: "reading (file shrank while served)",
-                            path: job.path.clone(),
+                            path: job.path.to_path_buf(),
                             source: std::io::ErrorKind::UnexpectedEof.into(),
                         });
                     }

@@ -81,10 +81,21 @@ pub struct ServeConfig {
     /// The largest response body the server will read into memory; larger ranges are
     /// refused (ask for a smaller `Range`).
     pub max_body_bytes: u64,
+    /// Files kept open between requests ([`crate::open_files`]); 0: none, every request
+    /// resolves and opens its file.
+    pub open_files: usize,
+    /// How long a cached path is trusted before it is walked again.
+    pub open_file_ttl: Duration,
+    /// Ask the page cache whether each request's data was cached (one `cachestat(2)` per
+    /// request) and say so in `x-bufcache-actual`. The experiment and the load
+    /// generator's hit/miss split need it; a server that only serves does not. The pool
+    /// always answers (its map costs no system call).
+    pub report_actual: bool,
 }
 
 impl ServeConfig {
-    /// Defaults for serving `root`: 127.0.0.1:8080, 8 in service, 1024 queued, FIFO.
+    /// Defaults for serving `root`: 127.0.0.1:8080, 8 in service, 1024 queued, FIFO,
+    /// 4096 files kept open for 2 s, no `cachestat` per request.
     pub fn new(root: impl Into<PathBuf>) -> Self {
         ServeConfig {
             root: root.into(),
@@ -98,6 +109,9 @@ impl ServeConfig {
             idle_timeout: Duration::from_secs(30),
             max_header_bytes: 16 * 1024,
             max_body_bytes: 64 << 20,
+            open_files: 4096,
+            open_file_ttl: Duration::from_secs(2),
+            report_actual: false,
         }
     }
 

@@ -10,7 +10,8 @@
 //! The map of this crate:
 //!
 //! * [`config`] — what the server is told: root, address, limits, timeouts, scheduler.
-//! * [`safe_path`] — from a request target to a file under the root, or a refusal.
+//! * [`safe_path`] — from a request target to a file under the root, or a refusal;
+//!   [`open_files`] — those files kept open between requests, checked and bounded.
 //! * [`range`] — the `Range` header (one byte range; everything else is ignored, as the
 //!   RFC allows).
 //! * [`oracle`] — the one thing that differs between schedulers: whether a queued
@@ -38,6 +39,7 @@ mod error;
 pub mod experiment;
 pub mod load;
 pub mod mirror;
+pub mod open_files;
 pub mod oracle;
 pub mod range;
 pub mod safe_path;

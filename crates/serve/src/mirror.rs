@@ -113,7 +113,7 @@ mod tests {
     fn job(inode: u64, pages: u64) -> Job {
         let file = tempfile::tempfile().unwrap();
         Job {
-            path: "/x".into(),
+            path: std::path::Path::new("/x").into(),
             inode,
             start: 0,
             end: pages * PAGE_BYTES,

@@ -6,6 +6,7 @@
 //! for it is either broken or probing). The joined path is then canonicalised and must
 //! still lie under the canonical root: that is what catches symbolic links that lead out.
 
+use std::fs::Metadata;
 use std::path::{Path, PathBuf};
 
 use percent_encoding::percent_decode_str;
@@ -35,6 +36,12 @@ impl Refusal {
 /// Resolve `request_path` (the path of the request target, still percent-encoded) under
 /// `root`, which must already be canonical. Returns the canonical path of a regular file.
 pub fn resolve(root: &Path, request_path: &str) -> Result<PathBuf, Refusal> {
+    resolve_file(root, request_path).map(|(path, _)| path)
+}
+
+/// [`resolve`], with the metadata of the file found (so that a caller need not `stat`
+/// it a second time).
+pub fn resolve_file(root: &Path, request_path: &str) -> Result<(PathBuf, Metadata), Refusal> {
     if !request_path.starts_with('/') {
         return Err(Refusal::BadEncoding);
     }
@@ -57,7 +64,7 @@ pub fn resolve(root: &Path, request_path: &str) -> Result<PathBuf, Refusal> {
         return Err(Refusal::Traversal);
     }
     match real.metadata() {
-        Ok(m) if m.is_file() => Ok(real),
+        Ok(m) if m.is_file() => Ok((real, m)),
         _ => Err(Refusal::NotFound),
     }
 }

@@ -179,7 +179,7 @@ mod tests {
 
     fn job(inode: u64) -> Arc<Job> {
         Arc::new(Job {
-            path: format!("/f{inode}").into(),
+            path: std::path::Path::new(&format!("/f{inode}")).into(),
             inode,
             start: 0,
             end: 1,

@@ -1,15 +1,16 @@
 //! HTTP/1.1 over hyper: the request path from socket to response.
 //!
-//! Per request: method (GET, HEAD; else 405), path ([`crate::safe_path`]), metadata and
+//! Per request: method (GET, HEAD; else 405), the open file and its metadata
+//! ([`crate::open_files`], which resolves paths through [`crate::safe_path`]),
 //! `If-Modified-Since` (304), `Range` ([`crate::range`]), then for GET the scheduler
-//! ([`crate::scheduler`]): a slot, the ground truth for `x-bufcache-actual`, the read on a
-//! blocking thread, and the slot freed before the response is written. HEAD reads no
+//! ([`crate::scheduler`]): a slot, the ground truth for `x-bufcache-actual` (when asked
+//! for), the read (inline when the page cache holds all of it, else on a blocking
+//! thread), and the slot freed before the response is written. HEAD reads no
 //! data and so never queues. Every failure is a status and a log line; nothing a client
 //! sends can panic the server.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::SystemTime;
 
@@ -26,9 +27,9 @@ use tokio::task::JoinHandle;
 
 use crate::backend::{Backend, Job};
 use crate::deadline_io::Deadline;
+use crate::open_files::{OpenFile, OpenFiles};
 use crate::oracle::{self, ground_truth};
 use crate::range::{interpret, RangeAnswer};
-use crate::safe_path::resolve;
 use crate::scheduler::Scheduler;
 use crate::{ServeConfig, ServeError, ACTUAL_HEADER, PREDICTED_HEADER};
 
@@ -37,10 +38,11 @@ pub const QUEUE_HEADER: &str = "x-bufcache-queue-us";
 
 /// What every request handler shares.
 struct Context {
-    root: PathBuf,
+    files: OpenFiles,
     scheduler: Arc<Scheduler>,
     backend: Backend,
     max_body_bytes: u64,
+    report_actual: bool,
 }
 
 /// A server accepting connections in the background.
@@ -86,11 +88,21 @@ pub async fn serve(config: ServeConfig) -> Result<RunningServer, ServeError> {
     }
     let backend = oracle::backend_for(&config.scheduler)?;
     let oracle = oracle::build(&config.scheduler, &backend)?;
+    tracing::info!(
+        scheduler = config.scheduler.name(),
+        "serving {}",
+        root.display()
+    );
     let context = Arc::new(Context {
-        root,
+        files: OpenFiles::new(
+            root,
+            config.open_file_ttl,
+            config.open_files.min(descriptor_budget()),
+        ),
         scheduler: Scheduler::new(config.in_service, config.queue_capacity, oracle),
         backend,
         max_body_bytes: config.max_body_bytes,
+        report_actual: config.report_actual,
     });
     let listener = TcpListener::bind(config.listen)
         .await
@@ -102,7 +114,7 @@ pub async fn serve(config: ServeConfig) -> Result<RunningServer, ServeError> {
         what: "reading the bound address".into(),
         source,
     })?;
-    tracing::info!(%addr, scheduler = config.scheduler.name(), "serving {}", context.root.display());
+    tracing::info!(%addr, "listening");
     let (stop, stopped) = watch::channel(false);
     let scheduler = Arc::clone(&context.scheduler);
     let accept = tokio::spawn(accept_loop(listener, config, context, stopped));
@@ -164,6 +176,30 @@ async fn accept_loop(
     }
 }
 
+/// Raise this process's soft limit on open descriptors to its hard limit: the open-file
+/// cache and the pool (one descriptor per file of the set) hold many files open, and the
+/// soft limit is often 1024 for historical reasons only. `bufcache serve` calls it; a
+/// library user decides for their own process. A failure leaves the limit as it was.
+pub fn raise_open_file_limit() {
+    use rustix::process::{getrlimit, setrlimit, Resource};
+    let mut limit = getrlimit(Resource::Nofile);
+    if limit.current < limit.maximum {
+        limit.current = limit.maximum;
+        if let Err(e) = setrlimit(Resource::Nofile, limit) {
+            tracing::debug!("could not raise the open-file limit: {e}");
+        }
+    }
+}
+
+/// Files the open-file cache may hold: half the process's descriptor limit, so that
+/// kept-open files never starve connections (or the pool) of descriptors.
+fn descriptor_budget() -> usize {
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile);
+    limit
+        .current
+        .map_or(usize::MAX, |n| usize::try_from(n / 2).unwrap_or(usize::MAX))
+}
+
 type Reply = Response<Full<Bytes>>;
 
 fn plain(status: StatusCode, text: &str) -> Reply {
@@ -187,23 +223,15 @@ async fn respond(context: &Context, req: Request<Incoming>) -> Reply {
             return r;
         }
     };
-    let path = match resolve(&context.root, req.uri().path()) {
-        Ok(p) => p,
+    let opened = match context.files.get(req.uri().path()) {
+        Ok(o) => o,
         Err(refusal) => {
             let status = StatusCode::from_u16(refusal.status()).unwrap_or(StatusCode::BAD_REQUEST);
             tracing::debug!(path = req.uri().path(), ?refusal, "refused");
             return plain(status, &format!("{refusal:?}"));
         }
     };
-    let meta = match std::fs::metadata(&path) {
-        Ok(m) => m,
-        Err(e) => {
-            tracing::warn!("metadata of {}: {e}", path.display());
-            return plain(StatusCode::NOT_FOUND, "NotFound");
-        }
-    };
-    let len = meta.len();
-    let modified = meta.modified().ok();
+    let (len, modified) = (opened.len, opened.modified);
     if let (Some(m), Some(since)) = (modified, header_str(&req, header::IF_MODIFIED_SINCE)) {
         if let Ok(since) = httpdate::parse_http_date(since) {
             if whole_seconds(m) <= whole_seconds(since) {
@@ -234,7 +262,7 @@ async fn respond(context: &Context, req: Request<Incoming>) -> Reply {
     let mut reply = if head {
         Response::new(Full::new(Bytes::new()))
     } else {
-        match read_scheduled(context, path, start, end).await {
+        match read_scheduled(context, &opened.file, start, end).await {
             Ok(r) => r,
             Err(r) => return r,
         }
@@ -263,7 +291,7 @@ async fn respond(context: &Context, req: Request<Incoming>) -> Reply {
 /// Wait for a slot, read, free the slot: the scheduled part of a GET.
 async fn read_scheduled(
     context: &Context,
-    path: PathBuf,
+    file: &OpenFile,
     start: u64,
     end: u64,
 ) -> Result<Reply, Reply> {
@@ -273,7 +301,7 @@ async fn read_scheduled(
     };
     let job = context
         .backend
-        .job(&path, start, end)
+        .job(file, start, end)
         .map_err(|e| internal(&e))?;
     let job = Arc::new(job);
     let slot = match context.scheduler.admit(Arc::clone(&job)).await {
@@ -285,16 +313,25 @@ async fn read_scheduled(
             return Err(r);
         }
     };
-    let backend = context.backend.clone();
-    let read_job: Arc<Job> = Arc::clone(&job);
-    let (actual, data, read_ns) = tokio::task::spawn_blocking(move || {
-        let actual = ground_truth(&backend, &read_job);
-        let started = std::time::Instant::now();
-        let data = backend.read(&read_job);
-        (actual, data, started.elapsed().as_nanos() as u64)
-    })
-    .await
-    .map_err(|e| internal(&e))?;
+    // The ground truth first: the read brings the pages in. Both answers are quick
+    // (a map lookup, or one cachestat).
+    let actual = if context.report_actual {
+        ground_truth(&context.backend, &job)
+    } else {
+        context.backend.pool_resident(&job)
+    };
+    let started = std::time::Instant::now();
+    let data = match context.backend.read_cached(&job) {
+        Some(d) => Ok(d),
+        None => {
+            let backend = context.backend.clone();
+            let read_job: Arc<Job> = Arc::clone(&job);
+            tokio::task::spawn_blocking(move || backend.read(&read_job))
+                .await
+                .map_err(|e| internal(&e))?
+        }
+    };
+    let read_ns = started.elapsed().as_nanos() as u64;
     let data = match data {
         Ok(d) => {
             context.scheduler.served(&job, read_ns);

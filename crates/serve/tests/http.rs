@@ -142,3 +142,31 @@ async fn every_scheduler_serves_the_same_bytes() {
         server.shutdown().await;
     }
 }
+
+/// Hits are read inline without waiting; a range the page cache does not hold is left to
+/// the blocking read. The file lives in the build's temporary directory (a disk, where
+/// dropping clean pages works; tmpfs would keep them).
+#[test]
+fn a_cached_range_is_read_inline_and_a_dropped_one_is_not() {
+    use serve::backend::Backend;
+    use serve::open_files::OpenFile;
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let path = dir.path().join("f");
+    let data: Vec<u8> = (0..64 * 1024u32).map(|i| (i % 251) as u8).collect();
+    std::fs::write(&path, &data).unwrap();
+    let file = OpenFile::open(&path).unwrap();
+    let job = Backend::Os.job(&file, 100, 40_000).unwrap();
+    assert_eq!(
+        Backend::Os.read_cached(&job).as_deref(),
+        Some(&data[100..40_000])
+    );
+    file.file.sync_all().unwrap();
+    rustix::fs::fadvise(&*file.file, 0, None, rustix::fs::Advice::DontNeed).unwrap();
+    assert_eq!(Backend::Os.read_cached(&job), None);
+    // The blocking read still serves it, and brings it in.
+    assert_eq!(Backend::Os.read(&job).unwrap(), &data[100..40_000]);
+    assert_eq!(
+        Backend::Os.read_cached(&job).as_deref(),
+        Some(&data[100..40_000])
+    );
+}

@@ -32,9 +32,9 @@ async fn closed_and_open_loops_count_every_request() {
         size_bytes: 64 << 20,
         adaptive: true,
     };
-    let server = serve::serve(common::config(dir.path(), mirror))
-        .await
-        .unwrap();
+    let mut config = common::config(dir.path(), mirror);
+    config.report_actual = true;
+    let server = serve::serve(config).await.unwrap();
     let addr = server.local_addr();
 
     let closed = run(&load_config(addr, dir.path(), LoopMode::Closed))

@@ -47,6 +47,38 @@ async fn traversal_is_refused_in_every_spelling() {
     server.shutdown().await;
 }
 
+/// The open-file cache does not keep serving a file once the tree changes under it: a
+/// served file replaced by a link leading out of the root is refused on the next
+/// request, and a deleted one is not found.
+#[tokio::test]
+async fn a_served_file_swapped_for_an_escaping_link_is_refused_at_once() {
+    let t = tree(10);
+    let server = serve::serve(config(&t.root, SchedulerChoice::Fifo))
+        .await
+        .unwrap();
+    let addr = server.local_addr();
+    assert_eq!(
+        exchange(addr, &get("/sub/b.txt", "")).await.unwrap().body,
+        b"bee"
+    );
+    let link = t.root.join("sub/link.tmp");
+    std::os::unix::fs::symlink(t.dir.path().join("secret"), &link).unwrap();
+    std::fs::rename(&link, t.root.join("sub/b.txt")).unwrap();
+    let r = exchange(addr, &get("/sub/b.txt", "")).await.unwrap();
+    assert_eq!(r.status, 403);
+    assert!(!String::from_utf8_lossy(&r.body).contains("TOP SECRET"));
+    assert_eq!(
+        exchange(addr, &get("/a.txt", "")).await.unwrap().status,
+        200
+    );
+    std::fs::remove_file(t.root.join("a.txt")).unwrap();
+    assert_eq!(
+        exchange(addr, &get("/a.txt", "")).await.unwrap().status,
+        404
+    );
+    server.shutdown().await;
+}
+
 #[tokio::test]
 async fn malformed_and_oversized_requests_are_refused_and_the_server_lives_on() {
     let t = tree(10);
@@ -133,7 +165,8 @@ async fn a_full_queue_answers_503_with_retry_after() {
     c.queue_capacity = 1;
     let server = serve::serve(c).await.unwrap();
     let addr = server.local_addr();
-    let job = Backend::Os.job(&t.root.join("a.txt"), 0, 1).unwrap();
+    let file = serve::open_files::OpenFile::open(&t.root.join("a.txt")).unwrap();
+    let job = Backend::Os.job(&file, 0, 1).unwrap();
     let held = server.scheduler().admit(Arc::new(job)).await.unwrap();
 
     let mut queued = Conn::open(addr).await;

@@ -74,8 +74,13 @@ impl Default for WritePolicy {
     }
 }
 
-/// Upper bound of [`BufferPoolBuilder::max_open_files`].
+/// Upper bound of [`BufferPoolBuilder::max_open_files`] with the mapped lookup, whose
+/// per-file page table costs 16 KiB a slot up front.
 pub const MAX_OPEN_FILES: usize = 4096;
+/// Upper bound of [`BufferPoolBuilder::max_open_files`] with the hashed lookup, where a
+/// slot costs about a hundred bytes; the bound is the policy's page key, which holds the
+/// slot in its top 16 bits.
+pub const MAX_OPEN_FILES_HASHED: usize = 1 << 16;
 
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Capacity {
@@ -168,8 +173,9 @@ impl BufferPoolBuilder {
         self
     }
 
-    /// Files open at once (default 64, at most 4096). Each slot of the mapped lookup costs
-    /// 16 KiB up front, so the limit bounds that memory at 64 MiB.
+    /// Files open at once (default 64; at most 4096 with the mapped lookup, whose slots
+    /// cost 16 KiB each up front, so the limit bounds that memory at 64 MiB; at most
+    /// 65,536 with the hashed lookup).
     pub fn max_open_files(mut self, n: usize) -> Self {
         self.max_open_files = n;
         self
@@ -246,7 +252,11 @@ impl BufferPoolBuilder {
                 allowed: online_policies(),
             });
         };
-        if self.max_open_files == 0 || self.max_open_files > MAX_OPEN_FILES {
+        let most = match self.lookup {
+            Lookup::Mapped => MAX_OPEN_FILES,
+            Lookup::Hashed => MAX_OPEN_FILES_HASHED,
+        };
+        if self.max_open_files == 0 || self.max_open_files > most {
             return Err(PoolError::TooManyOpenFiles {
                 max: self.max_open_files,
             });
@@ -386,7 +396,7 @@ mod tests {
 
     #[test]
     #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
-    fn open_files_are_limited_to_1_through_4096() {
+    fn open_files_are_limited_by_the_lookup() {
         for n in [0, MAX_OPEN_FILES + 1] {
             assert!(matches!(
                 build(quiet_builder(8, "lru").max_open_files(n)),
@@ -394,6 +404,13 @@ mod tests {
             ));
         }
         assert!(build(quiet_builder(8, "lru").max_open_files(MAX_OPEN_FILES)).is_ok());
+        // The hashed lookup has no per-slot table: sixteen times as many.
+        let hashed = || quiet_builder(8, "lru").lookup(Lookup::Hashed);
+        assert!(build(hashed().max_open_files(MAX_OPEN_FILES_HASHED)).is_ok());
+        assert!(matches!(
+            build(hashed().max_open_files(MAX_OPEN_FILES_HASHED + 1)),
+            Err(PoolError::TooManyOpenFiles { .. })
+        ));
     }
 
     #[test]

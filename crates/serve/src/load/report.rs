@@ -49,6 +49,10 @@ pub struct LoadReport {
     pub predictions_compared: u64,
     /// Fraction of those where they agreed (`null` when none could be compared).
     pub prediction_accuracy: Option<f64>,
+    /// Disagreements: predicted hits that missed.
+    pub false_hits: u64,
+    /// Disagreements: predicted misses that hit.
+    pub false_misses: u64,
     /// Reads of the file set's device during the measured run (all processes).
     pub device_reads: Option<DeviceReads>,
 }
@@ -89,6 +93,8 @@ impl LoadReport {
             latency_miss,
             predictions_compared: r.compared,
             prediction_accuracy: (r.compared > 0).then(|| r.agreed as f64 / r.compared as f64),
+            false_hits: r.false_hits,
+            false_misses: r.compared - r.agreed - r.false_hits,
             device_reads: device,
         }
     }
@@ -135,9 +141,11 @@ impl LoadReport {
             Some(a) => {
                 let _ = writeln!(
                     s,
-                    "predictions: {:.1}% right of {} checked against the ground truth",
+                    "predictions: {:.1}% right of {} checked against the ground truth ({} predicted hits missed, {} predicted misses hit)",
                     100.0 * a,
-                    self.predictions_compared
+                    self.predictions_compared,
+                    self.false_hits,
+                    self.false_misses
                 );
             }
             None => {

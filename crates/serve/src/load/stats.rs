@@ -57,6 +57,9 @@ pub struct Recorder {
     pub compared: u64,
     /// Of those, how many agreed.
     pub agreed: u64,
+    /// Of those, how many were predicted hits that missed (the rest of the disagreements
+    /// are predicted misses that hit): which way an oracle errs says why.
+    pub false_hits: u64,
 }
 
 impl Default for Recorder {
@@ -71,6 +74,7 @@ impl Default for Recorder {
             bytes: 0,
             compared: 0,
             agreed: 0,
+            false_hits: 0,
         }
     }
 }
@@ -123,6 +127,7 @@ impl Recorder {
         if let (Some(p), Some(a)) = (word.predicted, word.actual) {
             self.compared += 1;
             self.agreed += u64::from(p == a);
+            self.false_hits += u64::from(p && !a);
         }
         self.ok += 1;
         self.bytes += bytes;
@@ -140,6 +145,7 @@ impl Recorder {
         self.bytes += other.bytes;
         self.compared += other.compared;
         self.agreed += other.agreed;
+        self.false_hits += other.false_hits;
     }
 
     /// Summaries of all responses, hits and misses.
@@ -183,8 +189,15 @@ mod tests {
         assert!((h.p50_ms - 1.0).abs() < 0.01);
         assert!((m.max_ms - 5.0).abs() < 0.01);
         assert_eq!(
-            (a.compared, a.agreed, a.ok, a.rejected, a.bytes),
-            (2, 1, 3, 2, 30)
+            (
+                a.compared,
+                a.agreed,
+                a.false_hits,
+                a.ok,
+                a.rejected,
+                a.bytes
+            ),
+            (2, 1, 1, 3, 2, 30)
         );
         assert_eq!(CacheWord::parse(Some("hit")), Some(true));
         assert_eq!(CacheWord::parse(Some("unknown")), None);

@@ -1,0 +1,440 @@
+//! `bufcache experiment cache-aware-server`: Burnett's Figures 2.20 and 2.21 on this
+//! machine, the same for a SURGE-like workload, and an open-loop sweep of arrival rates.
+//!
+//! For each workload the file set is written once; then every *run* ([`runner`]) starts
+//! with the set dropped from the page cache (`POSIX_FADV_DONTNEED`), starts `bufcache
+//! serve` as a child process inside a memory cgroup limited so that the page cache holds
+//! about 40% of the set (the thesis: 80 MB of cache, 200 MB of files), warms up with the
+//! workload, measures, records the device's reads, and kills the server.
+//!
+//! Two sweeps:
+//!
+//! * **By size estimate** (the default; closed loop, as the thesis): `fifo`; `mirror`
+//!   (Clock, as the thesis' Linux 2.2 was) at size estimates from 1/8 to 4 times the
+//!   cache's nominal size; the adaptive mirror from the two worst estimates; `nowait`;
+//!   `cachestat`; and the pool (`O_DIRECT`, capacity the same 40%).
+//! * **By arrival rate** ([`Sweep::OpenLoop`]): fifo's saturated throughput is measured
+//!   first (closed loop); then `fifo`, `mirror` at the right size, `nowait`, `cachestat`
+//!   and the pool each take an open loop at fractions of it, from light load to beyond
+//!   saturation. In a closed loop the mean response time is the connection count over
+//!   the throughput (Little's law), so serving short jobs first can only show in the
+//!   response time of an open loop, where the queue's length is the server's business.
+//!
+//! Where no memory cgroup can be made the experiment says so and runs the pool lines
+//! only. With `disk_mb_s` the server's reads are throttled to a slow disk's bandwidth
+//! (the pool's too: it runs in a cgroup of its own that leaves room for its frames).
+
+mod figures;
+mod point;
+mod runner;
+
+pub use figures::figures;
+pub use point::{open_loop_summary, summary, Point};
+pub use runner::{CONNECTIONS, OPEN_CONNECTIONS, SERVER_ALLOWANCE_BYTES};
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::cgroup::MemoryCgroup;
+use crate::load::fileset::{make_files, FileSetSpec};
+use crate::ServeError;
+use runner::Run;
+
+/// Which sweep to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sweep {
+    /// Closed loop, the mirror's size estimate from far too small to far too large
+    /// (Figures 2.20-2.21), on both workloads.
+    ByEstimate,
+    /// Open loop, arrival rates from light load to beyond saturation, on the uniform
+    /// workload.
+    OpenLoop,
+}
+
+/// How the experiment is run.
+#[derive(Clone, Debug)]
+pub struct ExperimentConfig {
+    /// The `bufcache` executable to start servers with.
+    pub server_bin: PathBuf,
+    /// Where the file sets are written (must be a real disk, not tmpfs).
+    pub scratch: PathBuf,
+    /// Fewer and smaller runs.
+    pub quick: bool,
+    /// Seed of the file sets and the draws.
+    pub seed: u64,
+    /// Make no cgroup even where one could be made (runs the pool line only).
+    pub no_cgroup: bool,
+    /// Limit the server's reads from the file sets' disk to this many MB/s (10^6 bytes),
+    /// so that misses cost what they cost on the thesis' disks; 0: no limit.
+    pub disk_mb_s: u64,
+    /// Which sweep.
+    pub sweep: Sweep,
+    /// The mirror's policy (`clock`, as the thesis' Linux 2.2; `linux` models today's
+    /// active and inactive lists).
+    pub mirror_policy: String,
+}
+
+/// One run's scheduler.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Line {
+    /// Cache-oblivious.
+    Fifo,
+    /// Mirror at `ratio` times the nominal cache size.
+    Mirror {
+        /// Estimate / nominal size.
+        ratio: f64,
+    },
+    /// The adaptive mirror ([`crate::adaptive`]) starting from `ratio` times the size.
+    AdaptiveMirror {
+        /// Estimate / nominal size.
+        ratio: f64,
+    },
+    /// `preadv2(RWF_NOWAIT)` probes.
+    NoWait,
+    /// `cachestat(2)`.
+    Cachestat,
+    /// `bufcache-pool`.
+    Pool,
+}
+
+impl Line {
+    /// The scheduler's name in points, tables and figures.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Line::Fifo => "fifo",
+            Line::Mirror { .. } => "mirror",
+            Line::AdaptiveMirror { .. } => "mirror-adaptive",
+            Line::NoWait => "nowait",
+            Line::Cachestat => "cachestat",
+            Line::Pool => "pool",
+        }
+    }
+}
+
+/// How a run is measured.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Measure {
+    /// A closed loop of [`CONNECTIONS`] connections.
+    Closed,
+    /// An open loop at `rate_per_s` for `seconds`, from [`OPEN_CONNECTIONS`] connections.
+    Open {
+        /// Requests per second offered.
+        rate_per_s: f64,
+        /// Length of the measured run.
+        seconds: f64,
+    },
+}
+
+/// One planned run.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Planned {
+    /// A closed loop. The workload's first closed run is its capacity: the open loops
+    /// offer fractions of its throughput.
+    Closed(Line),
+    /// An open loop offering `load` times the capacity.
+    Open {
+        /// The scheduler.
+        line: Line,
+        /// Offered rate / capacity.
+        load: f64,
+    },
+}
+
+/// The scale of one workload's runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WorkloadPlan {
+    /// The file set.
+    pub spec: FileSetSpec,
+    /// Runs, in order.
+    pub runs: Vec<Planned>,
+    /// Requests before measuring.
+    pub warmup_requests: u64,
+    /// Requests measured (closed loop).
+    pub requests: u64,
+    /// Length of each measured open loop.
+    pub open_seconds: f64,
+}
+
+/// Fraction of a file set the cgroup's page cache is sized to hold.
+pub const CACHE_FRACTION: f64 = 0.4;
+/// Requests in service at once.
+pub const IN_SERVICE: usize = 4;
+/// The open loop's offered loads, as fractions of fifo's saturated throughput: light,
+/// moderate, heavy, at saturation and beyond it.
+pub const OPEN_LOOP_LOADS: &[f64] = &[0.3, 0.6, 0.8, 0.95, 1.2];
+/// The schedulers of the open loop: the cache-oblivious one, the mirror at the right
+/// size, and every rival.
+pub const OPEN_LOOP_LINES: &[Line] = &[
+    Line::Fifo,
+    Line::Mirror { ratio: 1.0 },
+    Line::NoWait,
+    Line::Cachestat,
+    Line::Pool,
+];
+
+/// Files in a set.
+fn file_count(spec: &FileSetSpec) -> usize {
+    match spec {
+        FileSetSpec::Uniform { files, .. } | FileSetSpec::Surge { files } => *files,
+    }
+}
+
+/// The runs. By estimate: every line on both sets (the pool only where the set fits its
+/// open-file limit). Open loop: the uniform set, the capacity run, then every load with
+/// every scheduler in turn (so that the lines compared at one load ran close in time).
+/// Without cgroups only the pool can run, and it is its own capacity.
+pub fn plan(config: &ExperimentConfig, cgroups: bool) -> Vec<WorkloadPlan> {
+    let (uniform, surge, warmup, requests) = if config.quick {
+        (
+            FileSetSpec::Uniform {
+                files: 40,
+                size_bytes: 256 << 10,
+            },
+            FileSetSpec::Surge { files: 400 },
+            100,
+            200,
+        )
+    } else {
+        (
+            FileSetSpec::uniform_default(),
+            FileSetSpec::surge_default(),
+            600,
+            1500,
+        )
+    };
+    let pool_fits = |spec: &FileSetSpec| file_count(spec) <= crate::backend::POOL_MAX_FILES;
+    let open_seconds = if config.quick { 2.0 } else { 8.0 };
+    match config.sweep {
+        Sweep::ByEstimate => {
+            let (ratios, adaptive): (&[f64], &[f64]) = if config.quick {
+                (&[0.25, 1.0, 4.0], &[4.0])
+            } else {
+                (&[0.125, 0.25, 0.5, 1.0, 2.0, 4.0], &[0.125, 4.0])
+            };
+            let runs = |spec: &FileSetSpec| {
+                let mut v = Vec::new();
+                if cgroups {
+                    v.push(Line::Fifo);
+                    v.extend(ratios.iter().map(|&ratio| Line::Mirror { ratio }));
+                    v.extend(adaptive.iter().map(|&ratio| Line::AdaptiveMirror { ratio }));
+                    v.push(Line::NoWait);
+                    v.push(Line::Cachestat);
+                }
+                if pool_fits(spec) {
+                    v.push(Line::Pool);
+                }
+                v.into_iter().map(Planned::Closed).collect::<Vec<_>>()
+            };
+            let surge_requests = |n: u64| if config.quick { n } else { 4 * n };
+            vec![
+                WorkloadPlan {
+                    runs: runs(&uniform),
+                    spec: uniform,
+                    warmup_requests: warmup,
+                    requests,
+                    open_seconds,
+                },
+                WorkloadPlan {
+                    runs: runs(&surge),
+                    spec: surge,
+                    warmup_requests: surge_requests(warmup),
+                    requests: surge_requests(requests),
+                    open_seconds,
+                },
+            ]
+            .into_iter()
+            .filter(|w| !w.runs.is_empty())
+            .collect()
+        }
+        Sweep::OpenLoop => {
+            let loads: &[f64] = if config.quick {
+                &[0.5, 1.2]
+            } else {
+                OPEN_LOOP_LOADS
+            };
+            let lines: Vec<Line> = OPEN_LOOP_LINES
+                .iter()
+                .filter(|l| cgroups || **l == Line::Pool)
+                .cloned()
+                .collect();
+            let mut runs = vec![Planned::Closed(lines[0].clone())];
+            for &load in loads {
+                runs.extend(lines.iter().map(|line| Planned::Open {
+                    line: line.clone(),
+                    load,
+                }));
+            }
+            vec![WorkloadPlan {
+                spec: uniform,
+                runs,
+                // Half the closed sweep's: the warm-up only fills the cache.
+                warmup_requests: warmup / 2,
+                requests,
+                open_seconds,
+            }]
+        }
+    }
+}
+
+/// What the experiment produced.
+#[derive(Clone, Debug, Serialize)]
+pub struct Outcome {
+    /// Every run.
+    pub points: Vec<Point>,
+    /// Why the cgroup half did not run, if it did not.
+    pub cgroup_note: Option<String>,
+}
+
+/// Run every planned run; `progress` is told about each as it starts.
+pub async fn run(
+    config: &ExperimentConfig,
+    mut progress: impl FnMut(&str),
+) -> Result<Outcome, ServeError> {
+    let probe = if config.no_cgroup {
+        Err("--no-cgroup was given".to_string())
+    } else {
+        MemoryCgroup::create(&format!("bufcache-probe-{}", std::process::id()), 1 << 30)
+            .map(drop)
+            .map_err(|e| e.to_string())
+    };
+    let cgroup_note = probe
+        .err()
+        .map(|why| format!("no memory cgroup ({why}): only the pool-backed line was run"));
+    let cgroups = cgroup_note.is_none();
+    let mut points = Vec::new();
+    for w in plan(config, cgroups) {
+        let dir = config.scratch.join(match w.spec {
+            FileSetSpec::Uniform { .. } => "uniform",
+            FileSetSpec::Surge { .. } => "surge",
+        });
+        std::fs::create_dir_all(&dir).map_err(ServeError::io("creating", &dir))?;
+        progress(&format!(
+            "writing the {:?} file set in {}",
+            w.spec,
+            dir.display()
+        ));
+        let manifest = make_files(&dir, &w.spec, config.seed)?;
+        let run = Run {
+            config,
+            plan: &w,
+            dir: &dir,
+            manifest: &manifest,
+            cache_bytes: (manifest.total_bytes() as f64 * CACHE_FRACTION) as u64,
+            cgroups,
+        };
+        let mut capacity_rps = None;
+        for planned in &w.runs {
+            let point = match planned {
+                Planned::Closed(line) => {
+                    progress(&format!("{} {line:?}", manifest.workload));
+                    let p = runner::run_line(&run, line, Measure::Closed).await?;
+                    capacity_rps.get_or_insert(p.throughput_rps);
+                    p
+                }
+                Planned::Open { line, load } => {
+                    let capacity = capacity_rps.filter(|c| *c > 0.0).ok_or_else(|| {
+                        ServeError::config("open loop", "the capacity run served nothing")
+                    })?;
+                    let rate_per_s = capacity * load;
+                    progress(&format!(
+                        "{} {line:?} open loop at {rate_per_s:.1}/s ({load} x capacity)",
+                        manifest.workload
+                    ));
+                    let measure = Measure::Open {
+                        rate_per_s,
+                        seconds: w.open_seconds,
+                    };
+                    let mut p = runner::run_line(&run, line, measure).await?;
+                    p.load = Some(*load);
+                    p
+                }
+            };
+            points.push(point);
+        }
+    }
+    Ok(Outcome {
+        points,
+        cgroup_note,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(quick: bool, sweep: Sweep) -> ExperimentConfig {
+        ExperimentConfig {
+            server_bin: "bufcache".into(),
+            scratch: "/nonexistent".into(),
+            quick,
+            seed: 1,
+            no_cgroup: false,
+            disk_mb_s: 0,
+            sweep,
+            mirror_policy: "clock".into(),
+        }
+    }
+
+    fn lines(w: &WorkloadPlan) -> Vec<Line> {
+        w.runs
+            .iter()
+            .map(|r| match r {
+                Planned::Closed(l) => l.clone(),
+                Planned::Open { .. } => panic!("an open loop in the estimate sweep"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_estimate_sweep_has_every_line_on_both_sets() {
+        let full = plan(&config(false, Sweep::ByEstimate), true);
+        assert_eq!(full.len(), 2);
+        // fifo, six mirror sizes, two adaptive mirrors, nowait, cachestat, pool.
+        let uniform = lines(&full[0]);
+        assert_eq!(uniform.len(), 12);
+        assert_eq!(uniform[0], Line::Fifo);
+        assert_eq!(uniform[4], Line::Mirror { ratio: 1.0 });
+        // 12,000 files fit the pool's hashed lookup: SURGE has its pool line too.
+        assert_eq!(lines(&full[1]), uniform);
+        // Without cgroups: the pool line only.
+        let pool_only = plan(&config(false, Sweep::ByEstimate), false);
+        assert_eq!(pool_only.len(), 2);
+        assert_eq!(lines(&pool_only[0]), [Line::Pool]);
+        assert_eq!(plan(&config(true, Sweep::ByEstimate), false).len(), 2);
+    }
+
+    /// The capacity run first, then each load with every scheduler in turn.
+    #[test]
+    fn the_open_loop_measures_capacity_then_every_load_in_turn() {
+        let open = plan(&config(false, Sweep::OpenLoop), true);
+        assert_eq!(open.len(), 1, "the uniform set only");
+        let runs = &open[0].runs;
+        assert_eq!(runs[0], Planned::Closed(Line::Fifo));
+        assert_eq!(
+            runs.len(),
+            1 + OPEN_LOOP_LOADS.len() * OPEN_LOOP_LINES.len()
+        );
+        assert_eq!(
+            runs[1..=5].to_vec(),
+            OPEN_LOOP_LINES
+                .iter()
+                .map(|l| Planned::Open {
+                    line: l.clone(),
+                    load: 0.3
+                })
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(
+            runs.last(),
+            Some(&Planned::Open {
+                line: Line::Pool,
+                load: 1.2
+            })
+        );
+        // Without cgroups the pool is its own capacity.
+        let pool = plan(&config(true, Sweep::OpenLoop), false);
+        assert_eq!(pool[0].runs[0], Planned::Closed(Line::Pool));
+        assert_eq!(pool[0].runs.len(), 3);
+    }
+}

@@ -1,0 +1,289 @@
+//! One run of the experiment: the file set dropped from the page cache, a `bufcache
+//! serve` child in a fresh memory cgroup (throttled to the slow disk's bandwidth when
+//! asked), warm-up, one measured load (closed or open loop), the server killed and the
+//! cgroup removed. Every line of both sweeps goes through [`run_line`].
+
+use std::num::NonZeroU64;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+use super::point::RunFacts;
+use super::{ExperimentConfig, Line, Measure, Point, WorkloadPlan, IN_SERVICE};
+use crate::backend::PAGE_BYTES;
+use crate::cgroup::MemoryCgroup;
+use crate::device::DeviceCounter;
+use crate::load::fileset::Manifest;
+use crate::load::{self, LoadConfig, LoadReport, LoopMode};
+use crate::ServeError;
+
+/// Memory the server needs besides page cache (runtime, buffers of responses in
+/// flight); added to the cgroup's limit.
+pub const SERVER_ALLOWANCE_BYTES: u64 = 24 << 20;
+/// Client connections of the closed loop (the thesis had 144 client threads on 4
+/// machines; this machine has 2 cores for clients and server together).
+pub const CONNECTIONS: usize = 32;
+/// Client connections of the open loop: enough that the clients never hold requests
+/// back (a connection sends one request at a time), so the queue forms at the server,
+/// where the scheduler can reorder it.
+pub const OPEN_CONNECTIONS: usize = 256;
+
+/// The open-file cache of the pool's server (see [`server_args`]).
+const POOL_OPEN_FILES: usize = 4096;
+
+/// Drop a file set's pages from the page cache (clean pages go at once).
+fn drop_cached(paths: &[PathBuf]) -> Result<(), ServeError> {
+    for p in paths {
+        let f = std::fs::File::open(p).map_err(ServeError::io("opening", p))?;
+        rustix::fs::fadvise(&f, 0, None::<NonZeroU64>, rustix::fs::Advice::DontNeed)
+            .map_err(|e| ServeError::io("dropping the cached pages of", p)(e.into()))?;
+    }
+    Ok(())
+}
+
+/// A `bufcache serve` child; killed when dropped.
+struct ServerProcess {
+    child: Child,
+    addr: std::net::SocketAddr,
+    /// Kept open so that the server never writes into a closed pipe.
+    _stdout: BufReader<tokio::process::ChildStdout>,
+}
+
+async fn start_server(
+    bin: &Path,
+    root: &Path,
+    args: &[String],
+    cgroup: Option<&MemoryCgroup>,
+) -> Result<ServerProcess, ServeError> {
+    let mut child = Command::new(bin)
+        .arg("serve")
+        .arg("--root")
+        .arg(root)
+        .args(["--listen", "127.0.0.1:0", "--report-actual", "--in-service"])
+        .arg(IN_SERVICE.to_string())
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(ServeError::io("starting", bin))?;
+    let pid = child.id().unwrap_or(0);
+    // Moved before it has read a byte of the set: the server opens nothing until asked.
+    if let Some(cg) = cgroup {
+        cg.add(pid)?;
+    }
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| ServeError::config("server", "no stdout"))?;
+    let mut line = String::new();
+    let mut stdout = BufReader::new(stdout);
+    let read = stdout.read_line(&mut line);
+    tokio::time::timeout(Duration::from_secs(30), read)
+        .await
+        .map_err(|_| ServeError::config("server", "did not say where it listens within 30 s"))?
+        .map_err(ServeError::io("reading the output of", bin))?;
+    let addr = line
+        .trim()
+        .strip_prefix("listening on http://")
+        .and_then(|a| a.parse().ok())
+        .ok_or_else(|| ServeError::config("server", format!("unexpected first line {line:?}")))?;
+    Ok(ServerProcess {
+        child,
+        addr,
+        _stdout: stdout,
+    })
+}
+
+/// The `bufcache serve` arguments of a line, and the mirror's size where it has one.
+fn server_args(
+    line: &Line,
+    mirror_policy: &str,
+    cache_bytes: u64,
+    files: usize,
+) -> (Vec<String>, Option<u64>) {
+    let mut args: Vec<String> = vec!["--scheduler".into()];
+    let mut mirror_bytes = None;
+    match line {
+        Line::Mirror { ratio } | Line::AdaptiveMirror { ratio } => {
+            let bytes = ((cache_bytes as f64 * ratio) as u64).max(PAGE_BYTES);
+            mirror_bytes = Some(bytes);
+            args.extend([
+                "mirror".into(),
+                "--mirror-policy".into(),
+                mirror_policy.into(),
+            ]);
+            args.extend(["--mirror-size".into(), bytes.to_string()]);
+            if matches!(line, Line::AdaptiveMirror { .. }) {
+                args.push("--mirror-adaptive".into());
+            }
+        }
+        Line::Pool => {
+            args.extend(["pool".into(), "--pool-policy".into(), "clock".into()]);
+            args.extend(["--pool-size".into(), cache_bytes.to_string()]);
+        }
+        other => args.push(other.name().into()),
+    }
+    // Every file of the set stays open: the set is the whole tree, and its size is known.
+    // The pool holds a descriptor of its own per file, so its server keeps fewer open
+    // (both together stay under the usual hard limit of descriptors).
+    let open_files = match line {
+        Line::Pool => files.min(POOL_OPEN_FILES),
+        _ => files,
+    };
+    args.extend(["--open-files".into(), open_files.max(1).to_string()]);
+    (args, mirror_bytes)
+}
+
+/// The cgroup of a run: the page cache limited to the nominal cache (the pool reads with
+/// `O_DIRECT` and caches in its own memory, so its limit leaves room for its frames),
+/// reads throttled when asked. `None` when the experiment runs without cgroups.
+fn cgroup_for(
+    config: &ExperimentConfig,
+    dir: &Path,
+    line: &Line,
+    cache_bytes: u64,
+    cgroups: bool,
+) -> Result<Option<MemoryCgroup>, ServeError> {
+    if !cgroups {
+        return Ok(None);
+    }
+    let limit = match line {
+        Line::Pool => cache_bytes + 2 * SERVER_ALLOWANCE_BYTES,
+        _ => cache_bytes + SERVER_ALLOWANCE_BYTES,
+    };
+    let mut cg = MemoryCgroup::create(&format!("bufcache-serve-{}", std::process::id()), limit)?;
+    if config.disk_mb_s > 0 {
+        let disk = DeviceCounter::for_path(dir)
+            .map(|d| d.disk())
+            .ok_or_else(|| {
+                ServeError::config("disk-mb-s", "the file sets' device has no counters")
+            })?;
+        cg.throttle_reads(&disk, config.disk_mb_s * 1_000_000)?;
+    }
+    Ok(Some(cg))
+}
+
+/// Where a run's server reads from and what it is measured with.
+pub(super) struct Run<'a> {
+    pub config: &'a ExperimentConfig,
+    pub plan: &'a WorkloadPlan,
+    pub dir: &'a Path,
+    pub manifest: &'a Manifest,
+    pub cache_bytes: u64,
+    /// Whether memory cgroups can be made here.
+    pub cgroups: bool,
+}
+
+/// Run one line under one measure and return its point.
+pub(super) async fn run_line(
+    run: &Run<'_>,
+    line: &Line,
+    measure: Measure,
+) -> Result<Point, ServeError> {
+    let (args, mirror_bytes) = server_args(
+        line,
+        &run.config.mirror_policy,
+        run.cache_bytes,
+        run.manifest.files.len(),
+    );
+    drop_cached(&run.manifest.paths(run.dir))?;
+    let cgroup = cgroup_for(run.config, run.dir, line, run.cache_bytes, run.cgroups)?;
+    let server = start_server(&run.config.server_bin, run.dir, &args, cgroup.as_ref()).await?;
+    let max_duration = Duration::from_secs(if run.config.quick { 120 } else { 600 });
+    let base = LoadConfig {
+        target: server.addr,
+        manifest: run.manifest.clone(),
+        mode: LoopMode::Closed,
+        connections: CONNECTIONS,
+        requests: run.plan.requests,
+        warmup_requests: run.plan.warmup_requests,
+        max_duration,
+        seed: run.config.seed,
+        device_path: Some(run.dir.to_path_buf()),
+        progress: false,
+    };
+    let report = match measure {
+        Measure::Closed => load::run(&base).await,
+        Measure::Open {
+            rate_per_s,
+            seconds,
+        } => open_loop(base, rate_per_s, seconds).await,
+    };
+    let cgroup_cache = cgroup.as_ref().and_then(|c| c.cache_bytes());
+    let ServerProcess { mut child, .. } = server;
+    let _ = child.kill().await;
+    drop(cgroup);
+    let r = report?;
+    let facts = RunFacts {
+        mirror_bytes,
+        cache_bytes: run.cache_bytes,
+        cgroup_cache_bytes: cgroup_cache,
+        disk_limit_mb_s: (run.cgroups && run.config.disk_mb_s > 0).then_some(run.config.disk_mb_s),
+    };
+    Ok(Point::new(run.manifest, line, measure, facts, &r))
+}
+
+/// Warm up in a closed loop (as fast as the server goes), then measure an open loop of
+/// `seconds` at `rate_per_s` from many connections.
+async fn open_loop(
+    base: LoadConfig,
+    rate_per_s: f64,
+    seconds: f64,
+) -> Result<LoadReport, ServeError> {
+    if base.warmup_requests > 0 {
+        let warm = LoadConfig {
+            requests: base.warmup_requests,
+            warmup_requests: 0,
+            device_path: None,
+            ..base.clone()
+        };
+        load::run(&warm).await?;
+    }
+    let requests = (rate_per_s * seconds).ceil().max(1.0) as u64;
+    let open = LoadConfig {
+        mode: LoopMode::Open { rate_per_s },
+        connections: OPEN_CONNECTIONS,
+        requests,
+        warmup_requests: 0,
+        // Room for a queue that grows beyond saturation; what is unanswered at the end
+        // is not counted (the point's `ok` says how much was).
+        max_duration: Duration::from_secs_f64(3.0 * seconds + 30.0),
+        ..base
+    };
+    load::run(&open).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_line_gets_its_scheduler_and_every_file_stays_open() {
+        let (args, mirror) = server_args(&Line::Mirror { ratio: 0.5 }, "clock", 80 << 20, 200);
+        assert_eq!(mirror, Some(40 << 20));
+        assert_eq!(
+            args.join(" "),
+            format!(
+                "--scheduler mirror --mirror-policy clock --mirror-size {} --open-files 200",
+                40 << 20
+            )
+        );
+        let (args, mirror) = server_args(&Line::Pool, "clock", 1 << 20, 3);
+        assert!(server_args(&Line::Pool, "clock", 1, 12_000)
+            .0
+            .ends_with(&["--open-files".into(), "4096".into()]));
+        assert_eq!(mirror, None);
+        assert_eq!(
+            args.join(" "),
+            "--scheduler pool --pool-policy clock --pool-size 1048576 --open-files 3"
+        );
+        let (args, _) = server_args(&Line::AdaptiveMirror { ratio: 4.0 }, "linux", 4096, 1);
+        assert!(args.contains(&"--mirror-adaptive".to_string()));
+        assert_eq!(args[3], "linux");
+        assert_eq!(server_args(&Line::NoWait, "clock", 1, 1).0[1], "nowait");
+    }
+}
