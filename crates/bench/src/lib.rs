@@ -11,6 +11,8 @@
 //! * [`pool`] — the real buffer pool against the operating system's own ways of reading a
 //!   file (`pread`, `mmap`, `O_DIRECT`): cached reads, pin hits, eviction, scans. Its
 //!   system calls that the standard library lacks are in [`os`].
+//! * [`ubc`] — Table 1 of the UBC paper on real files: `O_DIRECT`, the OS page cache, and
+//!   the pool over `O_DIRECT` and over buffered I/O, with device bytes and double caching.
 //! * `benches/` — the criterion benches of replay, the pool's hit and miss paths, `fsync`
 //!   and a Dust fingerprint (`cargo bench -p bufcache-bench`).
 //!
@@ -24,6 +26,7 @@ mod error;
 pub mod os;
 pub mod pool;
 pub mod replay;
+pub mod ubc;
 
 pub use error::{BenchError, ErrorKind};
 

@@ -25,8 +25,9 @@ pub enum ExperimentCommand {
     /// Nelson 1990: file cache and virtual memory sharing one memory (ECD, IFS; Figures
     /// 1-6, Tables 2-4) under every arbiter.
     Nelson(ExperimentArgs),
-    /// Silvers 2000 (UBC): Table 1's dd series, split vs unified cache (simulated).
-    Ubc(ExperimentArgs),
+    /// Silvers 2000 (UBC): Table 1's dd series, split vs unified cache (simulated; with
+    /// `--real`, on real files too: O_DIRECT, page cache, pool over O_DIRECT and buffered).
+    Ubc(crate::ubc_cmd::UbcArgs),
     /// Burnett 2006 §2.5: the cache-aware file server (Figures 2.20-2.21), on real files.
     CacheAwareServer(crate::serve_cmd::CacheAwareArgs),
     /// Burnett 2006 ch.3: InfoReplace's accuracy and overhead, PinRange on index lookups

@@ -21,6 +21,7 @@ mod run_opts;
 mod serve_cmd;
 mod trace_cmd;
 mod ubc_cmd;
+mod ubc_real_cmd;
 mod util;
 
 use std::process::ExitCode;

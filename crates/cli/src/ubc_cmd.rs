@@ -1,15 +1,37 @@
 //! `bufcache experiment ubc`: Table 1 of the UBC paper (Silvers 2000) on the simulated
 //! split and unified caches. Writes `ubc-sim.csv` and `ubc-time.svg`; prints the table
-//! beside the paper's (or, with `--json`, one JSON object per row and design).
+//! beside the paper's (or, with `--json`, one JSON object per row and design). With
+//! `--real`, the same series on real files of this machine follows
+//! (`ubc_real_cmd`, `ubc-real.csv`).
 
 use anyhow::Result;
+use clap::Args;
 use sim::experiments::ubc::{self, UbcPoint};
 
 use crate::experiment_cmd::{json_lines, prepare, write_csv, ExperimentArgs};
 use crate::util;
 
+/// `bufcache experiment ubc` options.
+#[derive(Args, Debug)]
+pub struct UbcArgs {
+    #[command(flatten)]
+    pub common: ExperimentArgs,
+    #[command(flatten)]
+    pub real: crate::ubc_real_cmd::RealArgs,
+}
+
 /// Run the experiment.
-pub fn run(a: ExperimentArgs) -> Result<()> {
+pub fn run(args: UbcArgs) -> Result<()> {
+    let a = args.common;
+    // The simulated half always (about a second), then the real one if asked for.
+    run_simulated(&a)?;
+    if args.real.real {
+        crate::ubc_real_cmd::run(&a, &args.real)?;
+    }
+    Ok(())
+}
+
+fn run_simulated(a: &ExperimentArgs) -> Result<()> {
     prepare(&a.out)?;
     let points = ubc::run();
     let csv = a.out.join("ubc-sim.csv");

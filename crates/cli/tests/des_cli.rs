@@ -308,3 +308,68 @@ fn ubc_prints_table_1_beside_the_paper() {
         files.contains(&"ubc-sim.csv".to_string()) && files.contains(&"ubc-time.svg".to_string())
     );
 }
+
+/// `experiment ubc --real` at a tiny scale (4 MiB of memory, a 16 MiB file, its first
+/// 2 MiB read five times), without a cgroup: the simulated table, then every design's
+/// eight steps, in the documented columns, and the CSV.
+#[test]
+fn ubc_real_runs_the_dd_series_on_real_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let scratch = dir.path().join("scratch");
+    let args = [
+        "experiment",
+        "ubc",
+        "--real",
+        "--no-cgroup",
+        "--memory-mib",
+        "4",
+        "--file-mib",
+        "16",
+        "--first-mib",
+        "2",
+        "--scratch",
+        scratch.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let text = ok(&args);
+    assert!(
+        text.contains("UBC Table 1 (dd series), simulated"),
+        "{text}"
+    );
+    assert!(
+        text.contains("on real files: memory 4 MiB, file 16 MiB, first 2 MiB; no cgroup"),
+        "{text}"
+    );
+    assert!(
+        text.contains("design") && text.contains("dev read MiB") && text.contains("held twice pg"),
+        "{text}"
+    );
+    for design in ["raw-direct", "page-cache", "pool-direct", "pool-buffered"] {
+        for step in ["write", "overwrite", "read", "first-1", "first-5"] {
+            assert!(
+                text.lines().any(|l| {
+                    let mut w = l.split_whitespace();
+                    w.next() == Some(design) && w.next() == Some(step)
+                }),
+                "no {design} {step} row in\n{text}"
+            );
+        }
+    }
+    assert!(files_in(&out).contains(&"ubc-real.csv".to_string()));
+    common::fails(
+        &[
+            "experiment",
+            "ubc",
+            "--real",
+            "--memory-mib",
+            "32",
+            "--file-mib",
+            "16",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &["--first-mib must fit"],
+    );
+}

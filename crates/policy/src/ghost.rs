@@ -207,6 +207,21 @@ impl GhostList {
 
     /// Move the live entries, in order, to the front of `entries` and repoint the index.
     #[cold]
+    /// Remember at most `capacity` keys from now on (the policy's cache was resized):
+    /// when shrinking, the oldest keys beyond it are forgotten now.
+    pub fn set_capacity(&mut self, capacity: usize) {
+        let capacity = capacity.min(1 << 31);
+        while self.live > capacity {
+            self.pop_back();
+        }
+        self.capacity = capacity;
+        self.room = (2 * capacity).min(u32::MAX as usize);
+        // Compaction triggers when the entries reach `room` exactly: never leave more.
+        if self.entries.len() >= self.room {
+            self.compact();
+        }
+    }
+
     fn compact(&mut self) {
         let mut kept = 0;
         for pos in self.tail..self.entries.len() {
@@ -226,6 +241,22 @@ impl GhostList {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_smaller_capacity_forgets_the_oldest_keys_and_a_larger_one_keeps_more() {
+        let mut g = GhostList::new(4);
+        for k in 1..=4 {
+            g.push_front(k, 1);
+        }
+        g.set_capacity(2);
+        assert_eq!(g.len(), 2);
+        assert!(!g.contains(1) && !g.contains(2) && g.contains(3) && g.contains(4));
+        g.set_capacity(3);
+        g.push_front(5, 1);
+        assert_eq!(g.len(), 3);
+        g.push_front(6, 1); // full at 3: 3 goes
+        assert!(!g.contains(3) && g.contains(4) && g.contains(5) && g.contains(6));
+    }
 
     #[test]
     fn the_oldest_key_is_forgotten_when_full() {

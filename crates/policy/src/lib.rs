@@ -235,6 +235,18 @@ pub trait Policy {
             HitPath::Ordered
         }
     }
+
+    /// The driver's capacity changed to `capacity` units (the buffer pool was resized).
+    /// A driver that shrinks calls this *after* evicting down to the new capacity, and
+    /// one that grows *before* inserting beyond the old one, so the contract above holds
+    /// with the capacity last told. The default does nothing, which is exact for every
+    /// policy whose decisions do not depend on its capacity (FIFO, LRU, Clock, SIEVE, LFU,
+    /// ...). Policies with capacity-sized partitions or histories recompute them here
+    /// (ARC, 2Q, S3-FIFO); the others keep the partition sizes they were built with
+    /// and are approximate after a resize (`docs/policies.md`, "Resizing").
+    fn set_capacity(&mut self, capacity: u64) {
+        let _ = capacity;
+    }
 }
 
 /// How a policy uses hits: what a driver that sees hits from many threads must do so

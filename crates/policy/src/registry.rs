@@ -178,6 +178,9 @@ macro_rules! policies {
             fn hit_path(&self) -> $crate::HitPath {
                 match self { $(AnyPolicy::$variant(p) => p.hit_path()),* }
             }
+            fn set_capacity(&mut self, capacity: u64) {
+                match self { $(AnyPolicy::$variant(p) => p.set_capacity(capacity)),* }
+            }
         }
     };
 }

@@ -105,6 +105,9 @@ pub struct S3Fifo {
     ghost_cap: u64,
     threshold: u8,
     variant: S3FifoVariant,
+    /// S's share and G's size parameter, to size them again after a resize.
+    small_share: f64,
+    ghost_share: f64,
     /// libCacheSim variant: the key whose ghost entry `evict` already consumed; it goes to
     /// M when it is inserted.
     ghost_hit: Option<u64>,
@@ -149,6 +152,8 @@ impl S3Fifo {
             ghost_cap,
             threshold,
             variant,
+            small_share: small,
+            ghost_share: ghost,
             ghost_hit: None,
         }
     }
@@ -305,6 +310,22 @@ impl Policy for S3Fifo {
 
     fn victims(&self, n: usize, evictable: &dyn Fn(FrameId) -> bool, out: &mut Vec<FrameId>) {
         crate::victims_by_simulation(self, n, evictable, out);
+    }
+
+    /// S, M and G are sized again from the new capacity as at construction; G keeps its
+    /// newest keys. The queues' contents stay: after a shrink S or M may hold more than
+    /// its new share until evictions drain it, which is how S3-FIFO treats any overfull
+    /// queue.
+    fn set_capacity(&mut self, capacity: u64) {
+        self.small_cap = (capacity as f64 * self.small_share) as u64;
+        self.main_cap = capacity - self.small_cap;
+        let ghost_base = match self.variant {
+            S3FifoVariant::Paper => self.main_cap,
+            S3FifoVariant::LibCacheSim => capacity,
+        };
+        self.ghost_cap = (ghost_base as f64 * self.ghost_share) as u64;
+        self.ghost.set_capacity(crate::entry_bound(self.ghost_cap));
+        while self.ghost.size_sum() > self.ghost_cap && self.ghost.pop_back().is_some() {}
     }
 }
 

@@ -60,6 +60,9 @@ pub struct TwoQ {
     kin_units: u64,
     a1out: GhostList,
     kout_units: u64,
+    /// A1in's and A1out's shares of the capacity, to size them again after a resize.
+    kin: f64,
+    kout: f64,
     /// Key taken out of A1out by the eviction made for it; admitted to Am on insertion.
     promote: Option<u64>,
 }
@@ -81,6 +84,8 @@ impl TwoQ {
             kin_units: (kin * capacity as f64) as u64,
             a1out: GhostList::new(kout_entries),
             kout_units: (kout * capacity as f64) as u64,
+            kin,
+            kout,
             promote: None,
         }
     }
@@ -164,6 +169,16 @@ impl Policy for TwoQ {
 
     fn victims(&self, n: usize, evictable: &dyn Fn(FrameId) -> bool, out: &mut Vec<FrameId>) {
         crate::victims_by_simulation(self, n, evictable, out);
+    }
+
+    /// A1in's and A1out's sizes follow the new capacity (truncated, as at construction);
+    /// A1out keeps its newest keys. Exact: 2Q's partitions are fixed fractions.
+    fn set_capacity(&mut self, capacity: u64) {
+        self.kin_units = (self.kin * capacity as f64) as u64;
+        self.kout_units = (self.kout * capacity as f64) as u64;
+        self.a1out
+            .set_capacity((self.kout * crate::entry_bound(capacity) as f64) as usize);
+        while self.a1out.size_sum() > self.kout_units && self.a1out.pop_back().is_some() {}
     }
 }
 

@@ -96,6 +96,25 @@ pub enum PoolError {
         /// The write that failed.
         source: Box<PoolError>,
     },
+    /// `resize` would leave fewer frames than the application pins (or the pins left
+    /// too few evictable frames to get there). Nothing was dropped; the capacity is as it
+    /// was.
+    #[error("cannot shrink to {requested} frames: the application pins {pinned} pages")]
+    ResizeBelowPinned {
+        /// The capacity asked for.
+        requested: usize,
+        /// Pages the application pinned when the shrink gave up.
+        pinned: usize,
+    },
+    /// `resize` beyond the most frames the arena can address (it grows by at most 1024
+    /// chunks of a quarter of the first capacity, 64 frames at least).
+    #[error("cannot grow to {requested} frames: at most {max}")]
+    ResizeTooLarge {
+        /// The capacity asked for.
+        requested: usize,
+        /// The most the pool can have.
+        max: usize,
+    },
     /// The storage failed.
     #[error("{op} {path}: {source}")]
     Io {

@@ -36,6 +36,7 @@
 
 use std::alloc::Layout;
 use std::ptr::NonNull;
+use std::sync::OnceLock;
 // Under `--cfg loom` the latch words are loom's atomics, so that `loom_tests` below can
 // explore every interleaving and memory ordering of the protocol.
 #[cfg(loom)]
@@ -87,17 +88,59 @@ pub(crate) struct Header {
     /// The last write of this (dirty) page failed: eviction looks for room elsewhere first,
     /// so one file's failing storage does not stall misses on every file.
     pub write_failed: AtomicBool,
+    /// The pool's coarse clock (see `Inner::tick`) when the page was loaded or last hit
+    /// where the pool already touches the header: how the pool tells the age of its
+    /// oldest idle page to a memory budget. A hint, stored only when it changes.
+    pub last_access: AtomicU32,
+    /// The frame is out of circulation (the pool shrank): in neither the free list nor
+    /// the policy, its memory handed back to the kernel.
+    pub retired: AtomicBool,
 }
 
-/// The frame arena: `count` frames of `page_size` bytes in one page-aligned block.
-pub(crate) struct Frames {
+/// One block of frames: `headers.len()` frames of `page_size` bytes in one page-aligned
+/// allocation, with their headers and their bits of the pool's two per-frame bitmaps.
+struct Chunk {
     base: NonNull<u8>,
     layout: Layout,
-    page_size: usize,
     headers: Box<[Header]>,
+    /// One bit per frame of this chunk that may be dirty (the pool's `mark_dirty`).
+    dirty: Box<[AtomicU64]>,
+    /// One bit per frame whose hit counter was bumped since the eviction path looked.
+    touched: Box<[AtomicU64]>,
 }
 
-// SAFETY: `Frames` owns its allocation exclusively (like a `Box<[u8]>`); all access to the
+/// Which per-frame bitmap (see [`Frames::bit`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Bits {
+    /// Frames that may be dirty.
+    Dirty,
+    /// Frames hit since the eviction path last fed their counters to the policy.
+    Touched,
+}
+
+/// Most chunks a pool can grow by after it is built (see [`Frames`]).
+const MAX_GROWTH_CHUNKS: usize = 1024;
+
+/// The frame arena. It starts as **one** block of `first` frames (the capacity the pool
+/// was built with: frame `i` at `base + i * page_size`, as in XMF) and can grow by whole
+/// chunks of `2^grow_shift` frames, each its own page-aligned block, published once and
+/// never moved or freed before the arena: a frame reference handed out before a growth
+/// stays valid, and readers never wait for one. Frame ids are dense: ids below
+/// [`Frames::len`] exist. Shrinking the pool never frees a chunk; it retires frames and
+/// hands their memory back to the kernel ([`Exclusive::release_memory`]).
+pub(crate) struct Frames {
+    page_size: usize,
+    /// Frames in the first block.
+    first_len: usize,
+    first: Chunk,
+    /// log2 of the frames in each later chunk.
+    grow_shift: u32,
+    more: Box<[OnceLock<Chunk>]>,
+    /// Frames that exist (ids below this are valid); grows only.
+    len: std::sync::atomic::AtomicUsize,
+}
+
+// SAFETY: `Frames` owns its allocations exclusively (like `Box<[u8]>`s); all access to the
 // bytes goes through `Shared` / `Exclusive` guards whose latch protocol (module docs)
 // prevents data races, so sharing and sending the arena between threads is sound.
 unsafe impl Send for Frames {}
@@ -107,15 +150,15 @@ unsafe impl Sync for Frames {}
 /// Size of a transparent huge page on x86-64 and (with 4 KiB base pages) aarch64.
 const HUGE_PAGE: usize = 2 << 20;
 
-impl Frames {
-    /// Allocate `count` zeroed frames of `page_size` bytes, aligned to `max(page_size, 4096)`.
-    /// Returns `None` when the size overflows or the allocator refuses.
-    pub(crate) fn new(count: usize, page_size: usize) -> Option<Frames> {
+impl Chunk {
+    /// Allocate `count` zeroed frames of `page_size` bytes, aligned to
+    /// `max(page_size, 4096)` (2 MiB for blocks of 2 MiB or more).
+    fn new(count: usize, page_size: usize) -> Option<Chunk> {
         if count == 0 || page_size == 0 {
             return None;
         }
         let size = count.checked_mul(page_size)?;
-        // Large arenas start on a huge-page boundary, so that all of them can be backed by
+        // Large blocks start on a huge-page boundary, so that all of them can be backed by
         // transparent huge pages (below).
         let align = if size >= HUGE_PAGE {
             HUGE_PAGE
@@ -124,19 +167,19 @@ impl Frames {
         };
         let layout = Layout::from_size_align(size, align).ok()?;
         // Not `alloc_zeroed`: with this alignment it would write the zeros before the
-        // huge-page advice below, faulting the arena in as 4 KiB pages.
+        // huge-page advice below, faulting the block in as 4 KiB pages.
         // SAFETY: `layout` has a non-zero size (count and page_size are both non-zero).
         let ptr = unsafe { std::alloc::alloc(layout) };
         let base = NonNull::new(ptr)?;
         // Miri cannot run `madvise` (a foreign call); the advice is only a hint, so under
-        // Miri the arena is simply not advised.
+        // Miri the block is simply not advised.
         #[cfg(not(miri))]
         if size >= HUGE_PAGE {
             // Ask for transparent huge pages: a miss reads into a random frame, and with
             // 4 KiB pages each such read pays a TLB miss and a page-table walk to pin the
             // buffer (O_DIRECT); with 2 MiB pages both mostly disappear. Only a hint: on a
             // kernel without THP, or with THP off, nothing changes.
-            // SAFETY: `ptr..ptr + size` is the block just allocated and owned by `frames`;
+            // SAFETY: `ptr..ptr + size` is the block just allocated and owned here;
             // MADV_HUGEPAGE changes how it is backed, never its contents or validity.
             let _ =
                 unsafe { rustix::mm::madvise(ptr.cast(), size, rustix::mm::Advice::LinuxHugepage) };
@@ -144,11 +187,12 @@ impl Frames {
         // SAFETY: the block is `size` bytes, valid for writes and not yet shared.
         unsafe { ptr.write_bytes(0, size) };
         // Own the block at once, so that `Drop` frees it if the headers cannot be had.
-        let mut frames = Frames {
+        let mut chunk = Chunk {
             base,
             layout,
-            page_size,
             headers: Box::new([]),
+            dirty: Box::new([]),
+            touched: Box::new([]),
         };
         // Fallibly: an absurd capacity must be an error, not an abort in the allocator.
         let mut headers = Vec::new();
@@ -164,22 +208,167 @@ impl Frames {
             incarnation: AtomicU32::new(0),
             writing: AtomicBool::new(false),
             write_failed: AtomicBool::new(false),
+            last_access: AtomicU32::new(0),
+            retired: AtomicBool::new(false),
         }));
-        frames.headers = headers.into_boxed_slice();
-        Some(frames)
+        chunk.headers = headers.into_boxed_slice();
+        chunk.dirty = (0..count.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
+        chunk.touched = (0..count.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
+        Some(chunk)
     }
 
-    /// Number of frames.
+    fn bits(&self, which: Bits) -> &[AtomicU64] {
+        match which {
+            Bits::Dirty => &self.dirty,
+            Bits::Touched => &self.touched,
+        }
+    }
+}
+
+impl Drop for Chunk {
+    fn drop(&mut self) {
+        // SAFETY: `base` was returned by `alloc(self.layout)` and is freed once; no
+        // guard can outlive the arena that owns this chunk, so no slice into the block
+        // survives this point.
+        unsafe { std::alloc::dealloc(self.base.as_ptr(), self.layout) }
+    }
+}
+
+impl Frames {
+    /// Allocate `count` zeroed frames of `page_size` bytes, aligned to `max(page_size, 4096)`.
+    /// Returns `None` when the size overflows or the allocator refuses.
+    pub(crate) fn new(count: usize, page_size: usize) -> Option<Frames> {
+        let first = Chunk::new(count, page_size)?;
+        // Later chunks: a quarter of the first block, between 64 frames and 256 MiB, so
+        // that a pool can grow to about 256 times its first size in at most
+        // `MAX_GROWTH_CHUNKS` steps without small pools allocating large blocks.
+        let grow = (count / 4)
+            .next_power_of_two()
+            .clamp(64, ((256usize << 20) / page_size).max(64));
+        Some(Frames {
+            page_size,
+            first_len: count,
+            first,
+            grow_shift: grow.trailing_zeros(),
+            more: (0..MAX_GROWTH_CHUNKS).map(|_| OnceLock::new()).collect(),
+            len: std::sync::atomic::AtomicUsize::new(count),
+        })
+    }
+
+    /// Number of frames that exist (the pool's capacity plus its retired frames).
     #[inline]
     pub(crate) fn len(&self) -> usize {
-        self.headers.len()
+        self.len.load(Ordering::Acquire)
     }
 
-    /// Frame `id`'s header. Panics on an out-of-range id, which only the pool's own code
-    /// can produce (ids come from this arena).
+    /// The most frames the arena can ever hold.
+    pub(crate) fn max_len(&self) -> usize {
+        self.first_len + (MAX_GROWTH_CHUNKS << self.grow_shift)
+    }
+
+    /// Add one chunk; returns the new frames' ids (all idle, no owner). `None` when the
+    /// arena is at [`Frames::max_len`] or the allocator refuses. Callers serialize growth
+    /// (the pool's resize lock); readers may run meanwhile.
+    pub(crate) fn grow(&self) -> Option<std::ops::Range<u32>> {
+        let len = self.len();
+        let index = (len - self.first_len) >> self.grow_shift;
+        let slot = self.more.get(index)?;
+        let chunk = Chunk::new(1 << self.grow_shift, self.page_size)?;
+        if slot.set(chunk).is_err() {
+            unreachable!("growth is serialized, so chunk {index} is set once");
+        }
+        let new_len = len + (1 << self.grow_shift);
+        u32::try_from(new_len).ok()?;
+        self.len.store(new_len, Ordering::Release);
+        Some(len as u32..new_len as u32)
+    }
+
+    /// The chunk holding frame `id` and the frame's index in it. Panics on an id that does
+    /// not exist, which only the pool's own code can produce (ids come from this arena).
+    #[inline]
+    fn locate(&self, id: u32) -> (&Chunk, usize) {
+        let id = id as usize;
+        if id < self.first_len {
+            return (&self.first, id);
+        }
+        let rest = id - self.first_len;
+        let chunk = self.more[rest >> self.grow_shift]
+            .get()
+            .expect("frame ids come from chunks that exist");
+        (chunk, rest & ((1 << self.grow_shift) - 1))
+    }
+
+    /// Frame `id`'s header.
     #[inline]
     pub(crate) fn header(&self, id: u32) -> &Header {
-        &self.headers[id as usize]
+        let (chunk, i) = self.locate(id);
+        &chunk.headers[i]
+    }
+
+    /// The word of bitmap `which` holding frame `id`'s bit, and that bit.
+    #[inline]
+    pub(crate) fn bit(&self, which: Bits, id: u32) -> (&AtomicU64, u64) {
+        let (chunk, i) = self.locate(id);
+        (&chunk.bits(which)[i / 64], 1 << (i % 64))
+    }
+
+    /// Every word of bitmap `which` with the frame id of its bit 0, chunk by chunk.
+    pub(crate) fn bit_words(&self, which: Bits) -> impl Iterator<Item = (u32, &AtomicU64)> {
+        let grown = (self.len() - self.first_len) >> self.grow_shift;
+        let chunks = std::iter::once((0, &self.first)).chain(
+            self.more[..grown].iter().enumerate().map(move |(k, c)| {
+                let first = self.first_len + (k << self.grow_shift);
+                (first, c.get().expect("chunks below len exist"))
+            }),
+        );
+        chunks.flat_map(move |(first, chunk)| {
+            chunk
+                .bits(which)
+                .iter()
+                .enumerate()
+                .map(move |(w, word)| ((first + w * 64) as u32, word))
+        })
+    }
+
+    /// Hand the memory of the latched frames back to the kernel (the pool shrank and
+    /// retires them): their bytes read as zeros afterwards and cost no memory until
+    /// written again. `latched` is sorted by id; frames adjacent in memory go in one
+    /// `madvise` call.
+    pub(crate) fn release_memory(&self, latched: &[Exclusive<'_>]) {
+        let mut i = 0;
+        while i < latched.len() {
+            let start = self.frame_ptr(latched[i].id);
+            let mut end = i + 1;
+            while end < latched.len()
+                && latched[end].id == latched[end - 1].id + 1
+                && self.frame_ptr(latched[end].id) as usize
+                    == self.frame_ptr(latched[end - 1].id) as usize + self.page_size
+            {
+                end += 1;
+            }
+            let len = (end - i) * self.page_size;
+            // Miri cannot run `madvise`; there the frames keep their memory, zeroed by
+            // hand (the observable contents are the same).
+            #[cfg(miri)]
+            let advised = false;
+            // SAFETY: every frame of the run is exclusively latched by a guard in
+            // `latched` (borrowed for this call), so no slice of these bytes exists; the
+            // run is contiguous inside one chunk's allocation (checked above: each frame
+            // starts where the previous ends) and page-aligned (frames are aligned to at
+            // least 4 KiB and a multiple of it long). MADV_DONTNEED on private anonymous
+            // memory only replaces its contents with zeros on the next touch.
+            #[cfg(not(miri))]
+            let advised = unsafe {
+                rustix::mm::madvise(start.cast(), len, rustix::mm::Advice::LinuxDontNeed)
+            }
+            .is_ok();
+            if !advised {
+                // SAFETY: as above, the run is latched exclusively and inside one
+                // allocation; writing zeros through the raw pointer aliases no slice.
+                unsafe { start.write_bytes(0, len) };
+            }
+            i = end;
+        }
     }
 
     /// True when frame `id` is neither pinned nor latched (a racy snapshot, for the eviction
@@ -192,10 +381,11 @@ impl Frames {
     /// Pointer to frame `id`'s first byte.
     #[inline]
     fn frame_ptr(&self, id: u32) -> *mut u8 {
-        assert!((id as usize) < self.headers.len());
-        // SAFETY: id < count, so the offset id * page_size is inside the allocation of
-        // count * page_size bytes (no overflow: checked at construction).
-        unsafe { self.base.as_ptr().add(id as usize * self.page_size) }
+        let (chunk, i) = self.locate(id);
+        assert!(i < chunk.headers.len());
+        // SAFETY: i < the chunk's frame count, so the offset i * page_size is inside its
+        // allocation of count * page_size bytes (no overflow: checked at construction).
+        unsafe { chunk.base.as_ptr().add(i * self.page_size) }
     }
 
     /// Take a shared pin on frame `id` unless it is exclusively latched.
@@ -272,14 +462,6 @@ impl Frames {
             }
             backoff(&mut spins);
         }
-    }
-}
-
-impl Drop for Frames {
-    fn drop(&mut self) {
-        // SAFETY: `base` was returned by `alloc(self.layout)` and is freed once; no
-        // guard can outlive `&self`, so no slice into the block survives this point.
-        unsafe { std::alloc::dealloc(self.base.as_ptr(), self.layout) }
     }
 }
 

@@ -54,6 +54,7 @@
 //! operation waits for a pin while it holds a lock another operation could wait for
 //! (`docs/pool.md`, "Lengths, truncation and close").
 
+pub mod budget;
 mod error;
 mod frames;
 mod lookup;
@@ -63,10 +64,11 @@ pub mod storage;
 pub mod testing;
 mod uring;
 
+pub use budget::{BudgetError, Consumer, MemoryBudget, PoolConsumer};
 pub use error::PoolError;
 pub use pool::{
     BufferPool, BufferPoolBuilder, FileHandle, IoMode, Lookup, PageMut, PageRef, PoolStats,
-    ResidentMap, WritePolicy, MAX_OPEN_FILES,
+    ResidentMap, WritePolicy, MAX_OPEN_FILES, TICK_NS,
 };
 pub use storage::{BatchRead, FileStorage, OpenMode, Storage, StorageFile};
 pub use testing::{FaultKind, FaultOp, MemStorage, RecordingStorage, StorageEvent};

@@ -44,15 +44,18 @@ mod guard;
 mod hits;
 mod info;
 mod load;
+mod resize;
 mod writeback;
 
 pub use config::{BufferPoolBuilder, IoMode, Lookup, WritePolicy, MAX_OPEN_FILES};
 pub use files::FileHandle;
 pub use guard::{PageMut, PageRef};
 pub use info::{PoolStats, ResidentMap};
+pub use resize::TICK_NS;
 
 use files::{open_state, FileSlot, NEXT_POOL_ID, OPEN};
 use hits::{online_policies, HitMode, HitQueue};
+use resize::Sizing;
 
 use crate::error::PoolError;
 use crate::frames::{backoff, Exclusive, Frames, Shared};
@@ -61,7 +64,7 @@ use crate::stats::Counters;
 use crate::storage::Storage;
 use parking_lot::{Condvar, Mutex};
 use policy::{Access, AnyPolicy};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Instant;
@@ -104,14 +107,25 @@ struct Inner {
     read_ahead: u64,
     write_policy: WritePolicy,
     direct: bool,
-    batch: usize,
-    low_water: usize,
+    /// Frames evicted per batch (see [`Sizing`]); changes when the pool is resized.
+    batch: AtomicUsize,
+    /// Free frames the flusher keeps ready (see [`Sizing`]).
+    low_water: AtomicUsize,
+    /// Frames in circulation: the arena's frames minus the retired ones.
+    capacity: AtomicUsize,
+    /// Frames taken out of circulation by a shrink, reused first by a growth.
+    retired: Mutex<Vec<u32>>,
+    /// Serializes resizes.
+    resizing: Mutex<()>,
+    /// The builder's `free_reserve`, to size the reserve again after a resize.
+    free_reserve: Option<usize>,
+    /// Pages the application promises to keep pinned at once (the builder's).
+    pin_limit: usize,
+    /// The coarse clock of page ages, in ticks of `resize::TICK_NS` since the pool
+    /// started: advanced by misses and the flusher, read by hits.
+    clock: AtomicU32,
     counters: Counters,
     dirty_pages: AtomicU64,
-    /// One bit per frame that may be dirty (see `mark_dirty`).
-    dirty_map: Box<[AtomicU64]>,
-    /// One bit per frame whose hit counter was bumped since the eviction path last looked.
-    touched: Box<[AtomicU64]>,
     started: Instant,
     /// Flusher stop flag and wake-up.
     flusher: (Mutex<bool>, Condvar),
@@ -171,9 +185,9 @@ impl BufferPool {
         self.inner.page_size
     }
 
-    /// Frames in the pool.
+    /// Frames in the pool (its capacity now: see [`BufferPool::resize`]).
     pub fn capacity_frames(&self) -> usize {
-        self.inner.frames.len()
+        self.inner.capacity()
     }
 
     /// Read at `offset` into `buf`, like `pread`: returns the bytes read, fewer than

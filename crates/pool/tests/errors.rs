@@ -182,7 +182,31 @@ fn api_rejects_bad_handles_ranges_and_pins() {
             Err(PoolError::PagePinned { page: 0 })
         ));
         assert_eq!(&pin[..3], b"abc");
+        // resize refuses below the pin limit, below the pinned pages, past the arena
+        assert!(matches!(
+            p.resize(12),
+            Err(PoolError::CapacityBelowPinLimit {
+                capacity_frames: 12,
+                pin_limit: 4,
+                read_ahead: 8
+            })
+        ));
+        assert!(matches!(
+            p.resize(usize::MAX),
+            Err(PoolError::ResizeTooLarge { .. })
+        ));
         drop(pin);
+        p.write(a, 0, &[1; 16 * 4096]).unwrap();
+        let pins: Vec<_> = (0..13).map(|page| p.pin(a, page).unwrap()).collect();
+        assert!(matches!(
+            p.resize(13),
+            Err(PoolError::ResizeBelowPinned {
+                requested: 13,
+                pinned: 13
+            })
+        ));
+        assert_eq!(p.capacity_frames(), 16);
+        drop(pins);
         p.close(a).unwrap();
     }
 }

@@ -11,7 +11,7 @@
 //! check, the arena's `unsafe` code, has its own tests in `frames.rs` (which Miri runs).
 
 use super::{BufferPool, HitMode, Inner};
-use crate::frames::NO_OWNER;
+use crate::frames::{Bits, NO_OWNER};
 use crate::testing::MemStorage;
 use crate::Storage;
 use policy::Policy;
@@ -25,6 +25,12 @@ impl Inner {
         let frames = self.frames.len();
         let state = self.policy.lock();
         let free: HashSet<u32> = self.free.lock().iter().copied().collect();
+        let retired: HashSet<u32> = self.retired.lock().iter().copied().collect();
+        assert_eq!(
+            retired.len(),
+            self.retired.lock().len(),
+            "a frame is retired twice"
+        );
         assert_eq!(
             free.len(),
             self.free.lock().len(),
@@ -43,9 +49,38 @@ impl Inner {
             );
             if is_dirty {
                 dirty += 1;
-                let bit = self.dirty_map[(id / 64) as usize].load(Ordering::Acquire) >> (id % 64);
-                assert_eq!(bit & 1, 1, "frame {id}: dirty without its dirty-map bit");
+                let (word, bit) = self.frames.bit(Bits::Dirty, id);
+                assert_eq!(
+                    word.load(Ordering::Acquire) & bit,
+                    bit,
+                    "frame {id}: dirty without its dirty-map bit"
+                );
             }
+            assert!(
+                (h.last_access.load(Ordering::Relaxed)) <= self.clock.load(Ordering::Relaxed),
+                "frame {id}: accessed after the clock's tick"
+            );
+            if h.retired.load(Ordering::Relaxed) {
+                assert!(
+                    retired.contains(&id),
+                    "frame {id}: flagged retired, not listed"
+                );
+                assert!(!free.contains(&id), "frame {id}: retired and free");
+                assert!(
+                    owner == NO_OWNER && !is_dirty,
+                    "frame {id}: retired but holds a page"
+                );
+                assert!(
+                    !state.resident[id as usize],
+                    "frame {id}: retired but in the policy"
+                );
+                assert!(self.frames.is_idle(id), "frame {id}: retired but latched");
+                continue;
+            }
+            assert!(
+                !retired.contains(&id),
+                "frame {id}: listed retired, not flagged"
+            );
             if owner == NO_OWNER {
                 assert!(free.contains(&id), "frame {id}: no owner and not free");
                 assert!(
@@ -91,9 +126,19 @@ impl Inner {
             "policy and `resident` disagree (3)"
         );
         assert_eq!(
-            resident + free.len(),
+            resident + free.len() + retired.len(),
             frames,
-            "frames neither free nor resident"
+            "frames neither free nor resident nor retired"
+        );
+        assert_eq!(
+            self.capacity(),
+            frames - retired.len(),
+            "the capacity is not the frames in circulation"
+        );
+        assert_eq!(
+            state.resident.len(),
+            frames,
+            "the policy's mirror does not cover every frame"
         );
         assert_eq!(
             self.dirty_pages.load(Ordering::Relaxed),

@@ -3,7 +3,8 @@
 //! nothing later has to check them.
 
 use super::{
-    online_policies, BufferPool, FileSlot, HitMode, HitQueue, Inner, PolicyState, NEXT_POOL_ID,
+    online_policies, BufferPool, FileSlot, HitMode, HitQueue, Inner, PolicyState, Sizing,
+    NEXT_POOL_ID,
 };
 use crate::error::PoolError;
 use crate::frames::Frames;
@@ -13,7 +14,7 @@ use crate::storage::{FileStorage, Storage};
 use parking_lot::{Condvar, Mutex};
 use policy::{BuildContext, Policy, PolicySpec};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -257,11 +258,7 @@ impl BufferPoolBuilder {
             Lookup::Hashed => Table::Hashed(Hashed::new(frames)),
             Lookup::Mapped => Table::Mapped(Mapped::new(self.max_open_files)),
         };
-        // Evict a few percent of the pool per batch: large enough that feeding reference
-        // counters (a scan of all headers) is amortized over many evictions, small enough
-        // that a miss does not wait for a long scan.
-        let batch = (frames / 32).clamp(1, 256);
-        debug_assert!(batch <= frames, "a batch never exceeds the pool");
+        let sizing = Sizing::of(frames, self.free_reserve);
         let inner = Arc::new(Inner {
             id: NEXT_POOL_ID.fetch_add(1, Ordering::Relaxed),
             frames: arena,
@@ -289,21 +286,16 @@ impl BufferPoolBuilder {
             read_ahead: self.read_ahead as u64,
             write_policy: self.write_policy,
             direct: self.io_mode == IoMode::Direct,
-            batch,
-            // The flusher keeps 1/64 of the pool free (XMF's clean free pool); below 64
-            // frames there is no reserve: a frame kept free would be 2% or more of the
-            // cache, and small pools (tests) stay deterministic.
-            low_water: self
-                .free_reserve
-                .map_or((frames / 64).min(256), |n| n.min(frames / 4)),
+            batch: AtomicUsize::new(sizing.batch),
+            low_water: AtomicUsize::new(sizing.low_water),
+            capacity: AtomicUsize::new(frames),
+            retired: Mutex::new(Vec::new()),
+            resizing: Mutex::new(()),
+            free_reserve: self.free_reserve,
+            pin_limit: self.pin_limit,
+            clock: AtomicU32::new(0),
             counters: Counters::new(),
             dirty_pages: AtomicU64::new(0),
-            dirty_map: (0..frames.div_ceil(64))
-                .map(|_| AtomicU64::new(0))
-                .collect(),
-            touched: (0..frames.div_ceil(64))
-                .map(|_| AtomicU64::new(0))
-                .collect(),
             started: Instant::now(),
             flusher: (Mutex::new(false), Condvar::new()),
             flusher_wake: std::sync::atomic::AtomicBool::new(false),
@@ -433,7 +425,7 @@ mod tests {
         let inner = |b: BufferPoolBuilder| {
             let pool = build(b).unwrap();
             let i = &pool.inner;
-            (i.batch, i.low_water, i.hit_cap)
+            (i.batch(), i.low_water(), i.hit_cap)
         };
         let b = |frames| {
             BufferPool::builder()

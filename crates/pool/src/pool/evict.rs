@@ -36,7 +36,7 @@ impl Inner {
         // Rounds that wrote dirty pages are bounded, in case other threads keep re-dirtying
         // what this one cleans (enough to pass over every frame once when their writes
         // fail, a batch per round).
-        let mut cleaning_rounds = 1000 + self.frames.len() / self.batch;
+        let mut cleaning_rounds = 1000 + self.frames.len() / self.batch();
         // While every frame is latched by the pool's own operations (loads and their reads,
         // copies, writes in flight, other threads' claims), wait: those end without waiting
         // for this thread. A count of rounds is no bound here: on a loaded machine a read
@@ -47,7 +47,7 @@ impl Inner {
             let (popped, low) = {
                 let mut free = self.free.lock();
                 let id = free.pop();
-                (id, free.len() < self.low_water)
+                (id, free.len() < self.low_water())
             };
             if low {
                 self.wake_flusher();
@@ -72,7 +72,7 @@ impl Inner {
                     }
                     Evicted::Cleaned | Evicted::Busy | Evicted::Nothing => {
                         return Err(PoolError::AllPinned {
-                            frames: self.frames.len(),
+                            frames: self.capacity(),
                         })
                     }
                 },
@@ -82,14 +82,16 @@ impl Inner {
         }
     }
 
-    /// Evict up to one batch of clean, idle frames (under the policy lock) into `freed`.
-    /// Dirty frames are skipped, not written: writing is the flusher's job, or
+    /// Evict up to `count` clean, idle frames (under the policy lock) into `freed`: one
+    /// batch for a miss or the flusher, the whole difference for a shrink. Dirty frames
+    /// are skipped, not written: writing is the flusher's job, or
     /// [`Inner::evict_batch`]'s when there is nothing else.
     pub(super) fn evict_clean(
         &self,
         state: &mut PolicyState,
         incoming: &Access,
         freed: &mut Vec<u32>,
+        count: usize,
     ) {
         self.feed_refs(state);
         // One logical time for the whole batch: it is one miss (ARC adapts once per miss).
@@ -97,9 +99,10 @@ impl Inner {
         let frames = &self.frames;
         let clean_idle =
             |f: FrameId| frames.is_idle(f.0) && !frames.header(f.0).dirty.load(Ordering::Relaxed);
-        let goal = freed.len() + self.batch;
+        let batch = self.batch();
+        let goal = freed.len() + count;
         let mut refused = 0;
-        while freed.len() < goal && refused < self.batch {
+        while freed.len() < goal && refused < batch {
             let Some(f) = state.policy.evict(&incoming, &clean_idle) else {
                 break;
             };
@@ -128,8 +131,8 @@ impl Inner {
         if let Some(id) = self.free.lock().pop() {
             return Some(id);
         }
-        let mut freed = Vec::with_capacity(self.batch);
-        self.evict_clean(state, incoming, &mut freed);
+        let mut freed = Vec::with_capacity(self.batch());
+        self.evict_clean(state, incoming, &mut freed, self.batch());
         let mine = freed.pop();
         if !freed.is_empty() {
             self.free.lock().extend_from_slice(&freed);
@@ -149,8 +152,9 @@ impl Inner {
                 && h.write_failed.load(Ordering::Relaxed) == failed
         };
         let mut out = Vec::new();
-        state.policy.victims(self.batch, &pick, &mut out);
-        debug_assert!(out.len() <= self.batch);
+        let batch = self.batch();
+        state.policy.victims(batch, &pick, &mut out);
+        debug_assert!(out.len() <= batch);
         out
     }
 
@@ -173,7 +177,9 @@ impl Inner {
         drop(state);
         if dirty.is_empty() {
             let frames = &self.frames;
-            let all_user_pinned = (0..frames.len() as u32).all(|id| frames.user_pinned(id));
+            let all_user_pinned = (0..frames.len() as u32).all(|id| {
+                frames.user_pinned(id) || frames.header(id).retired.load(Ordering::Relaxed)
+            });
             return Ok(if all_user_pinned {
                 Evicted::Nothing
             } else {

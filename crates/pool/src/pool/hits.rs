@@ -4,7 +4,7 @@
 //! fast path. Also the policy's view of a page (`Access`).
 
 use super::{open_state, FileHandle, FileSlot, Inner, PolicyState};
-use crate::frames::{Header, Shared};
+use crate::frames::{Bits, Header, Shared};
 use crate::stats::{stripe, Counter};
 use parking_lot::Mutex;
 use policy::{Access, BuildContext, FrameId, HitPath, Policy, PolicySpec};
@@ -88,11 +88,13 @@ impl Inner {
     /// and fed next time; a lost increment under a race only loses a hint.
     #[inline]
     pub(super) fn touch(&self, id: u32, h: &Header) {
+        self.note_access(h);
         if self.hit_cap > 0 {
             let r = h.refs.load(Ordering::Relaxed);
             if r < self.hit_cap {
                 h.refs.store(r + 1, Ordering::Relaxed);
-                self.touched[(id / 64) as usize].fetch_or(1 << (id % 64), Ordering::AcqRel);
+                let (word, bit) = self.frames.bit(Bits::Touched, id);
+                word.fetch_or(bit, Ordering::AcqRel);
             }
         } else if self.hit_mode == HitMode::Queue {
             self.queue_hit(id, h);
@@ -173,13 +175,13 @@ impl Inner {
         if self.hit_cap == 0 {
             return;
         }
-        for (w, word) in self.touched.iter().enumerate() {
+        for (first, word) in self.frames.bit_words(Bits::Touched) {
             if word.load(Ordering::Relaxed) == 0 {
                 continue;
             }
             let mut bits = word.swap(0, Ordering::AcqRel);
             while bits != 0 {
-                let id = (w * 64) as u32 + bits.trailing_zeros();
+                let id = first + bits.trailing_zeros();
                 bits &= bits - 1;
                 let h = self.frames.header(id);
                 let r = h.refs.swap(0, Ordering::AcqRel);
@@ -265,7 +267,7 @@ mod tests {
             "capped at 1"
         );
         assert_eq!(
-            inner.touched[0].load(Ordering::Relaxed),
+            inner.frames.bit(Bits::Touched, 0).0.load(Ordering::Relaxed),
             1,
             "frame 0 marked"
         );
@@ -275,7 +277,10 @@ mod tests {
             0,
             "fed"
         );
-        assert_eq!(inner.touched[0].load(Ordering::Relaxed), 0);
+        assert_eq!(
+            inner.frames.bit(Bits::Touched, 0).0.load(Ordering::Relaxed),
+            0
+        );
         inner.check_invariants();
     }
 
@@ -306,9 +311,9 @@ mod tests {
         assert_eq!(pool.inner.frames.header(0).refs.load(Ordering::Relaxed), 0);
         assert!(pool
             .inner
-            .touched
-            .iter()
-            .all(|w| w.load(Ordering::Relaxed) == 0));
+            .frames
+            .bit_words(Bits::Touched)
+            .all(|(_, w)| w.load(Ordering::Relaxed) == 0));
         assert_eq!(victim_pages(&pool, 8), [0, 1, 2, 3]);
         assert_eq!(pool.stats().hits, 1);
     }

@@ -107,7 +107,7 @@ impl BufferPool {
     pub fn victims(&self, n: usize) -> Vec<(FileHandle, u64)> {
         let inner = &*self.inner;
         // No more victims than frames, whatever is asked (and no huge allocation).
-        let n = n.min(inner.frames.len());
+        let n = n.min(inner.capacity());
         let mut state = inner.policy.lock();
         inner.feed_refs(&mut state);
         let frames = &inner.frames;
@@ -140,7 +140,7 @@ impl BufferPool {
     /// batch and keeps the rest on the free list (`docs/pool.md`). A caller watching
     /// [`BufferPool::victims`] must expect this many of them to go at once.
     pub fn eviction_batch(&self) -> usize {
-        self.inner.batch
+        self.inner.batch()
     }
 
     /// Whether page `page` of `f` is resident now: one lookup and an owner check, no
@@ -205,7 +205,7 @@ impl BufferPool {
             evictions: c.get(Counter::Evictions),
             dirty_pages: i.dirty_pages.load(Ordering::Relaxed),
             free_frames: i.free.lock().len() as u64,
-            capacity_frames: i.frames.len() as u64,
+            capacity_frames: i.capacity() as u64,
         }
     }
 }

@@ -149,6 +149,7 @@ impl Inner {
             "claimed a frame in use"
         );
         h.incarnation.fetch_add(1, Ordering::Relaxed);
+        h.last_access.store(self.advance_clock(), Ordering::Relaxed);
         h.owner.store(fh.owner(), Ordering::Relaxed);
         h.page.store(page, Ordering::Relaxed);
         h.refs.store(0, Ordering::Relaxed);
@@ -305,7 +306,7 @@ impl Inner {
         let _resize = slot.resize.read_recursive();
         let (file, path) = self.file_of(fh)?;
         let in_file = self.pages_of(slot.len.load(Ordering::Acquire));
-        let most = (self.frames.len() / 4).max(1);
+        let most = (self.capacity() / 4).max(1);
         let mut batch = Batch {
             file: &*file,
             path: &path,

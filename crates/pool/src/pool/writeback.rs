@@ -4,7 +4,7 @@
 
 use super::{BufferPool, FileHandle, Inner, WritePolicy, OPEN};
 use crate::error::PoolError;
-use crate::frames::{backoff, Header, NO_OWNER};
+use crate::frames::{backoff, Bits, Header, NO_OWNER};
 use crate::stats::Counter;
 use crate::storage::StorageFile;
 use policy::Access;
@@ -31,7 +31,8 @@ impl Inner {
             "a free frame made dirty"
         );
         if !h.dirty.load(Ordering::Relaxed) {
-            self.dirty_map[(id / 64) as usize].fetch_or(1 << (id % 64), Ordering::Release);
+            let (word, bit) = self.frames.bit(Bits::Dirty, id);
+            word.fetch_or(bit, Ordering::Release);
             h.dirty_since_ns.store(self.now_ns(), Ordering::Relaxed);
             h.dirty.store(true, Ordering::Release);
             self.dirty_pages.fetch_add(1, Ordering::Relaxed);
@@ -41,7 +42,8 @@ impl Inner {
     /// Mark frame `id` clean (the caller holds a latch on it, so no `mark_dirty` races).
     pub(super) fn clear_dirty(&self, id: u32, h: &Header) {
         if h.dirty.swap(false, Ordering::AcqRel) {
-            self.dirty_map[(id / 64) as usize].fetch_and(!(1 << (id % 64)), Ordering::Release);
+            let (word, bit) = self.frames.bit(Bits::Dirty, id);
+            word.fetch_and(!bit, Ordering::Release);
             let before = self.dirty_pages.fetch_sub(1, Ordering::Relaxed);
             debug_assert!(before > 0, "more pages cleaned than were dirty");
         }
@@ -50,16 +52,18 @@ impl Inner {
     /// The frames whose dirty bit is set, in id order: what `fsync` and ageing look at,
     /// without walking every frame header (a 1 GiB pool has 262 144 of them, 16 MiB).
     pub(super) fn dirty_frames(&self) -> impl Iterator<Item = u32> + '_ {
-        self.dirty_map.iter().enumerate().flat_map(|(w, word)| {
-            let mut bits = word.load(Ordering::Acquire);
-            std::iter::from_fn(move || {
-                (bits != 0).then(|| {
-                    let id = (w * 64) as u32 + bits.trailing_zeros();
-                    bits &= bits - 1;
-                    id
+        self.frames
+            .bit_words(Bits::Dirty)
+            .flat_map(|(first, word)| {
+                let mut bits = word.load(Ordering::Acquire);
+                std::iter::from_fn(move || {
+                    (bits != 0).then(|| {
+                        let id = first + bits.trailing_zeros();
+                        bits &= bits - 1;
+                        id
+                    })
                 })
             })
-        })
     }
 
     /// Write a frame's page to storage. The caller holds a latch on the frame (shared or
@@ -285,6 +289,7 @@ impl Inner {
                 }
             }
             self.counters.bump(Counter::FlusherRuns);
+            self.advance_clock();
             if self.flusher_wake.swap(false, Ordering::AcqRel) {
                 self.refill_free();
             }
@@ -321,16 +326,16 @@ impl Inner {
     /// a batch at a time. When the policy's next victims are all dirty, write them here,
     /// so that the threads that need frames do not have to.
     pub(super) fn refill_free(&self) {
-        let high_water = 2 * self.low_water;
-        let mut freed = Vec::with_capacity(self.batch);
+        let high_water = 2 * self.low_water();
+        let mut freed = Vec::with_capacity(self.batch());
         // Bounded: other threads may take frames as fast as this one frees them.
-        for _ in 0..high_water.div_ceil(self.batch) + 4 {
+        for _ in 0..high_water.div_ceil(self.batch()) + 4 {
             if self.free.lock().len() >= high_water {
                 return;
             }
             let dirty = {
                 let mut state = self.policy.lock();
-                self.evict_clean(&mut state, &Access::phantom(), &mut freed);
+                self.evict_clean(&mut state, &Access::phantom(), &mut freed, self.batch());
                 if freed.is_empty() {
                     self.dirty_victims(&state, false)
                 } else {
@@ -554,7 +559,7 @@ mod tests {
             .build_with_storage(MemStorage::new())
             .unwrap();
         let inner = &pool.inner;
-        assert_eq!(inner.low_water, 2);
+        assert_eq!(inner.low_water(), 2);
         let f = pool.create("/r").unwrap();
         pool.write(f, 0, &[4; 5 * 4096]).unwrap();
         inner.refill_free();

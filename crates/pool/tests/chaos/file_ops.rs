@@ -112,7 +112,8 @@ impl<'a> Worker<'a> {
                 75..=79 => self.fsync(file),
                 80..=86 => self.set_len(file),
                 87..=88 => self.reopen(file),
-                89..=97 => self.prefetch(file),
+                89..=96 => self.prefetch(file),
+                97 => self.resize(),
                 _ => {
                     if let Err(e) = self.sh.pool.sync_all() {
                         self.check_error("sync_all", &e);

@@ -1,6 +1,6 @@
 //! The randomized multi-threaded model test: several threads run every public operation of
 //! the pool on three files at once (write, read, pin, pin_mut, fsync, set_len, close and
-//! reopen, prefetch, sync_all), holding pins across operations, while faults are injected
+//! reopen, prefetch, sync_all, resize), holding pins across operations, while faults are injected
 //! into storage. Every result is checked exactly against a model; at the end the pool,
 //! storage, and a fresh pool over the same storage must all equal the model.
 //!

@@ -1,4 +1,4 @@
-//! The worker's page operations (pin, pin_mut, fsync, prefetch) and file lifecycle (set_len, close and reopen).
+//! The worker's page operations (pin, pin_mut, fsync, prefetch, resize) and file lifecycle (set_len, close and reopen).
 
 use super::*;
 
@@ -140,6 +140,21 @@ impl<'a> Worker<'a> {
         let Some(fh) = self.handle(file) else { return };
         if let Err(e) = self.sh.pool.fsync(*fh) {
             self.check_error("fsync", &e);
+        }
+    }
+
+    /// Resize the pool between the least capacity that leaves every thread its pins and a
+    /// frame to load into, and three times the configured one: shrinking evicts (writing
+    /// dirty pages) while the other threads run; growing adds frames.
+    pub(super) fn resize(&mut self) {
+        let least = THREADS * (MAX_HELD + 1) + self.sh.cfg.read_ahead + 2;
+        let target = self.rng.gen_range(least..=3 * self.sh.cfg.frames);
+        match self.sh.pool.resize(target) {
+            Ok(()) => {}
+            Err(
+                e @ (PoolError::ResizeBelowPinned { .. } | PoolError::CapacityBelowPinLimit { .. }),
+            ) => self.fail(format_args!("resize to {target}: {e}")),
+            Err(e) => self.check_error("resize", &e),
         }
     }
 
