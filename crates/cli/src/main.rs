@@ -13,6 +13,7 @@ mod dust_cmd;
 mod experiment_cmd;
 mod inforeplace_cmd;
 mod input;
+mod interrupt;
 mod mrc_approx;
 mod mrc_cmd;
 mod nelson_cmd;
@@ -107,6 +108,12 @@ fn render(e: &anyhow::Error) -> String {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if !matches!(cli.command, Command::Serve(_)) {
+        if let Err(e) = interrupt::remove_temp_files_on_interrupt() {
+            eprintln!("error: {}", render(&e));
+            return ExitCode::FAILURE;
+        }
+    }
     let result = match cli.command {
         Command::Replay(a) => replay_cmd::run(a),
         Command::Mrc(a) => mrc_cmd::run(a),

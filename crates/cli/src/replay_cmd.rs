@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use anyhow::{Context, Result};
 use clap::Args;
-use policy::{AdmissionSpec, PolicySpec};
+use policy::{AdmissionSpec, PolicySpec, PrefetchSpec};
 use serde::Serialize;
 use sim::{CacheSize, ReplayOptions, RunResult, Summary};
 
@@ -46,6 +46,10 @@ pub struct ReplayArgs {
     /// secondhit, size:below=, doorkeeper:window=, adaptsize:c= (docs/cli.md).
     #[arg(long, value_name = "A", default_value = "always")]
     pub admission: AdmissionSpec,
+    /// Prefetcher beside every policy, `name[:param=value...]`: obl:k=, readahead:depth=,k=
+    /// (docs/cli.md). Prefetches are not requests; --json/--csv report how many were used.
+    #[arg(long, value_name = "P")]
+    pub prefetch: Option<PrefetchSpec>,
     /// Seed for randomized policies and the built-in workload.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
@@ -87,6 +91,10 @@ struct Row<'a> {
     wall_s: f64,
     capacity_bytes: u64,
     capacity_objects: u64,
+    prefetch: String,
+    prefetches: u64,
+    prefetch_hits: u64,
+    prefetch_accuracy: f64,
 }
 
 const CSV_HEADER: &[&str] = &[
@@ -106,6 +114,10 @@ const CSV_HEADER: &[&str] = &[
     "wall_s",
     "capacity_bytes",
     "capacity_objects",
+    "prefetch",
+    "prefetches",
+    "prefetch_hits",
+    "prefetch_accuracy",
 ];
 
 fn row<'a>(label: &'a str, args: &ReplayArgs, s: &Summary, r: &'a RunResult) -> Row<'a> {
@@ -128,6 +140,13 @@ fn row<'a>(label: &'a str, args: &ReplayArgs, s: &Summary, r: &'a RunResult) -> 
         bytes_missed: r.counts.bytes_missed,
         byte_miss_ratio: r.byte_miss_ratio(),
         wall_s: r.wall_s,
+        prefetch: args
+            .prefetch
+            .as_ref()
+            .map_or_else(|| "none".to_string(), PrefetchSpec::label),
+        prefetches: r.prefetch.issued,
+        prefetch_hits: r.prefetch.used,
+        prefetch_accuracy: r.prefetch.accuracy(),
     }
 }
 
@@ -146,6 +165,9 @@ pub fn run(args: ReplayArgs) -> Result<()> {
     let mut args = args;
     // A typo in the filter must not cost the time of reading the trace.
     args.admission.check().context("bad --admission")?;
+    if let Some(p) = &args.prefetch {
+        p.check().context("bad --prefetch")?;
+    }
     if args.trace.is_none() {
         args.ignore_size = true;
     }
@@ -173,6 +195,7 @@ pub fn run(args: ReplayArgs) -> Result<()> {
         policies: &policies,
         sizes: &sizes,
         admission: &args.admission,
+        prefetch: args.prefetch.as_ref(),
         options,
         schedule: sim::Schedule::default(),
     };
@@ -259,6 +282,10 @@ fn matrix(
         String::new()
     } else {
         format!("; admission {}", args.admission)
+    };
+    let admission = match &args.prefetch {
+        Some(p) => format!("{admission}; prefetch {p}"),
+        None => admission,
     };
     let mut out = format!(
         "trace: {label}\n{} requests, {} distinct objects, footprint {}; sizes in {unit}{admission}\n\n",

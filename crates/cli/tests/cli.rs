@@ -79,6 +79,44 @@ fn replay_admission_by_hand_and_checked_before_the_trace() {
 }
 
 #[test]
+fn replay_prefetch_by_hand_and_checked_before_the_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("scan.txt");
+    std::fs::write(&p, "10\n11\n12\n20\n21\n").unwrap();
+    let out = ok(&[
+        "replay",
+        "--trace",
+        p.to_str().unwrap(),
+        "--policy",
+        "lru",
+        "--size",
+        "3",
+        "--ignore-size",
+        "--prefetch",
+        "obl",
+        "--json",
+    ]);
+    let rows = json_lines(&out);
+    // LRU of 3 with obl: 10 m, 11 m (prefetch 12), 12 h (prefetch 13), 20 m, 21 m (prefetch
+    // 22): the hand-worked case of crates/policy/tests/prefetch.rs.
+    assert_eq!(rows[0]["prefetch"], "obl");
+    assert_eq!(rows[0]["requests"], 5);
+    assert_eq!(rows[0]["hits"], 1);
+    assert_eq!(rows[0]["prefetches"], 3);
+    assert_eq!(rows[0]["prefetch_hits"], 1);
+    fails(
+        &[
+            "replay",
+            "--prefetch",
+            "mithril",
+            "--trace",
+            "/no/such/trace.txt",
+        ],
+        &["unknown prefetcher `mithril`", "known: obl, readahead"],
+    );
+}
+
+#[test]
 fn replay_csv_and_table() {
     let dir = tempfile::tempdir().unwrap();
     let t = small_trace(dir.path());

@@ -12,10 +12,15 @@
 //! An optional admission filter ([`Cache::with_admission`]) is asked on every miss before
 //! anything else, as libCacheSim does: a refused object is served as a miss, takes no room
 //! and evicts nothing.
+//!
+//! An optional prefetcher ([`Cache::with_prefetch`]) is asked after every request; the
+//! objects it names are inserted as prefetches (not requests, not filtered), evicting as an
+//! insertion would, and [`Cache::prefetch_stats`] counts how many were later used.
 
 pub use crate::index::{DenseIndex, HashIndex, KeyIndex};
 
 use crate::admit::Admitter;
+use crate::prefetch::{PrefetchStats, Prefetcher};
 use crate::{Access, FrameId, Policy};
 
 /// What one request did.
@@ -55,6 +60,19 @@ pub struct Cache<P, I = HashIndex> {
     capacity: u64,
     evicted: Vec<u64>,
     admission: Admitter,
+    prefetch: Option<Box<Prefetching>>,
+}
+
+/// A prefetcher's state inside a cache: kept apart (and boxed) so that a cache without one
+/// pays a single pointer.
+#[derive(Clone, Debug)]
+struct Prefetching {
+    prefetcher: Prefetcher,
+    /// Per frame: inserted by a prefetch and not yet requested.
+    unused: Vec<bool>,
+    stats: PrefetchStats,
+    /// Scratch list of keys to prefetch.
+    wanted: Vec<u64>,
 }
 
 impl<P: Policy> Cache<P> {
@@ -81,7 +99,26 @@ impl<P: Policy, I: KeyIndex> Cache<P, I> {
             capacity,
             evicted: Vec::with_capacity(8),
             admission: Admitter::Always,
+            prefetch: None,
         }
+    }
+
+    /// The same cache with `prefetcher` inserting what it predicts after every request.
+    pub fn with_prefetch(mut self, prefetcher: Prefetcher) -> Self {
+        self.prefetch = Some(Box::new(Prefetching {
+            prefetcher,
+            unused: Vec::new(),
+            stats: PrefetchStats::default(),
+            wanted: Vec::new(),
+        }));
+        self
+    }
+
+    /// What prefetching has done so far (all zero without a prefetcher).
+    pub fn prefetch_stats(&self) -> PrefetchStats {
+        self.prefetch
+            .as_ref()
+            .map_or_else(PrefetchStats::default, |p| p.stats)
     }
 
     /// The same cache with `admission` deciding which missed objects are inserted.
@@ -145,6 +182,16 @@ impl<P: Policy, I: KeyIndex> Cache<P, I> {
     #[inline]
     pub fn access_with(&mut self, access: &Access, evictable: &dyn Fn(FrameId) -> bool) -> Outcome {
         self.evicted.clear();
+        let outcome = self.serve(access, evictable);
+        if self.prefetch.is_some() {
+            self.prefetch_after(access, outcome, evictable);
+        }
+        outcome
+    }
+
+    /// Look up, evict until it fits, insert: one request without prefetching.
+    #[inline]
+    fn serve(&mut self, access: &Access, evictable: &dyn Fn(FrameId) -> bool) -> Outcome {
         if let Some(frame) = self.map.get(access.key, &self.keys) {
             self.policy.on_hit(frame, access);
             return Outcome::Hit;
@@ -155,6 +202,11 @@ impl<P: Policy, I: KeyIndex> Cache<P, I> {
                 evictions: 0,
             };
         }
+        self.insert(access, evictable)
+    }
+
+    /// Insert the missing object of `access`, evicting until it fits.
+    fn insert(&mut self, access: &Access, evictable: &dyn Fn(FrameId) -> bool) -> Outcome {
         let size = access.size.max(1);
         if u64::from(size) > self.capacity {
             return Outcome::Miss {
@@ -194,6 +246,53 @@ impl<P: Policy, I: KeyIndex> Cache<P, I> {
         }
     }
 
+    /// Count a hit on a prefetched object, then insert what the prefetcher names (with the
+    /// request's size and time, no future knowledge: a prefetch is nobody's request).
+    #[cold]
+    fn prefetch_after(
+        &mut self,
+        access: &Access,
+        outcome: Outcome,
+        evictable: &dyn Fn(FrameId) -> bool,
+    ) {
+        let Some(p) = self.prefetch.as_deref_mut() else {
+            return;
+        };
+        if outcome.is_hit() {
+            let frame = self
+                .map
+                .get(access.key, &self.keys)
+                .expect("hit is resident");
+            if p.unused.get(frame.index()).copied().unwrap_or(false) {
+                p.unused[frame.index()] = false;
+                p.stats.used += 1;
+            }
+        }
+        let mut wanted = std::mem::take(&mut p.wanted);
+        wanted.clear();
+        p.prefetcher.after_request(access.key, &mut wanted);
+        for &key in &wanted {
+            if self.map.get(key, &self.keys).is_some() {
+                continue;
+            }
+            let ahead = Access {
+                key,
+                next_access: crate::NEVER,
+                ..*access
+            };
+            if let Outcome::Miss { admitted: true, .. } = self.insert(&ahead, evictable) {
+                let frame = self.map.get(key, &self.keys).expect("just inserted");
+                let p = self.prefetch.as_deref_mut().expect("still there");
+                if p.unused.len() <= frame.index() {
+                    p.unused.resize(frame.index() + 1, false);
+                }
+                p.unused[frame.index()] = true;
+                p.stats.issued += 1;
+            }
+        }
+        self.prefetch.as_deref_mut().expect("still there").wanted = wanted;
+    }
+
     /// Invalidate `key` (file deleted, page truncated). Returns whether it was resident.
     pub fn remove(&mut self, key: u64) -> bool {
         match self.map.get(key, &self.keys) {
@@ -225,6 +324,13 @@ impl<P: Policy, I: KeyIndex> Cache<P, I> {
     }
 
     fn release(&mut self, frame: FrameId, key: u64) {
+        if let Some(p) = self.prefetch.as_deref_mut() {
+            if let Some(unused) = p.unused.get_mut(frame.index()) {
+                if std::mem::take(unused) {
+                    p.stats.evicted_unused += 1;
+                }
+            }
+        }
         self.map.remove(key, &self.keys);
         self.used -= u64::from(self.sizes[frame.index()]);
         self.free.push(frame);

@@ -65,6 +65,7 @@ mod index;
 pub(crate) mod keymap;
 pub(crate) mod list;
 mod params;
+pub mod prefetch;
 pub(crate) mod recency;
 mod resident;
 #[macro_use]
@@ -77,6 +78,7 @@ pub use admit::{AdmissionSpec, Admitter, ADMITTERS};
 pub use cache::{Cache, DenseIndex, HashIndex, KeyIndex, Outcome};
 pub use lirs::LirsVariant;
 pub use params::{ConfigError, ParamInfo, Params};
+pub use prefetch::{PrefetchSpec, PrefetchStats, Prefetcher, Successors, PREFETCHERS};
 pub use registry::{BuildContext, NamedPolicy, PolicyInfo, PolicySpec};
 pub use s3fifo::S3FifoVariant;
 pub use sampled::Rank as SampledRank;

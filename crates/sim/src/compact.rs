@@ -64,6 +64,8 @@ pub struct CompactTrace {
     /// Position of `items[0]` in the whole trace: 0, or where a streamed chunk starts.
     base: u64,
     next: OnceLock<Vec<u64>>,
+    /// Dense id -> original key (empty for a streamed chunk).
+    originals: Vec<u64>,
 }
 
 /// Numbers keys densely in order of first appearance and counts the working set: what
@@ -76,6 +78,8 @@ pub struct KeyNumbering {
     ids: HashMap<u64, u32>,
     /// Largest size each dense id was read or written with (`None`: only ever deleted).
     max_size: Vec<Option<u32>>,
+    /// Dense id -> original key (prefetchers follow original key order).
+    originals: Vec<u64>,
 }
 
 impl KeyNumbering {
@@ -97,6 +101,7 @@ impl KeyNumbering {
         let id = *self.ids.entry(r.key).or_insert(next_id);
         if id == next_id {
             self.max_size.push(None);
+            self.originals.push(r.key);
         }
         if r.op != Op::Delete {
             let m = &mut self.max_size[id as usize];
@@ -162,6 +167,7 @@ impl TraceBuilder {
             key_space: self.keys.key_space(),
             base: 0,
             next: OnceLock::new(),
+            originals: std::mem::take(&mut self.keys.originals),
         }
     }
 }
@@ -184,6 +190,7 @@ impl CompactTrace {
             key_space,
             base,
             next: OnceLock::new(),
+            originals: Vec::new(),
         }
     }
 
@@ -211,6 +218,11 @@ impl CompactTrace {
     /// Positions in [`CompactTrace::items`] that are deletes, ascending.
     pub fn deletes(&self) -> &[usize] {
         &self.deletes
+    }
+
+    /// The original key of each dense id (empty for a streamed chunk).
+    pub fn originals(&self) -> &[u64] {
+        &self.originals
     }
 
     /// Number of dense ids: every [`Item::key`] is below it.

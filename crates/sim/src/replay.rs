@@ -32,7 +32,7 @@ use std::time::Instant;
 use policy::registry::PolicyVisitor;
 use policy::{
     Access, AdmissionSpec, Admitter, BuildContext, Cache, ConfigError, KeyIndex, Policy,
-    PolicySpec, NEVER,
+    PolicySpec, PrefetchSpec, PrefetchStats, Prefetcher, Successors, NEVER,
 };
 use rayon::prelude::*;
 use thiserror::Error;
@@ -60,6 +60,14 @@ pub enum ReplayError {
     /// A size could not be resolved.
     #[error(transparent)]
     Size(#[from] SizeError),
+    /// The prefetcher could not be built, or cannot run here.
+    #[error("prefetcher `{prefetch}`: {reason}")]
+    Prefetch {
+        /// The spec as written.
+        prefetch: String,
+        /// Why.
+        reason: String,
+    },
     /// The admission filter could not be built.
     #[error("admission `{admission}`: {error}")]
     Admission {
@@ -136,6 +144,8 @@ pub struct RunResult {
     pub counts: Counts,
     /// Counters of each interval of the [`Schedule`] (empty without one).
     pub intervals: Vec<Counts>,
+    /// What the prefetcher did after the warm-up (zeros without one).
+    pub prefetch: PrefetchStats,
     /// Wall-clock seconds of this run alone.
     pub wall_s: f64,
 }
@@ -227,8 +237,9 @@ pub struct Schedule {
 pub trait ChunkRun: Send {
     /// Serves the next chunk (its [`CompactTrace::base`] says where it starts).
     fn serve_chunk(&mut self, chunk: &CompactTrace, progress: &(dyn Fn(u64) + Sync));
-    /// The counters after warm-up, and those of each interval (the last may be partial).
-    fn finish(self: Box<Self>) -> (Counts, Vec<Counts>);
+    /// The counters after warm-up, those of each interval (the last may be partial), and
+    /// the prefetcher's after warm-up.
+    fn finish(self: Box<Self>) -> (Counts, Vec<Counts>, PrefetchStats);
 }
 
 struct Runner<P: Policy> {
@@ -240,6 +251,8 @@ struct Runner<P: Policy> {
     total: Counts,
     intervals: Vec<Counts>,
     current: Counts,
+    /// The prefetcher's counts when warm-up ended.
+    prefetch_at_warmup: PrefetchStats,
 }
 
 impl<P: Policy + Send> ChunkRun for Runner<P> {
@@ -255,6 +268,9 @@ impl<P: Policy + Send> ChunkRun for Runner<P> {
             }
             if let Some(n) = self.schedule.interval {
                 stop = stop.min((pos / n + 1) * n);
+            }
+            if pos == self.schedule.warmup {
+                self.prefetch_at_warmup = self.cache.prefetch_stats();
             }
             let mut piece = Counts::default();
             let range = (pos - base) as usize..(stop - base) as usize;
@@ -283,12 +299,13 @@ impl<P: Policy + Send> ChunkRun for Runner<P> {
         }
     }
 
-    fn finish(self: Box<Self>) -> (Counts, Vec<Counts>) {
+    fn finish(self: Box<Self>) -> (Counts, Vec<Counts>, PrefetchStats) {
+        let prefetch = self.cache.prefetch_stats().since(&self.prefetch_at_warmup);
         let mut intervals = self.intervals;
         if self.schedule.interval.is_some() && self.current.requests > 0 {
             intervals.push(self.current);
         }
-        (self.total, intervals)
+        (self.total, intervals, prefetch)
     }
 }
 
@@ -297,6 +314,7 @@ impl<P: Policy + Send> ChunkRun for Runner<P> {
 /// [`AnyPolicy::visit`]: policy::AnyPolicy::visit
 struct MakeRunner {
     admission: Admitter,
+    prefetcher: Option<Prefetcher>,
     capacity: u64,
     key_space: usize,
     ignore_size: bool,
@@ -312,19 +330,24 @@ impl PolicyVisitor for MakeRunner {
         } else {
             None
         };
+        let mut cache = Cache::with_index(
+            policy,
+            self.capacity,
+            policy::DenseIndex::new(self.key_space),
+        )
+        .with_admission(self.admission);
+        if let Some(p) = self.prefetcher {
+            cache = cache.with_prefetch(p);
+        }
         Box::new(Runner {
-            cache: Cache::with_index(
-                policy,
-                self.capacity,
-                policy::DenseIndex::new(self.key_space),
-            )
-            .with_admission(self.admission),
+            cache,
             ignore_size: self.ignore_size,
             schedule: self.schedule,
             future,
             total: Counts::default(),
             intervals: Vec::new(),
             current: Counts::default(),
+            prefetch_at_warmup: PrefetchStats::default(),
         })
     }
 }
@@ -349,6 +372,8 @@ pub struct Grid<'a> {
     pub sizes: &'a [CacheSize],
     /// The admission filter in front of every run (`always` admits everything).
     pub admission: &'a AdmissionSpec,
+    /// The prefetcher beside every run, if any.
+    pub prefetch: Option<&'a PrefetchSpec>,
     /// Sizes or units, and the seed.
     pub options: ReplayOptions,
     /// Warm-up and intervals.
@@ -370,20 +395,44 @@ pub struct Job {
 /// Builds every (policy, size) run over a trace of this working set and key space, so a
 /// bad parameter or size fails before any request is served. `future` is the trace's
 /// next-access times, needed by offline policies: `None` refuses them
-/// ([`ReplayError::NeedsFuture`]).
+/// ([`ReplayError::NeedsFuture`]). `originals` are the original keys of the dense ids,
+/// which a prefetcher needs to know what comes next: `None` refuses prefetching.
 pub fn plan(
     grid: &Grid<'_>,
     working_set: crate::size::WorkingSet,
     key_space: usize,
     future: Option<&dyn Fn() -> std::sync::Arc<[u64]>>,
+    originals: Option<&[u64]>,
 ) -> Result<Vec<Job>, ReplayError> {
     let Grid {
         policies,
         sizes,
         admission,
+        prefetch,
         options,
         schedule,
     } = *grid;
+    let prefetcher = match prefetch {
+        None => None,
+        Some(spec) => {
+            let refuse = |reason: String| ReplayError::Prefetch {
+                prefetch: spec.label(),
+                reason,
+            };
+            let built = spec.build().map_err(|e| refuse(e.to_string()))?;
+            let originals = originals.ok_or_else(|| {
+                refuse(
+                    "needs the trace in memory to know each key's successor (drop --stream)".into(),
+                )
+            })?;
+            let table = Successors::from_originals(originals, built.depth());
+            Some((built, std::sync::Arc::new(table)))
+        }
+    };
+    // Prefetched objects the trace never requests need ids of their own.
+    let key_space = prefetcher
+        .as_ref()
+        .map_or(key_space, |(_, t)| t.key_space().max(key_space));
     let mut jobs = Vec::with_capacity(policies.len() * sizes.len());
     let mut shared_future: Option<std::sync::Arc<[u64]>> = None;
     for spec in policies {
@@ -410,6 +459,9 @@ pub fn plan(
             }
             let run = built.visit(MakeRunner {
                 admission: filter,
+                prefetcher: prefetcher
+                    .as_ref()
+                    .map(|(p, t)| p.clone().with_successors(t.clone())),
                 capacity,
                 key_space,
                 ignore_size: options.ignore_size,
@@ -441,13 +493,14 @@ pub fn feed(jobs: &mut [Job], chunk: &CompactTrace, progress: &(dyn Fn(u64) + Sy
 pub fn results(jobs: Vec<Job>) -> Vec<RunResult> {
     jobs.into_iter()
         .map(|j| {
-            let (counts, intervals) = j.run.finish();
+            let (counts, intervals, prefetch) = j.run.finish();
             RunResult {
                 policy: j.policy,
                 size: j.size,
                 capacity: j.capacity,
                 counts,
                 intervals,
+                prefetch,
                 wall_s: j.wall_s,
             }
         })
@@ -482,6 +535,7 @@ pub fn replay_admitted(
         policies,
         sizes,
         admission,
+        prefetch: None,
         options,
         schedule: Schedule::default(),
     };
@@ -495,7 +549,13 @@ pub fn replay_scheduled(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<RunResult>, ReplayError> {
     let future = || std::sync::Arc::<[u64]>::from(trace.next_access());
-    let mut jobs = plan(grid, trace.working_set(), trace.key_space(), Some(&future))?;
+    let mut jobs = plan(
+        grid,
+        trace.working_set(),
+        trace.key_space(),
+        Some(&future),
+        Some(trace.originals()),
+    )?;
     feed(&mut jobs, trace, progress);
     Ok(results(jobs))
 }
@@ -647,6 +707,7 @@ mod tests {
             policies: &specs(&["lru"]),
             sizes: &[CacheSize::units(2)],
             admission: &always,
+            prefetch: None,
             options: opts,
             schedule,
         };

@@ -83,7 +83,7 @@ pub fn replay_numbered(
         bytes: summary.footprint_bytes,
     };
     let key_space = numbering.key_space();
-    let mut jobs = plan(grid, working_set, key_space, None)?;
+    let mut jobs = plan(grid, working_set, key_space, None, None)?;
     let mut batch = vec![Request::default(); CHUNK_OPS];
     let mut base = 0u64;
     loop {
@@ -164,6 +164,7 @@ mod tests {
             policies: &policies,
             sizes: &sizes,
             admission: &always,
+            prefetch: None,
             options,
             schedule,
         };
@@ -191,6 +192,7 @@ mod tests {
             policies: &[PolicySpec::parse("belady").unwrap()],
             sizes: &[CacheSize::units(1)],
             admission: &always,
+            prefetch: None,
             options: ReplayOptions::default(),
             schedule: Schedule::default(),
         };

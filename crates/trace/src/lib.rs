@@ -38,7 +38,7 @@ pub use format::{Format, KNOWN_FORMATS};
 pub use io::{open, read_all, write_trace, ReadOptions, TraceWriter};
 pub use next_access::fill_next_access;
 pub use oracle::{OracleGeneralReader, OracleGeneralWriter};
-pub use output::{write_output, Output};
+pub use output::{remove_unfinished_outputs, write_output, Output};
 pub use reader::{Requests, TraceReader};
 
 /// What a request does to its object.

@@ -15,15 +15,48 @@
 //!   over it would turn `/dev/full` into a regular file when run as root, and a reader
 //!   waiting on a FIFO would never get the bytes. Such writes cannot be atomic.
 //!
-//! What is left open: a write interrupted by SIGINT or SIGTERM between creating the
-//! temporary file and the rename still leaves the hidden `.NAME.tmp-PID-N` file behind.
+//!
+//! Every temporary file in progress is listed in one process-wide registry, so that a
+//! program interrupted by SIGINT or SIGTERM can remove them before it exits
+//! ([`remove_unfinished_outputs`]; the `bufcache` binary does so from its signal thread).
+//! A library cannot choose how its host reacts to signals, so this crate installs no
+//! handler itself.
 
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 static TMP_SEQ: AtomicU64 = AtomicU64::new(0);
+
+/// Temporary files of atomic writes not yet renamed or removed.
+static UNFINISHED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn unfinished() -> MutexGuard<'static, Vec<PathBuf>> {
+    // A panic while the list was held leaves it valid (pushes and retains are whole).
+    UNFINISHED.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn forget(tmp: &Path) {
+    unfinished().retain(|p| p != tmp);
+}
+
+/// Held while a process exits after an interrupt: no atomic write can start a new
+/// temporary file while it lives.
+#[must_use = "exit while holding it, or new temporary files may appear"]
+pub struct Frozen(#[allow(dead_code)] MutexGuard<'static, Vec<PathBuf>>);
+
+/// Removes the temporary file of every atomic write in progress and returns a guard that
+/// keeps new ones from being started: call it from a signal-handling thread, then exit
+/// while holding the guard. The interrupted writes' targets keep their old contents.
+pub fn remove_unfinished_outputs() -> Frozen {
+    let mut list = unfinished();
+    for tmp in list.drain(..) {
+        let _ = std::fs::remove_file(tmp);
+    }
+    Frozen(list)
+}
 
 /// An output being written; [`Output::commit`] finishes it, dropping it uncommitted
 /// removes any temporary file.
@@ -98,7 +131,15 @@ impl Output {
             std::process::id(),
             TMP_SEQ.fetch_add(1, Ordering::Relaxed)
         ));
-        let file = File::options().write(true).create_new(true).open(&tmp)?;
+        // Listed before it exists, so that an interrupt never misses it.
+        unfinished().push(tmp.clone());
+        let file = match File::options().write(true).create_new(true).open(&tmp) {
+            Ok(f) => f,
+            Err(e) => {
+                forget(&tmp);
+                return Err(e);
+            }
+        };
         Ok(Output {
             sink: Sink::File(file),
             rename: Some((tmp, target.to_path_buf())),
@@ -125,6 +166,7 @@ impl Output {
                     if synced.is_err() {
                         let _ = std::fs::remove_file(&tmp);
                     }
+                    forget(&tmp);
                     synced
                 } else {
                     Ok(())
@@ -152,7 +194,8 @@ impl Write for Output {
 impl Drop for Output {
     fn drop(&mut self) {
         if let Some((tmp, _)) = self.rename.take() {
-            let _ = std::fs::remove_file(tmp);
+            let _ = std::fs::remove_file(&tmp);
+            forget(&tmp);
         }
     }
 }
@@ -189,6 +232,25 @@ mod tests {
         out.write_all(b"half").unwrap();
         drop(out);
         assert_eq!(std::fs::read(&p).unwrap(), b"two");
+        assert!(leftovers(dir.path()).is_empty());
+    }
+
+    #[test]
+    fn unfinished_outputs_are_listed_until_committed_or_dropped() {
+        // Only this test's own paths are looked at: other tests write in parallel. Removal
+        // itself is tested on a real interrupt (crates/cli/tests/interrupt.rs), since it
+        // takes every temporary file of the process.
+        let dir = tempfile::tempdir().unwrap();
+        let mine = |dir: &Path| unfinished().iter().filter(|t| t.starts_with(dir)).count();
+        let p = dir.path().join("b.csv");
+        let out = Output::create(&p).unwrap();
+        assert_eq!(mine(dir.path()), 1);
+        out.commit().unwrap();
+        assert_eq!(mine(dir.path()), 0);
+        let out = Output::create(&p).unwrap();
+        assert_eq!(mine(dir.path()), 1);
+        drop(out);
+        assert_eq!(mine(dir.path()), 0);
         assert!(leftovers(dir.path()).is_empty());
     }
 

@@ -25,7 +25,9 @@ pub struct PoolStats {
     pub prefetched_pages: u64,
     /// Pages written to storage by anyone.
     pub pages_written: u64,
-    /// Pages written by a thread that needed a frame and found only dirty ones.
+    /// Pages written by application threads rather than the flusher: by a thread that
+    /// needed a frame and found only dirty ones, and by `fsync` writing its file's dirty
+    /// pages.
     pub foreground_writes: u64,
     /// Pages written by the flusher thread.
     pub flusher_writes: u64,
