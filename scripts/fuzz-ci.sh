@@ -33,9 +33,11 @@ export RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4
 -Cllvm-args=-sanitizer-coverage-trace-compares --cfg fuzzing -Cdebug-assertions \
 -Coverflow-checks -Zsanitizer=address"
 export ASAN_OPTIONS="detect_odr_violation=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+# `--target-dir`: the binaries are run from there below, whatever CARGO_TARGET_DIR says.
 # `--target`: RUSTFLAGS then apply to the targets and their dependencies only, not to
 # build scripts (which are not linked with libFuzzer or ASan).
-cargo "+$nightly" build --release --manifest-path "$fuzz/Cargo.toml" --target "$host" --bins
+cargo "+$nightly" build --release --manifest-path "$fuzz/Cargo.toml" --target "$host" \
+    --target-dir "$fuzz/target" --bins
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
