@@ -107,6 +107,8 @@ struct Chunk {
     dirty: Box<[AtomicU64]>,
     /// One bit per frame whose hit counter was bumped since the eviction path looked.
     touched: Box<[AtomicU64]>,
+    /// One bit per frame carrying an ordered write not yet durable (`pool::ordering`).
+    tagged: Box<[AtomicU64]>,
 }
 
 /// Which per-frame bitmap (see [`Frames::bit`]).
@@ -116,6 +118,8 @@ pub(crate) enum Bits {
     Dirty,
     /// Frames hit since the eviction path last fed their counters to the policy.
     Touched,
+    /// Frames carrying ordered data not yet durable (only the ordering levels write them).
+    Tagged,
 }
 
 /// Most chunks a pool can grow by after it is built (see [`Frames`]).
@@ -193,6 +197,7 @@ impl Chunk {
             headers: Box::new([]),
             dirty: Box::new([]),
             touched: Box::new([]),
+            tagged: Box::new([]),
         };
         // Fallibly: an absurd capacity must be an error, not an abort in the allocator.
         let mut headers = Vec::new();
@@ -214,6 +219,7 @@ impl Chunk {
         chunk.headers = headers.into_boxed_slice();
         chunk.dirty = (0..count.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
         chunk.touched = (0..count.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
+        chunk.tagged = (0..count.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
         Some(chunk)
     }
 
@@ -221,6 +227,7 @@ impl Chunk {
         match which {
             Bits::Dirty => &self.dirty,
             Bits::Touched => &self.touched,
+            Bits::Tagged => &self.tagged,
         }
     }
 }

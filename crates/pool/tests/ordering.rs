@@ -287,3 +287,44 @@ fn concurrent_commits_share_levels() {
         assert_eq!(records, 50, "thread {t}");
     }
 }
+
+/// Ordered writes on frames a resize added: each frame's "carries ordered data" bit lives
+/// with its chunk, so grown frames have one (the first merge of resizing and ordering
+/// indexed a bitmap sized at build time and panicked here).
+#[test]
+fn ordered_writes_land_on_frames_added_by_a_resize() {
+    let st = RecordingStorage::new();
+    let pool = quiet_pool(8, &st);
+    pool.resize(200).unwrap();
+    let log = pool.create("/log").unwrap();
+    let data = pool.create("/data").unwrap();
+    let mut last = None;
+    // 150 data pages: most land on frames beyond the 64 one bitmap word of 8 frames held.
+    for page in 0..150u64 {
+        let l = pool
+            .graph_write(log, page * 16, &[page as u8; 16], &[])
+            .unwrap();
+        last = Some(
+            pool.graph_write(data, page * PS as u64, &[page as u8; 8], &[l])
+                .unwrap(),
+        );
+    }
+    assert!(pool.ordering_stats().tagged_frames > 64);
+    pool.wait_durable(last.unwrap()).unwrap();
+    pool.sync_all().unwrap();
+    assert_eq!(pool.ordering_stats().tagged_frames, 0);
+    // Every data page reached storage after the log write it depends on.
+    let log_events = st.log();
+    let last_log_sync = log_events
+        .iter()
+        .position(|e| matches!(e, StorageEvent::Sync { path } if show(path) == "/log"))
+        .unwrap();
+    let first_data_write = log_events
+        .iter()
+        .position(|e| matches!(e, StorageEvent::Write { path, .. } if show(path) == "/data"))
+        .unwrap();
+    assert!(
+        last_log_sync < first_data_write,
+        "the log is durable before any data"
+    );
+}

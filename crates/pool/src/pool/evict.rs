@@ -149,7 +149,7 @@ impl Inner {
             let h = frames.header(f.0);
             frames.is_idle(f.0)
                 && h.dirty.load(Ordering::Relaxed)
-                && !self.order.is_tagged(f.0)
+                && !self.is_tagged(f.0)
                 && h.write_failed.load(Ordering::Relaxed) == failed
         };
         let mut out = Vec::new();

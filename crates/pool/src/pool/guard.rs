@@ -75,7 +75,7 @@ impl Drop for PageMut<'_> {
         }
         self.inner.order.pin_mut_dropped();
         if self.inner.write_policy == WritePolicy::WriteThrough
-            && !self.inner.order.is_tagged(self.guard.id())
+            && !self.inner.is_tagged(self.guard.id())
         {
             // An error leaves the page dirty for the next `fsync` to retry and report.
             let _ =

@@ -170,7 +170,7 @@ impl Inner {
                 return Ok(false);
             }
             // Ordered data is written only by a level (`ordering`), after what it follows.
-            if self.order.is_tagged(id) {
+            if self.is_tagged(id) {
                 return Ok(false);
             }
             // One write of a page at a time (see `Header::writing`).

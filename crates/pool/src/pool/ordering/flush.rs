@@ -249,7 +249,7 @@ impl Inner {
         let g = self.frames.try_share(id);
         let mut l = self.order.locked.lock();
         if l.graph.frame_durable(id, tag) {
-            self.order.set_tagged(id, false);
+            self.set_tagged(id, false);
             if let Some(g) = &g {
                 self.clear_dirty(id, g.header());
                 g.header().write_failed.store(false, Ordering::Relaxed);

@@ -36,7 +36,7 @@ pub(crate) mod graph;
 
 use super::{BufferPool, FileHandle, Inner};
 use crate::error::PoolError;
-use crate::frames::{Exclusive, NO_OWNER};
+use crate::frames::{Bits, Exclusive, NO_OWNER};
 use flush::Scope;
 use graph::{NodeId, OrderState, Placement, Status};
 use parking_lot::{Condvar, Mutex};
@@ -113,9 +113,6 @@ pub(super) struct Order {
     progress: Condvar,
     /// Set by the first barrier or graph write: until then the hooks cost one load.
     active: AtomicBool,
-    /// One bit per frame carrying ordered data (set and cleared under the lock and the
-    /// frame's latch).
-    tagged: Box<[AtomicU64]>,
     /// One level at a time.
     flush_lock: Mutex<()>,
     /// `PageMut`s alive (a barrier inside one's lifetime is refused).
@@ -134,9 +131,6 @@ impl Order {
             locked: Mutex::new(Locked::default()),
             progress: Condvar::new(),
             active: AtomicBool::new(false),
-            tagged: (0..frames.div_ceil(64))
-                .map(|_| AtomicU64::new(0))
-                .collect(),
             flush_lock: Mutex::new(()),
             pinned_mut: AtomicUsize::new(0),
             dup_limit: (frames / 4).max(1),
@@ -144,21 +138,6 @@ impl Order {
             levels: AtomicU64::new(0),
             syncs: AtomicU64::new(0),
             pages_written: AtomicU64::new(0),
-        }
-    }
-
-    /// Whether frame `id` carries ordered data not yet durable (only levels write it).
-    #[inline]
-    pub(super) fn is_tagged(&self, id: u32) -> bool {
-        self.tagged[(id / 64) as usize].load(Ordering::Acquire) & (1 << (id % 64)) != 0
-    }
-
-    fn set_tagged(&self, id: u32, on: bool) {
-        let word = &self.tagged[(id / 64) as usize];
-        if on {
-            word.fetch_or(1 << (id % 64), Ordering::Release);
-        } else {
-            word.fetch_and(!(1 << (id % 64)), Ordering::Release);
         }
     }
 
@@ -185,6 +164,24 @@ pub(super) enum WriteOrder {
 }
 
 impl Inner {
+    /// Whether frame `id` carries ordered data not yet durable (only levels write it). The
+    /// bit lives with the frame's chunk, so frames a resize adds have one too; it is set
+    /// and cleared under the ordering lock and the frame's latch.
+    #[inline]
+    pub(super) fn is_tagged(&self, id: u32) -> bool {
+        let (word, bit) = self.frames.bit(Bits::Tagged, id);
+        word.load(Ordering::Acquire) & bit != 0
+    }
+
+    fn set_tagged(&self, id: u32, on: bool) {
+        let (word, bit) = self.frames.bit(Bits::Tagged, id);
+        if on {
+            word.fetch_or(bit, Ordering::Release);
+        } else {
+            word.fetch_and(!bit, Ordering::Release);
+        }
+    }
+
     /// Before a write changes frame `g` (exclusively latched): place the frame's current
     /// data (combine, or duplicate it for its node) and tag the frame for the write's node.
     /// Returns whether the frame carries ordered data now (then a write-through must not
@@ -203,7 +200,7 @@ impl Inner {
                 None => {
                     l.graph.plain_write(id);
                     let tagged = l.graph.tag_of(id).is_some();
-                    self.order.set_tagged(id, tagged);
+                    self.set_tagged(id, tagged);
                     return tagged;
                 }
             },
@@ -227,16 +224,16 @@ impl Inner {
             WriteOrder::Plain if node != before => l.graph.set_open_epoch(node),
             WriteOrder::Plain => {}
         }
-        self.order.set_tagged(id, true);
+        self.set_tagged(id, true);
         true
     }
 
     /// Frame `id` (exclusively latched) leaves the cache with its data (truncation,
     /// close): its version no longer holds its node back.
     pub(super) fn order_frame_dropped(&self, id: u32) {
-        if self.order.is_tagged(id) {
+        if self.is_tagged(id) {
             self.order.locked.lock().graph.frame_dropped(id);
-            self.order.set_tagged(id, false);
+            self.set_tagged(id, false);
         }
     }
 
@@ -359,7 +356,7 @@ impl Inner {
                 let mut epoch = l.graph.current_epoch();
                 let placed = l.graph.order_write(id, &mut epoch);
                 debug_assert_eq!(placed, Placement::Join, "an untagged frame joins");
-                self.order.set_tagged(id, true);
+                self.set_tagged(id, true);
             }
         }
         for (slot_no, s) in self.files.iter().enumerate() {
