@@ -323,6 +323,39 @@ impl<P: Policy, I: KeyIndex> Cache<P, I> {
         f
     }
 
+    /// Evict one victim to make room for `access` and leave the room empty, as a buffer
+    /// pool does when the read that was to fill it fails. Returns the victim's key. (For
+    /// the test kit: policies must survive every call pattern a real driver makes.)
+    pub(crate) fn evict_without_insert(
+        &mut self,
+        access: &Access,
+        evictable: &dyn Fn(FrameId) -> bool,
+    ) -> Option<u64> {
+        let victim = self.policy.evict(access, evictable)?;
+        let key = self.keys[victim.index()];
+        self.release(victim, key);
+        Some(key)
+    }
+
+    /// Ask for a victim for `access` and put it back at once, as a buffer pool does when
+    /// the frame the policy chose was pinned or dirtied before it could be taken: the
+    /// policy sees `evict` followed by `on_insert` of the same frame and key. Returns the
+    /// victim's key.
+    pub(crate) fn refuse_victim(
+        &mut self,
+        access: &Access,
+        evictable: &dyn Fn(FrameId) -> bool,
+    ) -> Option<u64> {
+        let victim = self.policy.evict(access, evictable)?;
+        let back = Access {
+            key: self.keys[victim.index()],
+            size: self.sizes[victim.index()],
+            ..*access
+        };
+        self.policy.on_insert(victim, &back);
+        Some(back.key)
+    }
+
     fn release(&mut self, frame: FrameId, key: u64) {
         if let Some(p) = self.prefetch.as_deref_mut() {
             if let Some(unused) = p.unused.get_mut(frame.index()) {

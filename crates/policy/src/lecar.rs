@@ -172,6 +172,9 @@ impl LeCaR {
     }
 
     /// A miss on `key`: if an expert evicted it, that expert regrets it.
+    ///
+    /// A key is in at most one history and has an eviction time exactly while it is in
+    /// one ([`LeCaR::remember`] keeps that true), whatever order a driver calls in.
     fn learn_from_miss(&mut self, key: u64) {
         let expert = if self.history_lru.remove(key) {
             Expert::Lru
@@ -180,6 +183,7 @@ impl LeCaR {
         } else {
             return;
         };
+        debug_assert!(!self.history_lru.contains(key) && !self.history_lfu.contains(key));
         let at = self.evicted_at.remove(&key).expect("history keys have times");
         let t = self.now - at;
         self.weights.regret(
@@ -203,11 +207,21 @@ impl LeCaR {
 
     /// Remember `key` (of `size` units) in `expert`'s history, dropping its oldest entries
     /// beyond half the capacity.
+    ///
+    /// A pool may evict a key it is about to load (another thread loaded it after this
+    /// miss made room), so `key` may be the one whose learning `evict` already did: that
+    /// learning is void now, and the key may sit in the other history from an eviction
+    /// the skipped learning never saw. Both are undone here, so each key lives in at most
+    /// one history, with one eviction time.
     fn remember(&mut self, expert: Expert, key: u64, size: u32) {
-        let history = match expert {
-            Expert::Lru => &mut self.history_lru,
-            Expert::Lfu => &mut self.history_lfu,
+        if self.consumed == Some(key) {
+            self.consumed = None;
+        }
+        let (history, other) = match expert {
+            Expert::Lru => (&mut self.history_lru, &mut self.history_lfu),
+            Expert::Lfu => (&mut self.history_lfu, &mut self.history_lru),
         };
+        other.remove(key);
         if let Some(dropped) = history.push_front(key, size) {
             self.evicted_at.remove(&dropped);
         }
@@ -369,6 +383,28 @@ mod tests {
         let mut w = Weights::even();
         w.regret(false, 0.45, 0.5, 10);
         assert!((w.first - 0.500_11).abs() < 1e-5, "{w:?}");
+    }
+
+    #[test]
+    fn a_key_evicted_while_its_own_miss_makes_room_still_counts_as_a_regret() {
+        // A pool asks for room for A, but another thread has loaded A meanwhile, and A is
+        // the victim. c = 2: A, hit A, B. LRU names A (least recent), LFU names B (counted
+        // once): they disagree, and the libCacheSim generator's first draw (0.07 < 0.5)
+        // picks LRU, so A goes into LRU's history. When A is loaded again, LRU must
+        // regret it, even though `evict` had already looked A up for this miss (before it
+        // was evicted).
+        use crate::{FrameId, Policy};
+        let (a, b) = (Access::unit(1, 0), Access::unit(2, 2));
+        let mut p = LeCaR::new(2, true, 0);
+        p.on_insert(FrameId(0), &a);
+        p.on_hit(FrameId(0), &Access::unit(1, 1));
+        p.on_insert(FrameId(1), &b);
+        assert_eq!(p.evict(&Access::unit(1, 3), &|_| true), Some(FrameId(0)));
+        p.on_insert(FrameId(0), &Access::unit(1, 4));
+        // regret 0 requests after the eviction: 0.5 e^-0.45 renormalized = 0.389
+        assert!((p.lru_weight() - 0.389_37).abs() < 1e-5, "{}", p.lru_weight());
+        // and A is in no history any more: evicting and missing it again regrets once
+        assert_eq!(p.history_lru.size_sum() + p.history_lfu.size_sum(), 0);
     }
 
     #[test]

@@ -353,12 +353,15 @@ impl<const QUICK_DEMOTION: bool> Policy for SmallMainGhost<QUICK_DEMOTION> {
         let small_first = !self.small.is_empty()
             && self.small_used >= self.small_cap
             && self.main_used <= self.main_cap;
+        // S's scan may move every object it meets to M and evict none (all were hit):
+        // M then gets another turn, as libCacheSim's loop keeps going until one is out.
         if small_first {
             self.evict_small(evictable)
                 .or_else(|| self.evict_main(evictable))
         } else {
             self.evict_main(evictable)
                 .or_else(|| self.evict_small(evictable))
+                .or_else(|| self.evict_main(evictable))
         }
     }
 
@@ -445,6 +448,21 @@ mod tests {
 
     fn s3(cap: u64) -> S3Fifo {
         S3Fifo::new(cap, 0.1, 0.9, 1)
+    }
+
+    #[test]
+    fn a_lone_object_hit_in_s_can_still_be_evicted() {
+        // capacity 20: S's share is 2, so one object in S leaves S under its share and M
+        // (empty) is asked first, finds nothing, then S moves its only object (hit twice)
+        // to M and evicts none: M must get another turn, or a resident object is
+        // unevictable (found by the invariants test).
+        use crate::{Access, FrameId, Policy};
+        let mut p = s3(20);
+        p.on_insert(FrameId(0), &Access::unit(33, 0));
+        p.on_hit(FrameId(0), &Access::unit(33, 1));
+        p.on_hit(FrameId(0), &Access::unit(33, 2));
+        assert_eq!(p.evict(&Access::unit(34, 3), &|_| true), Some(FrameId(0)));
+        assert_eq!(p.len(), 0);
     }
 
     #[test]

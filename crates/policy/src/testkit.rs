@@ -24,6 +24,12 @@ pub enum Step {
     Pin(u64),
     /// Allow evicting `key` again.
     Unpin(u64),
+    /// A miss on `key` that makes room and then never fills it: the pool's read failed,
+    /// or another thread mapped `key` meanwhile (so `key` may even be resident).
+    AbandonedMiss(u64),
+    /// A miss on `key` whose chosen victim is put back because it was pinned or dirtied
+    /// meanwhile, as the pool does.
+    RefusedVictim(u64),
 }
 
 /// Hit (true) or miss (false) for each unit-sized key of `trace`.
@@ -144,6 +150,31 @@ pub fn check_run<P: Policy + Clone>(policy: P, capacity: u64, steps: &[Step]) {
                 }
             }
             Step::Unpin(key) => pinned_keys.retain(|&k| k != key),
+            Step::AbandonedMiss(key) | Step::RefusedVictim(key) => {
+                let access = Access {
+                    key,
+                    size: 1,
+                    time: i as u64,
+                    next_access: future_next[i],
+                    stream: (key % 3) as u32,
+                };
+                let resident = cache.len();
+                if matches!(step, Step::AbandonedMiss(_)) {
+                    if let Some(victim) = cache.evict_without_insert(&access, &evictable) {
+                        assert!(
+                            !pinned_keys.contains(&victim),
+                            "step {i}: pinned key {victim} was evicted"
+                        );
+                        assert_eq!(cache.len(), resident - 1);
+                    }
+                } else if let Some(victim) = cache.refuse_victim(&access, &evictable) {
+                    assert!(
+                        cache.contains(victim),
+                        "step {i}: refused victim {victim} is gone"
+                    );
+                    assert_eq!(cache.len(), resident);
+                }
+            }
         }
         check_state(&cache, &pinned_keys, i);
     }

@@ -1,5 +1,6 @@
 //! Invariants every registered policy must keep, on random operation mixes: pins,
-//! removals, variable sizes. New policies are covered as soon as they are registered.
+//! removals, variable sizes, and the pool's driver patterns (a miss whose read fails after
+//! room was made; a victim put back because it was pinned meanwhile). New policies are covered as soon as they are registered.
 
 use policy::testkit::{check_run, Step};
 use policy::{BuildContext, PolicySpec, POLICIES};
@@ -11,6 +12,8 @@ fn steps(keys: u64, max_size: u32) -> impl Strategy<Value = Vec<Step>> {
         1 => (0..keys).prop_map(Step::Remove),
         1 => (0..keys).prop_map(Step::Pin),
         1 => (0..keys).prop_map(Step::Unpin),
+        1 => (0..keys).prop_map(Step::AbandonedMiss),
+        1 => (0..keys).prop_map(Step::RefusedVictim),
     ];
     proptest::collection::vec(step, 1..300)
 }
@@ -34,7 +37,7 @@ fn run_all(capacity: u64, steps: &[Step]) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     #[test]
     fn unit_sizes(capacity in 1u64..24, steps in steps(40, 1)) {
