@@ -59,7 +59,7 @@ pub struct ConvertArgs {
 /// Arguments of `bufcache trace generate`.
 #[derive(Args, Debug)]
 pub struct GenerateArgs {
-    /// Workload kind: uniform, zipf, scan, loop, zipfscan; or a full spec such as
+    /// Workload kind: uniform, zipf, scan, loop, zipfscan, shift; or a full spec such as
     /// `mix(0.7*zipf(keys=1000,alpha=0.9),0.3*scan(keys=500))`.
     pub kind: String,
     /// Number of requests.
@@ -71,12 +71,15 @@ pub struct GenerateArgs {
     /// Zipf exponent (zipf and mix).
     #[arg(long)]
     pub alpha: Option<f64>,
-    /// zipfscan: Zipf requests between scans.
+    /// zipfscan: Zipf requests between scans; shift: requests between moves of the hot set.
     #[arg(long)]
     pub every: Option<u64>,
     /// zipfscan: new keys per scan.
     #[arg(long)]
     pub scan: Option<u64>,
+    /// shift: keys the Zipf ranking moves by at each move (hot keys cool, cold ones heat).
+    #[arg(long)]
+    pub shift: Option<u64>,
     /// Size of every object in bytes.
     #[arg(long, default_value_t = 4096)]
     pub object_size: u32,
@@ -261,8 +264,14 @@ fn generate(a: GenerateArgs) -> Result<()> {
         let alpha = a.alpha.map(|v| v.to_string());
         let every = a.every.map(|v| v.to_string());
         let scan = a.scan.map(|v| v.to_string());
+        let shift = a.shift.map(|v| v.to_string());
         let mut params: Vec<(&str, &str)> = vec![("keys", &keys)];
-        for (name, v) in [("alpha", &alpha), ("every", &every), ("scan", &scan)] {
+        for (name, v) in [
+            ("alpha", &alpha),
+            ("every", &every),
+            ("scan", &scan),
+            ("shift", &shift),
+        ] {
             if let Some(v) = v {
                 params.push((name, v));
             }

@@ -7,6 +7,7 @@
 //! | scan | `scan(keys=K)` | the sequential scan `0, 1, ..., K-1` repeated: spatially sequential, reuse distance exactly K |
 //! | loop | `loop(keys=K)` | a fixed seeded permutation of `[0, K)` repeated: the same reuse distance K without spatial order (defeats read-ahead and sequence detection, LRU's worst case when K exceeds the cache) |
 //! | zipfscan | `zipfscan(keys=K,alpha=A,every=N,scan=M)` | a Zipf working set over `[0, K)`; after every N Zipf requests, a scan of M *new* keys (`K, K+1, ...`, never seen before or again) — the one-time-scan pattern that pollutes LRU; scan requests have stream 1 |
+//! | shift | `shift(keys=K,alpha=A,every=N,shift=M)` | a Zipf(A) working set whose hot keys move: the rank-r key is key `(r - 1 + o) mod K` (through a seeded bijection), and the offset `o` grows by M after every N requests, so the hottest keys cool off and keys that were cold become hot — the shifting hot set of real traces, which a curve fitted to one phase misses |
 //! | mix | `mix(0.7*zipf(keys=1000,alpha=0.9),0.3*scan(keys=500))` | each request comes from one component chosen independently with probability ∝ weight; component i's keys get `i << 56` so components never share keys, and its stream is i. Mixes do not nest |
 //!
 //! Every request is a read of `size` bytes (4096 unless [`generate_sized`] says otherwise)
@@ -70,6 +71,17 @@ pub enum Workload {
         /// Keys per scan.
         scan: u64,
     },
+    /// Zipf working set whose ranking moves by `shift` keys every `every` requests.
+    Shift {
+        /// Key space.
+        keys: u64,
+        /// Zipf exponent.
+        alpha: f64,
+        /// Requests between moves.
+        every: u64,
+        /// Keys the ranking moves by.
+        shift: u64,
+    },
     /// Weighted mixture (weight, component).
     Mix(Vec<(f64, Workload)>),
 }
@@ -114,6 +126,19 @@ impl Workload {
                 }
                 Ok(())
             }
+            Workload::Shift {
+                keys,
+                alpha,
+                every,
+                shift,
+            } => {
+                keys_ok(*keys)?;
+                alpha_ok(*alpha)?;
+                if *every == 0 || *shift == 0 {
+                    return bad("every and shift must be at least 1");
+                }
+                Ok(())
+            }
             Workload::Mix(parts) => {
                 if parts.is_empty() || parts.len() > 255 {
                     return bad("a mix needs 1..=255 components");
@@ -142,6 +167,7 @@ impl Workload {
                 "uniform" | "scan" | "loop" => &["keys"],
                 "zipf" => &["keys", "alpha"],
                 "zipfscan" => &["keys", "alpha", "every", "scan"],
+                "shift" => &["keys", "alpha", "every", "shift"],
                 _ => &[],
             };
             if !allowed.is_empty() && !allowed.contains(k) {
@@ -181,9 +207,15 @@ impl Workload {
                 every: int("every")?,
                 scan: int("scan")?,
             },
+            "shift" => Workload::Shift {
+                keys: int("keys")?,
+                alpha: float("alpha")?,
+                every: int("every")?,
+                shift: int("shift")?,
+            },
             _ => {
                 return bad(format!(
-                    "unknown workload {kind:?} (known: uniform, zipf, scan, loop, zipfscan, mix)"
+                    "unknown workload {kind:?} (known: uniform, zipf, scan, loop, zipfscan, shift, mix)"
                 ))
             }
         };
@@ -208,6 +240,15 @@ impl fmt::Display for Workload {
             } => write!(
                 f,
                 "zipfscan(keys={keys},alpha={alpha},every={every},scan={scan})"
+            ),
+            Workload::Shift {
+                keys,
+                alpha,
+                every,
+                shift,
+            } => write!(
+                f,
+                "shift(keys={keys},alpha={alpha},every={every},shift={shift})"
             ),
             Workload::Mix(parts) => {
                 f.write_str("mix(")?;
@@ -321,6 +362,15 @@ enum State {
         scan_left: u64,
         next_new: u64,
     },
+    Shift {
+        zipf: Zipf,
+        perm: Bijection,
+        keys: u64,
+        every: u64,
+        shift: u64,
+        since_shift: u64,
+        offset: u64,
+    },
     Mix {
         cumulative: Vec<f64>,
         parts: Vec<State>,
@@ -359,6 +409,21 @@ impl State {
                 since_scan: 0,
                 scan_left: 0,
                 next_new: keys,
+            },
+            Workload::Shift {
+                keys,
+                alpha,
+                every,
+                shift,
+            } => State::Shift {
+                zipf: zipf(keys, alpha),
+                perm: perm(keys),
+                keys,
+                every,
+                // Moving by a whole multiple of the key space would not move at all.
+                shift: shift % keys,
+                since_shift: 0,
+                offset: 0,
             },
             Workload::Mix(ref parts) => {
                 let total: f64 = parts.iter().map(|(w, _)| w).sum();
@@ -414,6 +479,24 @@ impl State {
                 if *since_scan == *every {
                     *since_scan = 0;
                     *scan_left = *scan;
+                }
+                (k, 0)
+            }
+            State::Shift {
+                zipf,
+                perm,
+                keys,
+                every,
+                shift,
+                since_shift,
+                offset,
+            } => {
+                // rank - 1 < keys and offset < keys, so the sum cannot overflow 2^49.
+                let k = perm.apply((zipf.sample(rng) - 1 + *offset) % *keys);
+                *since_shift += 1;
+                if *since_shift == *every {
+                    *since_shift = 0;
+                    *offset = (*offset + *shift) % *keys;
                 }
                 (k, 0)
             }
@@ -514,6 +597,36 @@ mod tests {
         assert_eq!(&l[8..12], &first[..]);
         first.sort();
         assert_eq!(first, [0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn shift_moves_the_hot_keys() {
+        // Zipf 2 over 1,000 keys: rank 1 takes 61% of the requests. Over 4,000 requests
+        // with a move of 500 keys every 2,000, the hottest key of the first half is some
+        // key h = perm(0); in the second half rank 1 is perm(500), and h is rank 501,
+        // requested about 0.6 / 501^2 of the time: almost never.
+        let w: Workload = "shift(keys=1000,alpha=2,every=2000,shift=500)".parse().unwrap();
+        assert_eq!(w.to_string(), "shift(keys=1000,alpha=2,every=2000,shift=500)");
+        let ks = keys(&w.to_string(), 4000, 7);
+        let hottest = |part: &[u64]| {
+            let mut counts = std::collections::HashMap::new();
+            for &k in part {
+                *counts.entry(k).or_insert(0u32) += 1;
+            }
+            counts.into_iter().max_by_key(|&(k, c)| (c, k)).unwrap()
+        };
+        let (first, n1) = hottest(&ks[..2000]);
+        let (second, n2) = hottest(&ks[2000..]);
+        assert_ne!(first, second);
+        assert!(n1 > 1000 && n2 > 1000, "{n1} {n2}");
+        let again = ks[2000..].iter().filter(|&&k| k == first).count();
+        assert!(again < 5, "the old hottest key came back {again} times");
+        assert!(ks.iter().all(|&k| k < 1000));
+        // The same seed gives the same trace; a move of 0 is refused.
+        assert_eq!(ks, keys(&w.to_string(), 4000, 7));
+        assert!("shift(keys=10,alpha=1,every=5,shift=0)"
+            .parse::<Workload>()
+            .is_err());
     }
 
     #[test]
