@@ -34,6 +34,7 @@ struct Summary<'a> {
     working_set_objects: f64,
     working_set_bytes: f64,
     shards_state_bytes: u64,
+    min_resolved_capacity: u64,
     peak_rss_bytes: Option<u64>,
     passes: u32,
     wall_s: f64,
@@ -131,6 +132,7 @@ pub(crate) fn run(args: &MrcArgs) -> Result<Computed> {
         policies: policies.clone(),
         adjust: !args.no_adjust,
         seed: args.seed,
+        sample_seed: args.sample_seed,
     };
     config.validate()?;
     let mut computed = Computed {
@@ -177,6 +179,7 @@ pub(crate) fn run(args: &MrcArgs) -> Result<Computed> {
                         misses: p.misses.round() as u64,
                         miss_ratio: p.miss_ratio,
                         byte_miss_ratio: Some(p.byte_miss_ratio),
+                        resolved: Some(p.resolved),
                     })
                     .collect(),
             });
@@ -193,6 +196,7 @@ pub(crate) fn run(args: &MrcArgs) -> Result<Computed> {
             working_set_objects: result.working_set.objects,
             working_set_bytes: result.working_set.bytes,
             shards_state_bytes: result.shards_state_bytes,
+            min_resolved_capacity: result.curves[0].min_resolved_capacity,
             peak_rss_bytes: peak_rss_bytes(),
             passes: result.passes,
             wall_s,
@@ -200,7 +204,9 @@ pub(crate) fn run(args: &MrcArgs) -> Result<Computed> {
         let text = format!(
             "{}: rate {rate:.6}, sampled {} of {} requests ({} keys), {} pass(es), {:.2} s\n\
              working set (estimated): {} objects, {}\n\
-             SHARDS state at most {}; peak resident memory {}\n",
+             SHARDS state at most {}; peak resident memory {}\n\
+             sizes below {} ({} at rate {rate:.6}: under one sampled object) are not \
+             resolved\n",
             method.name(),
             util::thousands(result.sampled_requests),
             util::thousands(result.requests),
@@ -213,6 +219,8 @@ pub(crate) fn run(args: &MrcArgs) -> Result<Computed> {
             summary
                 .peak_rss_bytes
                 .map_or("unknown".into(), util::human_bytes),
+            util::thousands(summary.min_resolved_capacity),
+            if args.ignore_size { "1/rate objects" } else { "1/rate objects of mean size" },
         );
         computed
             .notes

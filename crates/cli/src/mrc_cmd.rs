@@ -54,6 +54,10 @@ pub struct MrcArgs {
     /// Seed for randomized policies and the built-in workload.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
+    /// Seed of the key sample of shards, shards-fixed and minisim: 0 is the fixed hash,
+    /// another seed draws another sample at the same rate (to see the spread of the error).
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    pub sample_seed: u64,
     /// Also draw the curves into this SVG file (written atomically).
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
@@ -88,6 +92,8 @@ pub(crate) struct Point {
     pub miss_ratio: f64,
     /// Byte miss ratio where the method gives it.
     pub byte_miss_ratio: Option<f64>,
+    /// Sampled curves: whether the sample resolves this size (see docs/mrc.md).
+    pub resolved: Option<bool>,
 }
 
 impl From<MrcPoint> for Point {
@@ -98,6 +104,7 @@ impl From<MrcPoint> for Point {
             misses: p.misses,
             miss_ratio: p.miss_ratio(),
             byte_miss_ratio: None,
+            resolved: None,
         }
     }
 }
@@ -124,6 +131,8 @@ struct Row<'a> {
     misses: u64,
     miss_ratio: f64,
     byte_miss_ratio: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resolved: Option<bool>,
 }
 
 /// `--sizes`: `Some(n)` when it is a number of points, `None` when it is a list.
@@ -182,6 +191,7 @@ fn exact_bytes(trace: &CompactTrace, caps: &[u64]) -> Vec<Point> {
             misses: p.misses.round() as u64,
             miss_ratio: p.miss_ratio,
             byte_miss_ratio: Some(p.byte_miss_ratio),
+            resolved: None,
         })
         .collect()
 }
@@ -273,6 +283,7 @@ pub(crate) fn output(args: &MrcArgs, curves: &[Curve], notes: &[(String, String)
             misses: p.misses,
             miss_ratio: p.miss_ratio,
             byte_miss_ratio: p.byte_miss_ratio,
+            resolved: p.resolved,
         })
     });
     let mut out = String::new();

@@ -245,12 +245,13 @@ fn first_bucket_adjustment_by_hand() {
     // Rate 1/2 keeps keys whose hash is below 2^63. Key 2 is in, keys 1 and 5 are out:
     assert!(key_hash(2) < 1 << 63);
     assert!(key_hash(1) >= 1 << 63 && key_hash(5) >= 1 << 63);
-    // Trace  2 1 5 2 5 1: six requests; the sample sees 2 (cold) and 2 again, with only
-    // itself since, so sampled distance 1, scaled by 1/R to 2. Each sample stands for 2
-    // requests: 4 of the 6. Expected samples N R = 3, actual 2: the adjustment adds one
-    // sample (2 requests) that hits at every size.
-    //   adjusted:   misses(1) = (cold 2 + distance-2 reuse 2) / 6 = 4/6;  misses(2) = 2/6.
-    //   unadjusted: the same weights over the 4 requests sampled:  4/4, and 2/4.
+    // Trace  2 1 5 2 5 1: six requests; the sample sees 2 (cold) and 2 again, with no
+    // other sampled key since: sampled distance 1 (itself), which stands for distance
+    // 1 + 0 / R = 1. Each sample stands for 2 requests: 4 of the 6. Expected samples
+    // N R = 3, actual 2: the adjustment adds one sample (2 requests) that hits at every
+    // size.
+    //   adjusted:   misses(1) = misses(2) = cold 2 / 6.
+    //   unadjusted: the same weights over the 4 requests sampled: 2/4.
     let reqs = unit_requests(&[2, 1, 5, 2, 5, 1]);
     let curve = |adjust: bool| {
         let config = ApproxConfig {
@@ -266,13 +267,65 @@ fn first_bucket_adjustment_by_hand() {
             .map(|p| p.miss_ratio)
             .collect::<Vec<_>>()
     };
-    assert_eq!(curve(true), [4.0 / 6.0, 2.0 / 6.0]);
-    assert_eq!(curve(false), [1.0, 0.5]);
+    assert_eq!(curve(true), [2.0 / 6.0, 2.0 / 6.0]);
+    assert_eq!(curve(false), [0.5, 0.5]);
     let mut s = Shards::new(Sampling::Rate(0.5), Buckets::LogLinear, false);
     for r in &reqs {
         s.access(key_hash(r.key), 1);
     }
     assert_eq!(s.adjustment().requests, 2.0);
+}
+
+#[test]
+fn sampled_distances_count_the_key_itself_once() {
+    // Keys 2 and 3 are in the rate-1/2 sample, 1 and 5 are not. Trace 2 3 1 5 3 2:
+    // key 3's reuse has sampled distance 1 (itself): estimate 1 (true 3: 1 and 5 between
+    // were not sampled). Key 2's reuse has sampled distance 2 (3 and itself): estimate
+    // 1 + 1 / R = 3 (true 5). The paper's d / R would give 2 and 4: each reuse one
+    // object's worth (1 / R - 1) further.
+    assert!(key_hash(3) < 1 << 63);
+    let reqs = unit_requests(&[2, 3, 1, 5, 3, 2]);
+    let config = ApproxConfig {
+        sizes: sizes(&[1, 2, 3]),
+        adjust: false,
+        ..ApproxConfig::new(Method::ShardsRate(0.5))
+    };
+    let r = run(&reqs, &config);
+    let misses: Vec<f64> = r.curves[0].points.iter().map(|p| p.misses).collect();
+    // Two cold samples (2 requests each); the reuse at 3 misses below 3.
+    assert_eq!(misses, [6.0, 6.0, 4.0]);
+    // Byte mode: the key's own size is counted once, the others' scaled.
+    assert_eq!(sim::mrc::scaled_distance(300, 100, 0.5), 500.0);
+    assert_eq!(sim::mrc::scaled_distance(1, 1, 0.01), 1.0);
+    assert_eq!(sim::mrc::scaled_distance(10, 1, 0.01), 901.0);
+    // A miniature cache likewise holds the requested object plus R times the others:
+    // 1 + 0.01 x 999 = 10.99 objects, rounded to 11 (the paper's R c: 10).
+    use sim::mrc::minisim::scaled_capacity;
+    assert_eq!(scaled_capacity(1000, 0.01, false), 11);
+    assert_eq!(scaled_capacity(1000, 0.01, true), 10);
+    assert_eq!(scaled_capacity(1000, 1.0, false), 1000);
+    assert_eq!(scaled_capacity(10, 0.01, false), 1);
+}
+
+#[test]
+fn sizes_under_one_sampled_object_are_marked_unresolved() {
+    let reqs = unit_requests(&(0..4000u64).map(|i| i % 400).collect::<Vec<_>>());
+    let config = ApproxConfig {
+        sizes: sizes(&[50, 99, 100, 101, 400]),
+        ..ApproxConfig::new(Method::ShardsRate(0.01))
+    };
+    let r = run(&reqs, &config);
+    assert_eq!(r.curves[0].min_resolved_capacity, 100);
+    let resolved: Vec<bool> = r.curves[0].points.iter().map(|p| p.resolved).collect();
+    assert_eq!(resolved, [false, false, true, true, true]);
+    // At rate 1 every size is resolved.
+    let all = ApproxConfig {
+        sizes: sizes(&[1, 2]),
+        ..ApproxConfig::new(Method::ShardsRate(1.0))
+    };
+    let r = run(&reqs, &all);
+    assert_eq!(r.curves[0].min_resolved_capacity, 1);
+    assert!(r.curves[0].points.iter().all(|p| p.resolved));
 }
 
 /// Mean absolute difference of two curves' miss ratios.

@@ -1,7 +1,7 @@
 //! One streaming pass: SHARDS and miniature simulation from one sample.
 //!
 //! The trace is read in batches; each request's key is hashed once
-//! ([`super::filter::key_hash`]). The SHARDS estimator sees every request (it counts the
+//! ([`super::filter::salted_key_hash`], under the sample seed's salt). The SHARDS estimator sees every request (it counts the
 //! ones it drops, for the first-bucket adjustment); requests to keys under the miniature
 //! simulations' threshold are renumbered and collected, and every [`SAMPLED_BATCH`] of them
 //! goes to all miniature caches in parallel, while the next batch is being read. Memory: the reader's buffer, the SHARDS state
@@ -41,7 +41,7 @@ use policy::PolicySpec;
 use serde::Serialize;
 use trace::{Op, Request, TraceError, TraceReader};
 
-use super::filter::{key_hash, SpatialFilter};
+use super::filter::{salted_key_hash, sample_salt, SpatialFilter};
 use super::histogram::{Buckets, CurvePoint};
 use super::minisim::{KeyIds, MiniResult, MiniSim, SampledOp};
 use super::shards::{Sampling, Shards};
@@ -98,6 +98,9 @@ pub struct ApproxConfig {
     pub adjust: bool,
     /// Seed of randomized policies.
     pub seed: u64,
+    /// Seed of the key sample ([`super::filter::sample_salt`]): 0, the default, is the
+    /// project's fixed hash; another seed draws another sample at the same rate.
+    pub sample_seed: u64,
 }
 
 impl ApproxConfig {
@@ -111,6 +114,7 @@ impl ApproxConfig {
             policies: vec![PolicySpec::parse("lru").expect("lru is registered")],
             adjust: true,
             seed: 42,
+            sample_seed: 0,
         }
     }
 
@@ -207,6 +211,9 @@ pub struct ApproxCurve {
     pub method: &'static str,
     /// The sampling rate the curve was computed at (the final one at fixed size).
     pub rate: f64,
+    /// The smallest capacity the sample resolves ([`min_resolved_capacity`]); points below
+    /// it have `resolved` false.
+    pub min_resolved_capacity: u64,
     /// Points in increasing capacity.
     pub points: Vec<CurvePoint>,
 }
@@ -262,8 +269,13 @@ pub fn approximate(
                 Some(caps) => caps.clone(),
                 None => {
                     passes = 2;
-                    let ws =
-                        estimate_working_set(&mut *open()?, sampling, config.byte_mode, progress)?;
+                    let ws = estimate_working_set(
+                        &mut *open()?,
+                        sampling,
+                        config.byte_mode,
+                        sample_salt(config.sample_seed),
+                        progress,
+                    )?;
                     config.capacities_for(ws)?
                 }
             };
@@ -281,6 +293,7 @@ pub fn approximate(
         batch: vec![Request::default(); READ_BATCH],
         shards,
         ids: KeyIds::default(),
+        salt: sample_salt(config.sample_seed),
         mini_filter: mini.as_ref().map(|(_, f, _)| *f),
     };
     // Reading and sampling the next batch overlaps with the miniature caches serving the
@@ -326,6 +339,7 @@ pub fn approximate(
             _ => "shards",
         },
         rate: shards.filter().rate(),
+        min_resolved_capacity: 0,
         points: shards.curve(&caps, config.adjust),
     }];
     if let Some((mut sim, filter, mini_caps)) = mini {
@@ -342,10 +356,18 @@ pub fn approximate(
                 policy: label,
                 method: "minisim",
                 rate: filter.rate(),
+                min_resolved_capacity: 0,
                 points,
             });
         }
         debug_assert_eq!(mini_caps.len() * config.policies.len(), results.len());
+    }
+    for curve in &mut curves {
+        curve.min_resolved_capacity =
+            min_resolved_capacity(curve.rate, config.byte_mode, working_set);
+        for p in &mut curve.points {
+            p.resolved = p.capacity >= curve.min_resolved_capacity;
+        }
     }
     Ok(ApproxResult {
         curves,
@@ -356,6 +378,27 @@ pub fn approximate(
         shards_state_bytes: shards.peak_state_bytes() as u64,
         passes,
     })
+}
+
+/// The smallest capacity a sample at `rate` resolves: one that holds at least one sampled
+/// object, `1 / rate` objects (in byte mode, `1 / rate` objects of the working set's mean
+/// size).
+///
+/// Why this is a hard limit: a sampled key's distance counts the other *sampled* keys
+/// since its previous access, so every distance from 1 to about `1 / rate` shows up as the
+/// same sampled distance 1 (nothing sampled in between). Below `1 / rate` objects the
+/// sample cannot tell a reuse that hits from one that misses; a miniature cache there is
+/// under one object. Above it the estimate is unbiased but noisy: its error falls as the
+/// number of sampled objects in the cache, `rate x capacity`, grows (docs/mrc.md).
+pub fn min_resolved_capacity(rate: f64, byte_mode: bool, working_set: WorkingSetEstimate) -> u64 {
+    let unit = if byte_mode && working_set.objects > 0.0 {
+        working_set.bytes / working_set.objects
+    } else {
+        1.0
+    };
+    // The rate is a threshold over 2^64 hashes, a hair off the decimal asked for: do not
+    // let 1 / 0.01 = 100.000000001 round up to 101.
+    (unit / rate * (1.0 - 1e-9)).ceil() as u64
 }
 
 /// A miniature run's point. Unadjusted (the paper's estimate), the miss ratio is the
@@ -379,6 +422,7 @@ fn mini_point(r: &MiniResult, rate: f64, shards: &Shards, adjust: bool) -> Curve
         misses,
         miss_ratio,
         byte_miss_ratio,
+        resolved: true,
     }
 }
 
@@ -398,6 +442,8 @@ struct Sampler {
     batch: Vec<Request>,
     shards: Shards,
     ids: KeyIds,
+    /// The sample seed's salt, mixed into every key before hashing.
+    salt: u64,
     mini_filter: Option<SpatialFilter>,
 }
 
@@ -415,7 +461,7 @@ impl Sampler {
                 return Ok(true);
             }
             for r in &self.batch[..n] {
-                let hash = key_hash(r.key);
+                let hash = salted_key_hash(r.key, self.salt);
                 let delete = r.op == Op::Delete;
                 if delete {
                     self.shards.delete(hash);
@@ -445,6 +491,7 @@ fn estimate_working_set(
     reader: &mut dyn TraceReader,
     sampling: Sampling,
     byte_mode: bool,
+    salt: u64,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<WorkingSet, MrcError> {
     let mut shards = Shards::new(sampling, Buckets::Edges(Vec::new()), byte_mode);
@@ -455,7 +502,7 @@ fn estimate_working_set(
             break;
         }
         for r in &batch[..n] {
-            let hash = key_hash(r.key);
+            let hash = salted_key_hash(r.key, salt);
             if r.op == Op::Delete {
                 shards.delete(hash);
             } else {

@@ -64,6 +64,25 @@ pub fn key_hash(key: u64) -> u64 {
     mix(key)
 }
 
+/// The salt that [`salted_key_hash`] mixes into keys for sample seed `seed`.
+///
+/// Which keys a rate keeps is fixed by the hash, so one trace always gives the same
+/// sample; the error of one run is then one draw, not a property of the method. A seed
+/// picks another sample of the same rate, so that runs over several seeds show the spread
+/// (libCacheSim's profiler takes a seed for the same reason). Seed 0 gives salt 0: the
+/// plain [`key_hash`].
+pub fn sample_salt(seed: u64) -> u64 {
+    // mix(0) = 0, and mix is a bijection, so distinct seeds give distinct salts.
+    mix(seed)
+}
+
+/// The hash of `key` under `salt` ([`sample_salt`]): still a bijection of the key (an xor,
+/// then [`mix`]), so the sample can be keyed by it.
+#[inline]
+pub fn salted_key_hash(key: u64, salt: u64) -> u64 {
+    mix(key ^ salt)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,6 +101,24 @@ mod tests {
         // mix(1) = 0xb456..., above half the space; mix(2) = 0x3abf..., below it.
         assert_eq!(half.sample(1), None);
         assert_eq!(half.sample(2), Some(key_hash(2)));
+    }
+
+    #[test]
+    fn seed_zero_is_the_plain_hash_and_other_seeds_sample_other_keys() {
+        assert_eq!(sample_salt(0), 0);
+        assert_eq!(salted_key_hash(7, sample_salt(0)), key_hash(7));
+        let f = SpatialFilter::with_rate(0.01);
+        let kept = |seed: u64| -> Vec<u64> {
+            let salt = sample_salt(seed);
+            (0..100_000u64)
+                .filter(|&k| salted_key_hash(k, salt) <= f.threshold())
+                .collect()
+        };
+        let (a, b) = (kept(0), kept(1));
+        // Two independent 1% samples of 100k keys share about 10 keys, not 1,000.
+        let shared = a.iter().filter(|k| b.binary_search(k).is_ok()).count();
+        assert!(shared < 60, "samples of seeds 0 and 1 share {shared} keys");
+        assert!((800..1200).contains(&b.len()), "seed 1 kept {}", b.len());
     }
 
     #[test]

@@ -64,6 +64,9 @@ pub struct CurvePoint {
     pub miss_ratio: f64,
     /// Fraction of requested bytes that miss.
     pub byte_miss_ratio: f64,
+    /// False when the sample is too thin to see this size at all: a capacity that holds
+    /// less than one sampled object ([`super::approx::min_resolved_capacity`]).
+    pub resolved: bool,
 }
 
 /// A weighted histogram of distances.
@@ -138,6 +141,7 @@ impl DistanceHistogram {
                     misses: missed.requests,
                     miss_ratio: clamp_ratio(missed.requests, total.requests),
                     byte_miss_ratio: clamp_ratio(missed.bytes, total.bytes),
+                    resolved: true,
                 }
             })
             .collect()

@@ -13,6 +13,14 @@
 //! sampled stream: at rate 1 a miniature run is exactly the full replay (a test holds it
 //! to that), including policies whose choices depend on key values.
 //!
+//! **The scaled capacity** ([`scaled_capacity`]). A cache of `c` objects holds the
+//! requested object itself and `c - 1` others; only the others thin out with the sample,
+//! so the miniature cache holds `1 + R (c - 1)` objects, not `R c` (the paper's). For LRU
+//! the two differ exactly as SHARDS' `1 + (d - 1) / R` and `d / R` do (see
+//! [`super::shards`]): `R c` makes every miniature cache about one object too small, a
+//! bias that matters when it holds a few dozen. Byte capacities are scaled by `R` alone:
+//! the requested object's size is not known when the cache is built.
+//!
 //! A scaled capacity is rounded to the nearest unit and is at least 1; at a rate where
 //! `R × capacity` is a handful of objects the estimate is coarse (choose the rate so that
 //! the smallest miniature cache holds at least a few hundred objects; see docs/mrc.md).
@@ -99,9 +107,16 @@ impl std::fmt::Debug for MiniSim {
     }
 }
 
-/// The miniature capacity standing for `capacity` at `rate`: rounded, at least 1.
-pub fn scaled_capacity(capacity: u64, rate: f64) -> u64 {
-    ((capacity as f64 * rate).round() as u64).max(1)
+/// The miniature capacity standing for `capacity` at `rate`: `1 + rate (capacity - 1)`
+/// objects, or `rate x capacity` bytes in `byte_mode` (see the module docs), rounded, at
+/// least 1. At rate 1 it is `capacity`.
+pub fn scaled_capacity(capacity: u64, rate: f64, byte_mode: bool) -> u64 {
+    let scaled = if byte_mode || capacity == 0 {
+        capacity as f64 * rate
+    } else {
+        1.0 + (capacity - 1) as f64 * rate
+    };
+    (scaled.round() as u64).max(1)
 }
 
 impl MiniSim {
@@ -118,7 +133,7 @@ impl MiniSim {
         let mut labels = Vec::with_capacity(runs.capacity());
         for spec in policies {
             for &capacity in capacities {
-                let scaled = scaled_capacity(capacity, rate);
+                let scaled = scaled_capacity(capacity, rate, byte_mode);
                 let policy = spec
                     .build(&BuildContext::new(scaled, seed))
                     .map_err(|error| ReplayError::Policy {

@@ -28,12 +28,12 @@ use crate::replay::{replay, ReplayError, ReplayOptions};
 use crate::size::{CacheSize, SizeError};
 
 pub use approx::{
-    approximate, ApproxConfig, ApproxCurve, ApproxResult, Method, WorkingSetEstimate,
+    approximate, min_resolved_capacity, ApproxConfig, ApproxCurve, ApproxResult, Method, WorkingSetEstimate,
 };
 pub use exact::StackDistances;
-pub use filter::{key_hash, SpatialFilter};
+pub use filter::{key_hash, salted_key_hash, sample_salt, SpatialFilter};
 pub use histogram::CurvePoint;
-pub use shards::{Sampling, Shards};
+pub use shards::{scaled_distance, Sampling, Shards};
 
 /// Why a curve could not be computed.
 #[derive(Debug, Error)]

@@ -1,9 +1,20 @@
 //! SHARDS: the LRU curve from a spatially sampled stream (Waldspurger et al., FAST'15).
 //!
 //! Only requests to sampled keys ([`SpatialFilter`]) reach the stack. At rate `R` the
-//! sampled keys are a fraction `R` of all keys, so a sampled stack distance `d` stands for
-//! a distance of `d / R` in the whole trace, and each sampled request for `1 / R` requests
-//! (and its size for `size / R` bytes).
+//! sampled keys are a fraction `R` of all keys, so each sampled request stands for `1 / R`
+//! requests (and its size for `size / R` bytes), and a sampled stack distance stands for a
+//! scaled one ([`scaled_distance`]).
+//!
+//! **Scaling a distance.** A sampled distance `d` counts the key itself plus the `d - 1`
+//! *other* sampled keys touched since its previous access. The key itself is in the sample
+//! for sure (we are looking at its request); each of the `D - 1` other keys of the true
+//! distance `D` is in it with probability `R`, so `d - 1` is about `R (D - 1)` and the
+//! estimate is `D = 1 + (d - 1) / R`. The paper scales the whole of `d`, `d / R`, which
+//! counts the key itself `1 / R` times: every distance comes out `1 / R - 1` too long, so
+//! every reuse hits only from a cache `1 / R - 1` objects larger than it should (99 objects
+//! at `R = 0.01`). That shift is nothing at large sizes and a large bias at small ones (at
+//! 900 objects, 11% of the size: on a Zipf 0.9 trace, 0.007 of miss ratio). In byte mode
+//! the key's own size takes the place of the 1. At `R = 1` both are the exact distance.
 //!
 //! * **Fixed rate**: `R` is set once; state grows with the sampled keys, `R` times the
 //!   working set.
@@ -52,6 +63,16 @@ pub struct Shards {
     bytes: u64,
     sampled_requests: u64,
     peak_state_bytes: usize,
+}
+
+/// The distance in the whole trace that a sampled distance `sampled` stands for at `rate`:
+/// the key's own weight `own` (1, or its size in byte mode) counted once, the other
+/// sampled keys' weight scaled by `1 / rate` (see the module docs for why not `sampled /
+/// rate`).
+#[inline]
+pub fn scaled_distance(sampled: u64, own: u64, rate: f64) -> f64 {
+    debug_assert!(own <= sampled, "a distance includes the key's own weight");
+    own as f64 + (sampled - own) as f64 / rate
 }
 
 impl Shards {
@@ -133,7 +154,10 @@ impl Shards {
             bytes: f64::from(size) / rate,
         };
         match self.stack.access(hash, size) {
-            Some(d) => self.histogram.add(d as f64 / rate, weight),
+            Some(d) => {
+                let own = self.stack.weight_of(size);
+                self.histogram.add(scaled_distance(d, own, rate), weight)
+            }
             None => {
                 self.histogram.add_cold(weight);
                 if self.held.is_some() {

@@ -63,7 +63,9 @@ impl StreamingStack {
         self.live_bytes
     }
 
-    fn weight(&self, size: u32) -> u64 {
+    /// The weight a key of `size` has in this stack (its size, at least 1, in byte mode;
+    /// otherwise 1): the part of its own distance that is the key itself.
+    pub fn weight_of(&self, size: u32) -> u64 {
         weight_of(self.byte_weights, size)
     }
 
@@ -93,7 +95,7 @@ impl StreamingStack {
         }
         let slot = self.next;
         self.next += 1;
-        let weight = self.weight(size);
+        let weight = self.weight_of(size);
         let previous = self.live.insert(
             key,
             Entry {
@@ -106,7 +108,7 @@ impl StreamingStack {
             self.live_bytes -= u64::from(old.size);
             let p = old.slot as usize;
             let between = self.prefix(slot) - self.prefix(p + 1);
-            self.add(p, self.weight(old.size).wrapping_neg());
+            self.add(p, self.weight_of(old.size).wrapping_neg());
             between + weight
         });
         self.add(slot, weight);
@@ -119,7 +121,7 @@ impl StreamingStack {
     pub fn remove(&mut self, key: u64) -> Option<u32> {
         let e = self.live.remove(&key)?;
         self.live_bytes -= u64::from(e.size);
-        self.add(e.slot as usize, self.weight(e.size).wrapping_neg());
+        self.add(e.slot as usize, self.weight_of(e.size).wrapping_neg());
         Some(e.size)
     }
 
