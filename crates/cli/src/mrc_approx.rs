@@ -220,7 +220,11 @@ pub(crate) fn run(args: &MrcArgs) -> Result<Computed> {
                 .peak_rss_bytes
                 .map_or("unknown".into(), util::human_bytes),
             util::thousands(summary.min_resolved_capacity),
-            if args.ignore_size { "1/rate objects" } else { "1/rate objects of mean size" },
+            if args.ignore_size {
+                "1/rate objects"
+            } else {
+                "1/rate objects of mean size"
+            },
         );
         computed
             .notes

@@ -28,7 +28,8 @@ use crate::replay::{replay, ReplayError, ReplayOptions};
 use crate::size::{CacheSize, SizeError};
 
 pub use approx::{
-    approximate, min_resolved_capacity, ApproxConfig, ApproxCurve, ApproxResult, Method, WorkingSetEstimate,
+    approximate, min_resolved_capacity, ApproxConfig, ApproxCurve, ApproxResult, Method,
+    WorkingSetEstimate,
 };
 pub use exact::StackDistances;
 pub use filter::{key_hash, salted_key_hash, sample_salt, SpatialFilter};

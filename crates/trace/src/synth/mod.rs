@@ -605,8 +605,13 @@ mod tests {
         // with a move of 500 keys every 2,000, the hottest key of the first half is some
         // key h = perm(0); in the second half rank 1 is perm(500), and h is rank 501,
         // requested about 0.6 / 501^2 of the time: almost never.
-        let w: Workload = "shift(keys=1000,alpha=2,every=2000,shift=500)".parse().unwrap();
-        assert_eq!(w.to_string(), "shift(keys=1000,alpha=2,every=2000,shift=500)");
+        let w: Workload = "shift(keys=1000,alpha=2,every=2000,shift=500)"
+            .parse()
+            .unwrap();
+        assert_eq!(
+            w.to_string(),
+            "shift(keys=1000,alpha=2,every=2000,shift=500)"
+        );
         let ks = keys(&w.to_string(), 4000, 7);
         let hottest = |part: &[u64]| {
             let mut counts = std::collections::HashMap::new();
