@@ -113,29 +113,28 @@ impl Workload {
                 keys_ok(*keys)
             }
             Workload::Zipf { keys, alpha } => keys_ok(*keys).and(alpha_ok(*alpha)),
+            // The scan length and the move both count keys, and both must be at least 1.
             Workload::ZipfScan {
                 keys,
                 alpha,
                 every,
-                scan,
-            } => {
-                keys_ok(*keys)?;
-                alpha_ok(*alpha)?;
-                if *every == 0 || *scan == 0 {
-                    return bad("every and scan must be at least 1");
-                }
-                Ok(())
+                scan: step,
             }
-            Workload::Shift {
+            | Workload::Shift {
                 keys,
                 alpha,
                 every,
-                shift,
+                shift: step,
             } => {
                 keys_ok(*keys)?;
                 alpha_ok(*alpha)?;
-                if *every == 0 || *shift == 0 {
-                    return bad("every and shift must be at least 1");
+                if *every == 0 || *step == 0 {
+                    let name = if matches!(self, Workload::Shift { .. }) {
+                        "shift"
+                    } else {
+                        "scan"
+                    };
+                    return bad(format!("every and {name} must be at least 1"));
                 }
                 Ok(())
             }
