@@ -239,6 +239,11 @@ fn mrc_sampled_methods_at_rate_one_match_and_report_themselves() {
     assert_eq!(summary["requests"], 6);
     assert_eq!(summary["working_set_objects"], 3.0);
     assert!(summary["peak_rss_bytes"].as_u64().unwrap() > 0);
+    // At rate 1 every size is resolved, and any sample seed keeps every key.
+    assert_eq!(summary["min_resolved_capacity"], 1);
+    assert!(shards[..3].iter().all(|r| r["resolved"] == true));
+    let seeded = with(&["--method", "shards", "--rate", "1", "--sample-seed", "3"]);
+    assert_eq!(misses(&seeded[..3]), [6, 4, 3]);
     let fixed = with(&["--method", "shards-fixed", "--samples", "10"]);
     assert_eq!(misses(&fixed[..3]), [6, 4, 3]);
     assert_eq!(fixed[0]["method"], "shards-fixed");
