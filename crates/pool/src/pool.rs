@@ -46,6 +46,7 @@ mod info;
 mod load;
 mod ordering;
 mod resize;
+mod write_runs;
 mod writeback;
 
 pub use config::{

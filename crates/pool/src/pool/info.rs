@@ -25,6 +25,10 @@ pub struct PoolStats {
     pub prefetched_pages: u64,
     /// Pages written to storage by anyone.
     pub pages_written: u64,
+    /// Write calls issued to storage: adjacent dirty pages of a file written back
+    /// together are one call (`pwritev`), so `pages_written / write_calls` is the average
+    /// run.
+    pub write_calls: u64,
     /// Pages written by application threads rather than the flusher: by a thread that
     /// needed a frame and found only dirty ones, and by `fsync` writing its file's dirty
     /// pages.
@@ -198,6 +202,7 @@ impl BufferPool {
             read_ahead_pages: c.get(Counter::ReadAheadPages),
             prefetched_pages: c.get(Counter::PrefetchedPages),
             pages_written: c.get(Counter::PagesWritten),
+            write_calls: c.get(Counter::WriteCalls),
             foreground_writes: c.get(Counter::ForegroundWrites),
             flusher_writes: c.get(Counter::FlusherWrites),
             flusher_runs: c.get(Counter::FlusherRuns),

@@ -43,7 +43,7 @@ impl Drop for Claimed<'_> {
 }
 
 /// What an attempt to claim a frame found.
-enum Claim<'a> {
+enum WriteClaim<'a> {
     Got(Claimed<'a>),
     /// Latched or being written by another thread.
     Busy,
@@ -59,7 +59,7 @@ impl Inner {
     /// given: the frame may have been reused since the caller chose it). With `wait`, wait
     /// for the frame's latch and for a write already in flight; call it so only while
     /// holding no other claim.
-    fn claim(&self, id: u32, wait: bool, owner: Option<u64>) -> Claim<'_> {
+    fn claim_for_write(&self, id: u32, wait: bool, owner: Option<u64>) -> WriteClaim<'_> {
         let mut spins = 0;
         loop {
             let pin = if wait {
@@ -67,7 +67,7 @@ impl Inner {
             } else {
                 match self.frames.try_share(id) {
                     Some(g) => g,
-                    None => return Claim::Busy,
+                    None => return WriteClaim::Busy,
                 }
             };
             let h = pin.header();
@@ -77,21 +77,21 @@ impl Inner {
                 || owner.is_some_and(|w| w != o)
                 || self.is_tagged(id)
             {
-                return Claim::Skip;
+                return WriteClaim::Skip;
             }
             if h.writing
                 .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
                 .is_err()
             {
                 if !wait {
-                    return Claim::Busy;
+                    return WriteClaim::Busy;
                 }
                 drop(pin);
                 backoff(&mut spins);
                 continue;
             }
             let page = h.page.load(Ordering::Relaxed);
-            return Claim::Got(Claimed {
+            return WriteClaim::Got(Claimed {
                 id,
                 owner: o,
                 page,
@@ -115,10 +115,10 @@ impl Inner {
         let mut claimed = Vec::with_capacity(ids.len());
         let mut deferred = Vec::new();
         for &id in ids {
-            match self.claim(id, false, owner) {
-                Claim::Got(c) => claimed.push(c),
-                Claim::Busy if wait => deferred.push(id),
-                Claim::Busy | Claim::Skip => {}
+            match self.claim_for_write(id, false, owner) {
+                WriteClaim::Got(c) => claimed.push(c),
+                WriteClaim::Busy if wait => deferred.push(id),
+                WriteClaim::Busy | WriteClaim::Skip => {}
             }
         }
         claimed.sort_unstable_by_key(|c| (c.owner, c.page));
@@ -138,7 +138,7 @@ impl Inner {
         }
         drop(claimed);
         for id in deferred {
-            if let Claim::Got(c) = self.claim(id, true, owner) {
+            if let WriteClaim::Got(c) = self.claim_for_write(id, true, owner) {
                 note(self.write_run(std::slice::from_ref(&c), by));
             }
         }
