@@ -47,6 +47,9 @@ pub struct PoolStats {
     pub free_frames: u64,
     /// Frames in the pool.
     pub capacity_frames: u64,
+    /// Frames a shrink took out of circulation whose memory the flusher has not yet
+    /// handed back to the kernel (it does so right after the shrink).
+    pub unreleased_frames: u64,
 }
 
 /// Which pages of a file are resident: one bit per page (see [`BufferPool::resident`]).
@@ -211,6 +214,7 @@ impl BufferPool {
             dirty_pages: i.dirty_pages.load(Ordering::Relaxed),
             free_frames: i.free.lock().len() as u64,
             capacity_frames: i.capacity() as u64,
+            unreleased_frames: i.unreleased_frames() as u64,
         }
     }
 }

@@ -285,6 +285,9 @@ impl Inner {
             if self.flusher_wake.swap(false, Ordering::AcqRel) {
                 self.refill_free();
             }
+            if self.release_pending.swap(false, Ordering::AcqRel) {
+                self.release_retired_memory();
+            }
             if Instant::now() >= next_ageing {
                 self.write_aged();
                 self.flush_ordered_background();
