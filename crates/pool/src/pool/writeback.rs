@@ -442,29 +442,40 @@ mod tests {
     }
 
     /// Buffered I/O writes only the part of the last page inside the file; `O_DIRECT`
-    /// writes whole pages; a page wholly past the end is not written at all.
+    /// writes whole pages; a page wholly past the end is not written at all. The same
+    /// bytes whether the pages go one call each or as one run (one call).
     #[test]
     #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
-    fn a_page_write_covers_what_the_io_mode_needs() {
+    fn a_page_write_and_a_run_cover_what_the_io_mode_needs() {
         for (mode, expected) in [
             (IoMode::Buffered, vec![(0, 4096), (4096, 904)]),
             (IoMode::Direct, vec![(0, 4096), (4096, 4096), (8192, 4096)]),
         ] {
-            let storage = RecordingStorage::new();
-            let pool = quiet_builder(4, "lru")
-                .io_mode(mode)
-                .build_with_storage(storage.clone())
-                .unwrap();
-            let f = pool.create("/w").unwrap();
-            let (file, path) = pool.inner.file_of(f).unwrap();
-            let page = [5u8; 4096];
-            for p in 0..3 {
-                pool.inner
-                    .write_page(&*file, &path, p, &page, 5000)
+            for as_run in [false, true] {
+                let storage = RecordingStorage::new();
+                let pool = quiet_builder(4, "lru")
+                    .io_mode(mode)
+                    .build_with_storage(storage.clone())
                     .unwrap();
+                let f = pool.create("/w").unwrap();
+                let (file, path) = pool.inner.file_of(f).unwrap();
+                let page = [5u8; 4096];
+                if as_run {
+                    pool.inner
+                        .write_pages(&*file, &path, 0, &[&page, &page, &page], 5000)
+                        .unwrap();
+                } else {
+                    for p in 0..3 {
+                        pool.inner
+                            .write_page(&*file, &path, p, &page, 5000)
+                            .unwrap();
+                    }
+                }
+                assert_eq!(writes(&storage.log()), expected, "{mode:?}");
+                let s = pool.stats();
+                let calls = if as_run { 1 } else { expected.len() as u64 };
+                assert_eq!((s.write_calls, s.pages_written), (calls, expected.len() as u64));
             }
-            assert_eq!(writes(&storage.log()), expected, "{mode:?}");
-            assert_eq!(pool.stats().pages_written, expected.len() as u64);
         }
     }
 
@@ -530,33 +541,6 @@ mod tests {
         );
         assert_eq!(s.dirty_pages, 1, "b's page is still dirty");
         pool.inner.check_invariants();
-    }
-
-    /// A run ends where the file does: buffered I/O writes the part of the last page
-    /// inside the file and nothing after it; `O_DIRECT` writes every page whole. Either
-    /// way one call.
-    #[test]
-    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
-    fn a_run_of_pages_is_cut_where_the_io_mode_needs() {
-        for (mode, expected) in [
-            (IoMode::Buffered, vec![(0, 4096), (4096, 904)]),
-            (IoMode::Direct, vec![(0, 4096), (4096, 4096), (8192, 4096)]),
-        ] {
-            let storage = RecordingStorage::new();
-            let pool = quiet_builder(4, "lru")
-                .io_mode(mode)
-                .build_with_storage(storage.clone())
-                .unwrap();
-            let f = pool.create("/w").unwrap();
-            let (file, path) = pool.inner.file_of(f).unwrap();
-            let page = [5u8; 4096];
-            pool.inner
-                .write_pages(&*file, &path, 0, &[&page, &page, &page], 5000)
-                .unwrap();
-            assert_eq!(writes(&storage.log()), expected, "{mode:?}");
-            let s = pool.stats();
-            assert_eq!((s.write_calls, s.pages_written), (1, expected.len() as u64));
-        }
     }
 
     /// A run that storage writes only in part: the pages written whole are clean, the
