@@ -552,7 +552,10 @@ mod tests {
         }
         for id in retired {
             let g = pool.inner.frames.exclusive(id);
-            assert!(g.bytes().iter().all(|&b| b == 0), "frame {id} kept its bytes");
+            assert!(
+                g.bytes().iter().all(|&b| b == 0),
+                "frame {id} kept its bytes"
+            );
         }
         pool.inner.check_invariants();
         // a growth takes them back; a release pending for them would pass them over

@@ -160,7 +160,9 @@ impl Inner {
         };
         let bytes: Vec<&[u8]> = run.iter().map(|c| c.pin.bytes()).collect();
         let result = self.write_pages(&*file, &path, run[0].page, &bytes, len);
-        let done = result.as_ref().map_or_else(|e| e.pages_done, |()| run.len());
+        let done = result
+            .as_ref()
+            .map_or_else(|e| e.pages_done, |()| run.len());
         for c in &run[..done] {
             let h = c.pin.header();
             self.clear_dirty(c.id, h);

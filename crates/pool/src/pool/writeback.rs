@@ -164,8 +164,7 @@ impl Inner {
             Err((written, source)) => {
                 // every buffer but the last is a whole page, and the last was not finished
                 let pages_done = (written / self.page_size).min(bufs.len() - 1);
-                self.counters
-                    .add(Counter::PagesWritten, pages_done as u64);
+                self.counters.add(Counter::PagesWritten, pages_done as u64);
                 self.counters
                     .add(Counter::WriteErrors, (bufs.len() - pages_done) as u64);
                 Err(RunError {
@@ -474,7 +473,10 @@ mod tests {
                 assert_eq!(writes(&storage.log()), expected, "{mode:?}");
                 let s = pool.stats();
                 let calls = if as_run { 1 } else { expected.len() as u64 };
-                assert_eq!((s.write_calls, s.pages_written), (calls, expected.len() as u64));
+                assert_eq!(
+                    (s.write_calls, s.pages_written),
+                    (calls, expected.len() as u64)
+                );
             }
         }
     }
@@ -554,14 +556,27 @@ mod tests {
         let f = pool.create("/s").unwrap();
         pool.write(f, 0, &[3; 4 * 4096]).unwrap();
         storage.inject(FaultOp::Write, FaultKind::ShortWrite, 0, 1);
-        assert!(matches!(pool.fsync(f), Err(PoolError::Io { op: "write", .. })));
+        assert!(matches!(
+            pool.fsync(f),
+            Err(PoolError::Io { op: "write", .. })
+        ));
         let s = pool.stats();
         assert_eq!(
-            (s.write_calls, s.pages_written, s.write_errors, s.dirty_pages),
+            (
+                s.write_calls,
+                s.pages_written,
+                s.write_errors,
+                s.dirty_pages
+            ),
             (1, 2, 2, 2),
             "half of 4 pages landed"
         );
-        assert!(pool.inner.frames.header(2).write_failed.load(Ordering::Relaxed));
+        assert!(pool
+            .inner
+            .frames
+            .header(2)
+            .write_failed
+            .load(Ordering::Relaxed));
         let before = storage.log_len();
         pool.fsync(f).unwrap();
         assert_eq!(
@@ -570,7 +585,12 @@ mod tests {
         );
         let s = pool.stats();
         assert_eq!((s.write_calls, s.pages_written, s.dirty_pages), (2, 4, 0));
-        assert!(!pool.inner.frames.header(2).write_failed.load(Ordering::Relaxed));
+        assert!(!pool
+            .inner
+            .frames
+            .header(2)
+            .write_failed
+            .load(Ordering::Relaxed));
         pool.inner.check_invariants();
     }
 
