@@ -79,7 +79,12 @@ impl Lease {
                 Ordering::Acquire,
                 Ordering::Relaxed,
             ) {
-                Ok(_) => return Lease { counts: i, queue: i },
+                Ok(_) => {
+                    return Lease {
+                        counts: i,
+                        queue: i,
+                    }
+                }
                 Err(now) => cur = now,
             }
         }
@@ -126,7 +131,10 @@ impl Counters {
     /// thread's lease is being torn down at exit).
     #[inline]
     pub(crate) fn add(&self, c: Counter, n: u64) {
-        let owned = LEASE.try_with(|l| l.owns().then_some(l.counts)).ok().flatten();
+        let owned = LEASE
+            .try_with(|l| l.owns().then_some(l.counts))
+            .ok()
+            .flatten();
         match owned {
             Some(i) => {
                 let cell = &self.stripes[i].0[c as usize];
