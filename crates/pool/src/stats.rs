@@ -15,6 +15,7 @@
 //! ever lost. A lease handed back is released (`Release`) and taken again by acquiring
 //! (`Acquire`), so the next owner starts from the last owner's final counts.
 
+use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 /// What each counter means is documented on [`crate::PoolStats`].
@@ -51,67 +52,87 @@ static NEXT_THREAD: AtomicUsize = AtomicUsize::new(0);
 /// Bit `i` set: stripe `i` is owned by a live thread.
 static OWNED: AtomicU32 = AtomicU32::new(0);
 
-/// The stripe that counts a thread's events (index `STRIPES` is the shared one).
-struct Lease {
-    /// Stripe index, `0..=STRIPES`.
-    counts: usize,
-    /// Hit-queue index, `0..STRIPES` (the owned stripe, or a round-robin pick).
-    queue: usize,
+/// `STRIPE_OF` before the thread's first count.
+const UNSET: usize = usize::MAX;
+
+thread_local! {
+    /// The stripe this thread counts in: `0..STRIPES` owned, `STRIPES` shared, or
+    /// [`UNSET`]. Const-initialized and without a destructor, so reading it is one
+    /// thread-local load with no lazy-initialization check, and it stays readable while
+    /// other thread-locals are destroyed.
+    static STRIPE_OF: Cell<usize> = const { Cell::new(UNSET) };
+    /// This thread's hit queue, `0..STRIPES` (its owned stripe, or a round-robin pick).
+    static QUEUE_OF: Cell<usize> = const { Cell::new(0) };
+    /// Holds the owned stripe so that it is handed back when the thread exits.
+    static LEASE: RefCell<Option<Lease>> = const { RefCell::new(None) };
 }
 
-impl Lease {
-    /// Own a free stripe if one is left, else share the extra one.
-    fn take() -> Lease {
-        let mut cur = OWNED.load(Ordering::Relaxed);
-        loop {
-            let free = !cur & ((1u32 << STRIPES) - 1);
-            if free == 0 {
-                let queue = NEXT_THREAD.fetch_add(1, Ordering::Relaxed) % STRIPES;
-                return Lease {
-                    counts: STRIPES,
-                    queue,
-                };
-            }
-            let i = free.trailing_zeros() as usize;
-            match OWNED.compare_exchange_weak(
-                cur,
-                cur | (1 << i),
-                Ordering::Acquire,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => {
-                    return Lease {
-                        counts: i,
-                        queue: i,
-                    }
-                }
-                Err(now) => cur = now,
-            }
-        }
-    }
-
-    fn owns(&self) -> bool {
-        self.counts < STRIPES
-    }
-}
+/// An owned stripe, handed back on drop (at thread exit).
+struct Lease(usize);
 
 impl Drop for Lease {
     fn drop(&mut self) {
-        if self.owns() {
-            // Release: the next owner's `Acquire` sees every count this thread stored.
-            OWNED.fetch_and(!(1u32 << self.counts), Ordering::Release);
-        }
+        // Count in the shared stripe from now on (other thread-locals' destructors may
+        // still count), then hand the stripe back; `Release` so that the next owner's
+        // `Acquire` sees every count this thread stored.
+        STRIPE_OF.with(|s| s.set(STRIPES));
+        OWNED.fetch_and(!(1u32 << self.0), Ordering::Release);
     }
 }
 
-thread_local! {
-    static LEASE: Lease = Lease::take();
+/// This thread's stripe, taking one at the first call: a free stripe to own if one is
+/// left, else the shared one.
+#[inline]
+fn stripe_of() -> usize {
+    let s = STRIPE_OF.with(Cell::get);
+    if s != UNSET {
+        return s;
+    }
+    take_stripe()
+}
+
+#[cold]
+fn take_stripe() -> usize {
+    let mut cur = OWNED.load(Ordering::Relaxed);
+    let owned = loop {
+        let free = !cur & ((1u32 << STRIPES) - 1);
+        if free == 0 {
+            break None;
+        }
+        let i = free.trailing_zeros() as usize;
+        match OWNED.compare_exchange_weak(cur, cur | (1 << i), Ordering::Acquire, Ordering::Relaxed)
+        {
+            Ok(_) => break Some(i),
+            Err(now) => cur = now,
+        }
+    };
+    let stripe = match owned {
+        // Keep the lease for the thread's life; a thread already tearing its
+        // thread-locals down gives it back at once and shares.
+        Some(i) => match LEASE.try_with(|l| *l.borrow_mut() = Some(Lease(i))) {
+            Ok(()) => i,
+            Err(_) => {
+                OWNED.fetch_and(!(1u32 << i), Ordering::Release);
+                STRIPES
+            }
+        },
+        None => STRIPES,
+    };
+    let queue = if stripe < STRIPES {
+        stripe
+    } else {
+        NEXT_THREAD.fetch_add(1, Ordering::Relaxed) % STRIPES
+    };
+    QUEUE_OF.with(|q| q.set(queue));
+    STRIPE_OF.with(|s| s.set(stripe));
+    stripe
 }
 
 /// This thread's hit-queue number (0..16): its own while it owns a counter stripe.
 #[inline]
 pub(crate) fn stripe() -> usize {
-    LEASE.try_with(|l| l.queue).unwrap_or(0)
+    stripe_of();
+    QUEUE_OF.with(Cell::get)
 }
 
 /// Number of hit queues.
@@ -127,22 +148,15 @@ impl Counters {
     }
 
     /// Add `n` to counter `c` of this thread's stripe: a plain load and store when the
-    /// thread owns the stripe, `fetch_add` on the shared one otherwise (also while the
-    /// thread's lease is being torn down at exit).
+    /// thread owns the stripe, `fetch_add` on the shared one.
     #[inline]
     pub(crate) fn add(&self, c: Counter, n: u64) {
-        let owned = LEASE
-            .try_with(|l| l.owns().then_some(l.counts))
-            .ok()
-            .flatten();
-        match owned {
-            Some(i) => {
-                let cell = &self.stripes[i].0[c as usize];
-                cell.store(cell.load(Ordering::Relaxed) + n, Ordering::Relaxed);
-            }
-            None => {
-                self.stripes[STRIPES].0[c as usize].fetch_add(n, Ordering::Relaxed);
-            }
+        let i = stripe_of();
+        let cell = &self.stripes[i].0[c as usize];
+        if i < STRIPES {
+            cell.store(cell.load(Ordering::Relaxed) + n, Ordering::Relaxed);
+        } else {
+            cell.fetch_add(n, Ordering::Relaxed);
         }
     }
 
