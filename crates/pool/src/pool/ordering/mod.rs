@@ -287,20 +287,13 @@ impl Inner {
     }
 
     /// One level for eviction when only tagged frames are left dirty; how many versions it
-    /// wrote (0 when nothing could be written). When another thread is writing a level,
-    /// waits for it to end and returns 1: that level may have cleaned frames, so the miss
-    /// looks again. Spinning instead (the miss scanning every frame for victims again and
-    /// again while the level waits for its sync) takes the CPU the level's writer needs,
-    /// on two cores with four transaction threads (`docs/experiments/burnett-ordering.md`).
-    /// Waiting cannot deadlock: a level's writer takes frames only with `try_share`, never
-    /// misses, and takes no lock a missing thread holds.
+    /// wrote (0 when another thread is writing a level or nothing could be written).
     pub(super) fn flush_level_for_eviction(&self) -> usize {
         if !self.order.active.load(Ordering::Acquire) {
             return 0;
         }
         let Some(_level) = self.order.flush_lock.try_lock() else {
-            drop(self.order.flush_lock.lock());
-            return 1;
+            return 0;
         };
         // Errors stay with their nodes (waiters see them; the next level retries). Two
         // eviction batches at most: a miss needs frames, not every ready page written, and
