@@ -68,6 +68,10 @@ impl StorageFile for SlowSyncFile {
         self.inner.write_at(buf, offset)
     }
 
+    fn write_vectored_at(&self, bufs: &[&[u8]], offset: u64) -> io::Result<usize> {
+        self.inner.write_vectored_at(bufs, offset)
+    }
+
     fn sync(&self) -> io::Result<()> {
         self.inner.sync()?;
         std::thread::sleep(self.delay);
