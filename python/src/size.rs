@@ -54,7 +54,7 @@ impl PySize {
     #[staticmethod]
     fn fraction(f: f64) -> PyResult<Self> {
         Ok(PySize {
-            inner: parse(&f.to_string())?,
+            inner: parse(&fraction_text(f))?,
         })
     }
 
@@ -86,6 +86,13 @@ impl PySize {
     }
 }
 
+/// A float as a fraction's text: Rust's `Debug` form always keeps a decimal point or an
+/// exponent (`1.0`, `0.1`, `1e-7`), which is what makes [`CacheSize::parse`] read a
+/// fraction; `Display` would write `1`, one unit.
+fn fraction_text(f: f64) -> String {
+    format!("{f:?}")
+}
+
 /// Any accepted form of a size.
 pub fn cache_size(obj: &Bound<'_, PyAny>) -> PyResult<CacheSize> {
     if let Ok(s) = obj.cast::<PySize>() {
@@ -98,7 +105,7 @@ pub fn cache_size(obj: &Bound<'_, PyAny>) -> PyResult<CacheSize> {
         return parse(&n.to_string());
     }
     if let Ok(f) = obj.extract::<f64>() {
-        return parse(&f.to_string());
+        return parse(&fraction_text(f));
     }
     if let Ok(s) = obj.extract::<String>() {
         return parse(&s);
