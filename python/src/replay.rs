@@ -100,13 +100,16 @@ pub fn replay<'py>(
     table(py, &results)
 }
 
+/// A named column of numbers drawn from each run.
+type Column<T> = (&'static str, fn(&RunResult) -> T);
+
 /// The results as columns.
 fn table<'py>(py: Python<'py>, results: &[RunResult]) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     let text = |f: fn(&RunResult) -> String| results.iter().map(f).collect::<Vec<_>>();
     d.set_item("policy", text(|r| r.policy.clone()))?;
     d.set_item("size", text(|r| r.size.clone()))?;
-    let ints: [(&str, fn(&RunResult) -> u64); 6] = [
+    let ints: [Column<u64>; 6] = [
         ("capacity", |r| r.capacity),
         ("requests", |r| r.counts.requests),
         ("hits", |r| r.counts.hits),
@@ -118,7 +121,7 @@ fn table<'py>(py: Python<'py>, results: &[RunResult]) -> PyResult<Bound<'py, PyD
         let col: Vec<u64> = results.iter().map(f).collect();
         d.set_item(name, col.into_pyarray(py))?;
     }
-    let floats: [(&str, fn(&RunResult) -> f64); 3] = [
+    let floats: [Column<f64>; 3] = [
         ("miss_ratio", |r| r.miss_ratio()),
         ("byte_miss_ratio", |r| r.byte_miss_ratio()),
         ("wall_s", |r| r.wall_s),
