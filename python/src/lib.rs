@@ -1,9 +1,10 @@
 //! Python bindings of bufcache (`import bufcache`): traces, caches driven request by
-//! request, replays and miss-ratio curves, all running the Rust engine. Built by maturin
+//! request, replays, miss-ratio curves and simulator scenarios, all running the Rust engine. Built by maturin
 //! (`python/pyproject.toml`), which alone turns on pyo3's `extension-module` feature, so
 //! that this crate still builds and links as part of the Cargo workspace.
 
 mod cache;
+mod des;
 mod errors;
 mod mrc;
 mod plugin;
@@ -49,5 +50,6 @@ fn _bufcache(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(policies, m)?)?;
     m.add_function(wrap_pyfunction!(replay::replay, m)?)?;
     m.add_function(wrap_pyfunction!(mrc::mrc, m)?)?;
+    m.add_function(wrap_pyfunction!(des::des_run, m)?)?;
     Ok(())
 }
