@@ -15,7 +15,6 @@ python=${PYTHON:-python3}
 if [[ ! -x $venv/bin/python ]]; then
     "$python" -m venv "$venv"
 fi
-"$venv/bin/python" -m pip install --quiet --upgrade pip
 "$venv/bin/python" -m pip install --quiet -r python/requirements-test.txt
 
 echo "== maturin build --release"

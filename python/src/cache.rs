@@ -12,7 +12,7 @@ use sim::{Counts, WorkingSet};
 use crate::errors::value_error;
 use crate::plugin::{HookErrors, Plugin, PluginPolicy};
 use crate::size::cache_size;
-use crate::trace::Trace;
+use crate::trace::{PyRequest, Trace};
 
 /// What a [`Cache`] needs of the policy it drives, built-in or Python.
 trait Engine: Send + Sync {
@@ -177,10 +177,18 @@ impl Cache {
         })
     }
 
-    /// Request `key` of `size` bytes: True on a hit; on a miss the key is inserted
-    /// (evicting as needed) unless it is larger than the cache.
-    #[pyo3(signature = (key, size=1))]
-    fn get(&mut self, key: u64, size: u32) -> PyResult<bool> {
+    /// Request an object: `get(key, size=1)`, or `get(request)` with a `Request` from a
+    /// trace (its key and size). True on a hit; on a miss the key is inserted (evicting as
+    /// needed) unless it is larger than the cache.
+    #[pyo3(signature = (key, size=None))]
+    fn get(&mut self, key: &Bound<'_, PyAny>, size: Option<u32>) -> PyResult<bool> {
+        let (key, size) = match key.cast::<PyRequest>() {
+            Ok(r) => {
+                let r = r.get();
+                (r.key, size.unwrap_or(r.size))
+            }
+            Err(_) => (key.extract::<u64>()?, size.unwrap_or(1)),
+        };
         let access = Access {
             key,
             size: if self.ignore_size { 1 } else { size },

@@ -236,9 +236,9 @@ pub struct PyRequest {
     /// Timestamp in the trace's unit (0 if none).
     time: u64,
     /// Object identity.
-    key: u64,
+    pub key: u64,
     /// Size in bytes.
-    size: u32,
+    pub size: u32,
     /// `read`, `write` or `delete`.
     op: &'static str,
     /// Issuing stream, 0 when unknown.

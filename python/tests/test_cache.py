@@ -101,6 +101,16 @@ def test_get_loop_equals_replay(name, slice_trace):
     assert again.process(slice_trace)["hits"] == hits
 
 
+def test_get_takes_a_request(slice_trace):
+    by_request = bufcache.Cache("lru", "1MiB")
+    by_key = bufcache.Cache("lru", "1MiB")
+    got = [by_request.get(r) for r in slice_trace]
+    assert got == [by_key.get(r.key, r.size) for r in slice_trace]
+    assert 0 < sum(got) < len(got)
+    first = next(iter(slice_trace))
+    assert by_request.get(first, 10**9) is False  # an explicit size wins: too large
+
+
 def test_policies_lists_the_registry():
     names = [p["name"] for p in bufcache.policies()]
     assert "lru" in names and "s3fifo" in names and "belady" in names

@@ -92,3 +92,19 @@ def test_truncated_oracle_record_is_valueerror(tmp_path):
     p.write_bytes(SLICE.read_bytes()[:30])
     with pytest.raises(ValueError):
         bufcache.Trace.open(p)
+
+
+def test_compressed_files_read_the_same_requests(tmp_path, slice_trace, cli):
+    import gzip
+    import subprocess
+
+    gz = tmp_path / "slice.oracleGeneral.bin.gz"
+    gz.write_bytes(gzip.compress(SLICE.read_bytes()))
+    zst = tmp_path / "slice.oracleGeneral.zst"
+    subprocess.run([cli, "trace", "convert", str(SLICE), str(zst)], check=True, capture_output=True)
+    keys = [r.key for r in slice_trace]
+    for path in (gz, zst):
+        t = bufcache.Trace.open(path)
+        assert t.stats() == slice_trace.stats()
+        assert [r.key for r in t] == keys
+    assert bufcache.Trace.open(zst, format="oraclezst").stats() == slice_trace.stats()
