@@ -115,3 +115,17 @@ pub fn cache_size(obj: &Bound<'_, PyAny>) -> PyResult<CacheSize> {
         obj.get_type().name()?
     )))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floats_stay_fractions() {
+        for (f, text) in [(1.0, "1.0"), (0.1, "0.1"), (0.5, "0.5"), (1e-7, "1e-7")] {
+            assert_eq!(fraction_text(f), text);
+            let size = parse(&fraction_text(f)).expect("a fraction parses");
+            assert_eq!(size.kind, SizeKind::Fraction(f));
+        }
+    }
+}
