@@ -221,13 +221,18 @@ impl Cache {
 
     /// Serve every request of `trace` (deletes invalidate) and return the counters:
     /// requests, hits, misses, miss_ratio, bytes_requested, bytes_missed, byte_miss_ratio.
-    /// Keys are the trace's objects numbered in order of first appearance.
+    /// Keys are the trace's objects numbered in order of first appearance. Other Python
+    /// threads run meanwhile.
     fn process<'py>(
         &mut self,
         py: Python<'py>,
         trace: &Bound<'py, Trace>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let counts = self.engine.serve(&trace.get().compact, self.ignore_size)?;
+        let compact = trace.get().compact.clone();
+        let ignore_size = self.ignore_size;
+        let engine = &mut self.engine;
+        // The GIL is released; a Python policy's hooks take it back for each call.
+        let counts = py.detach(|| engine.serve(&compact, ignore_size))?;
         counts_dict(py, &counts)
     }
 
