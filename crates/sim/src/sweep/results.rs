@@ -232,21 +232,13 @@ impl ResultsFile {
         if current == bytes {
             return Ok(false);
         }
+        // The shared atomic write (temporary file, fsync, rename; its temporary file is
+        // removed on Ctrl-C), then the directory's fsync makes the rename durable.
+        trace::write_output(&self.path, &bytes).map_err(io)?;
         let dir = self.path.parent().filter(|d| !d.as_os_str().is_empty());
-        let dir = dir.unwrap_or(Path::new("."));
-        let name = self.path.file_name().unwrap_or_default().to_string_lossy();
-        let temp = dir.join(format!(".{name}.sweep-{}", std::process::id()));
-        let written = (|| {
-            let mut f = File::create(&temp)?;
-            f.write_all(&bytes)?;
-            f.sync_all()?;
-            std::fs::rename(&temp, &self.path)?;
-            File::open(dir)?.sync_all()
-        })();
-        if let Err(e) = written {
-            let _ = std::fs::remove_file(&temp);
-            return Err(io(e));
-        }
+        File::open(dir.unwrap_or(Path::new(".")))
+            .and_then(|d| d.sync_all())
+            .map_err(io)?;
         // Keep holding a lock, now on the renamed file.
         let file = OpenOptions::new()
             .read(true)
