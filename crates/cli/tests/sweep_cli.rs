@@ -19,7 +19,7 @@ fn trace_text(requests: u64, keys: u64, salt: u64) -> String {
         state ^= state << 13;
         state ^= state >> 7;
         state ^= state << 17;
-        let key = if state % 2 == 0 {
+        let key = if state.is_multiple_of(2) {
             (state >> 8) % (keys / 8)
         } else {
             (state >> 8) % keys

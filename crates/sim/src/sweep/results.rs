@@ -117,6 +117,9 @@ fn header_line() -> Vec<u8> {
     line
 }
 
+/// Where a row goes in the canonical order: (trace, policy, size) positions in the plan.
+pub type RowPosition = (usize, usize, usize);
+
 /// An open, locked results file and the cells it holds.
 #[derive(Debug)]
 pub struct ResultsFile {
@@ -207,7 +210,7 @@ impl ResultsFile {
     /// that is fsynced and renamed over it. Returns whether anything changed.
     pub fn canonicalize(
         &mut self,
-        order: impl Fn(&Row) -> Option<(usize, usize, usize)>,
+        order: impl Fn(&Row) -> Option<RowPosition>,
     ) -> Result<bool, SweepError> {
         let io = |source| SweepError::Io {
             path: self.path.clone(),
@@ -215,7 +218,7 @@ impl ResultsFile {
         };
         let rows = read_rows(&self.path, &mut self.file)?;
         let mut seen = HashSet::new();
-        let mut sorted: Vec<(Option<(usize, usize, usize)>, usize, Row)> = rows
+        let mut sorted: Vec<(Option<RowPosition>, usize, Row)> = rows
             .into_iter()
             .enumerate()
             .filter(|(_, r)| seen.insert(r.key()))

@@ -10,7 +10,7 @@ use std::time::Instant;
 use policy::{AdmissionSpec, Policy};
 
 use super::cell::{canonical_policy, file_digest, mode_name, CellKey, VERSION};
-use super::results::{ResultsFile, Row};
+use super::results::{ResultsFile, Row, RowPosition};
 use super::spec::SweepPlan;
 use super::SweepError;
 use crate::compact::{CompactTrace, Item, Summary};
@@ -332,10 +332,7 @@ pub fn run_local(
 
 /// The spec's order of rows: (trace, policy, size) by position in the plan, known by the
 /// cell keys of each trace's digest; rows of other sweeps sort after (`None`).
-fn row_order(
-    plan: &SweepPlan,
-    digests: &[Option<String>],
-) -> impl Fn(&Row) -> Option<(usize, usize, usize)> {
+fn row_order(plan: &SweepPlan, digests: &[Option<String>]) -> impl Fn(&Row) -> Option<RowPosition> {
     let mut position = std::collections::HashMap::new();
     let n = plan.sizes.len();
     for (t, digest) in digests.iter().enumerate() {
