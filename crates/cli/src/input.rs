@@ -61,20 +61,9 @@ pub fn load_keyed(path: &Path, read: &ReadArgs) -> Result<(CompactTrace, bool)> 
     let options = read.options()?;
     let mut reader = trace::open(path, read.format, &options)
         .with_context(|| format!("cannot open trace {}", path.display()))?;
-    let mut builder = TraceBuilder::new();
-    let mut batch = vec![Request::default(); 4096];
-    loop {
-        let n = reader
-            .read_batch(&mut batch)
-            .with_context(|| format!("cannot read trace {}", path.display()))?;
-        if n == 0 {
-            break;
-        }
-        for r in &batch[..n] {
-            builder.push(r);
-        }
-    }
-    Ok((builder.finish(), reader.keys_hashed()))
+    let trace = CompactTrace::from_reader(reader.as_mut())
+        .with_context(|| format!("cannot read trace {}", path.display()))?;
+    Ok((trace, reader.keys_hashed()))
 }
 
 /// Load a whole trace file as requests (for conversion).
