@@ -390,5 +390,30 @@ fn matrix(
         results.len(),
         wall
     ));
+    out.push_str(&resolved_sizes(s, args.ignore_size, sizes, results));
     out
+}
+
+/// Each size in bytes and in objects: the run's own unit exactly, the other converted at
+/// the working set's mean object size (`~`), as `capacity_bytes` and `capacity_objects`.
+fn resolved_sizes(
+    s: &Summary,
+    ignore_size: bool,
+    sizes: &[CacheSize],
+    results: &[RunResult],
+) -> String {
+    let each: Vec<String> = sizes
+        .iter()
+        .zip(results)
+        .map(|(size, r)| {
+            let (bytes, objects) = run_opts::capacity_both(r.capacity, ignore_size, s);
+            let (bytes, objects) = (util::human_bytes(bytes), util::thousands(objects));
+            if ignore_size {
+                format!("{} = {objects} objects ~ {bytes}", size.text)
+            } else {
+                format!("{} = {bytes} ~ {objects} objects", size.text)
+            }
+        })
+        .collect();
+    format!("sizes: {}\n", each.join("; "))
 }
