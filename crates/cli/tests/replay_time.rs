@@ -239,3 +239,15 @@ fn the_interval_plot_is_drawn_through_the_report_crate() {
         }
     });
 }
+
+#[test]
+fn streaming_finds_the_same_spans_in_its_first_pass() {
+    with_trace(|t, _| {
+        let args = ["--trace", t, "--warmup", "20s", "--interval", "25s"];
+        let in_memory = replay_json(&args);
+        assert_eq!(in_memory.0, (4, 2));
+        let mut streamed = args.to_vec();
+        streamed.push("--stream");
+        assert_eq!(replay_json(&streamed), in_memory);
+    });
+}
