@@ -443,7 +443,7 @@ fn documented_commands_on_the_public_traces_print_what_the_docs_show() {
 fn the_parser_reads_examples_outputs_markers_and_quotes() {
     let doc = "text\n<!-- doc-test: not run: long -->\n```\n$ bufcache a\nout 1\n\n$ bufcache b 'x y' \"z\"\n```\n<!-- doc-test: shorten with: --n 5 -->\n```\n$ ls\nno\n$ bufcache c | head -2\n```\n";
     let found = examples_in("d.md", doc);
-    let summary: Vec<(usize, &str, usize, Option<&str>, Option<&str>)> = found
+    let summary: Vec<_> = found
         .iter()
         .map(|e| {
             (

@@ -17,8 +17,11 @@ fn with_trace(body: impl FnOnce(&str, &std::path::Path)) {
     body(path.to_str().unwrap(), dir.path());
 }
 
-/// (requests, hits) of the single run, and of each interval row with its start and start_s.
-fn replay_json(args: &[&str]) -> ((u64, u64), Vec<(u64, Option<f64>, u64, u64)>) {
+/// One interval row: start, start_s, requests, hits.
+type IntervalRow = (u64, Option<f64>, u64, u64);
+
+/// (requests, hits) of the single run, and its interval rows.
+fn replay_json(args: &[&str]) -> ((u64, u64), Vec<IntervalRow>) {
     let mut all = vec![
         "replay",
         "--policy",
