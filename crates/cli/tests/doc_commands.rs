@@ -22,8 +22,8 @@
 //! in the `#[ignore]`d test below, which fails when the traces are absent.
 //!
 //! Commands of one document run in order in one scratch directory (a later example may read
-//! what an earlier one wrote), which holds links to the repository's `scenarios/` and
-//! `tests/`, and sits one level below a link `shared` to the checkout's `../shared`, so that
+//! what an earlier one wrote), which holds links to the repository's `scenarios/`, `tests/`
+//! and `docs/` (`docs/examples/` holds small inputs the docs use), and sits one level below a link `shared` to the checkout's `../shared`, so that
 //! the documented relative paths resolve as they do from the repository root.
 
 use std::path::{Path, PathBuf};
@@ -208,13 +208,13 @@ fn split_command(command: &str) -> (Vec<String>, Option<usize>) {
 }
 
 /// A scratch tree laid out like the checkout's neighbourhood: `run/` is the working directory
-/// with `scenarios` and `tests` linked from the repository; `shared` links `../shared`.
+/// with `scenarios`, `tests` and `docs` linked from the repository; `shared` links `../shared`.
 fn scratch() -> (tempfile::TempDir, PathBuf) {
     let root = repo_root().canonicalize().expect("repository root");
     let dir = tempfile::tempdir().expect("scratch directory");
     let run = dir.path().join("run");
     std::fs::create_dir(&run).expect("run directory");
-    for name in ["scenarios", "tests"] {
+    for name in ["scenarios", "tests", "docs"] {
         std::os::unix::fs::symlink(root.join(name), run.join(name)).expect("link");
     }
     if let Some(parent) = root.parent() {
