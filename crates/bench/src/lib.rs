@@ -30,6 +30,7 @@ pub mod ordering;
 pub mod os;
 pub mod pool;
 pub mod replay;
+pub mod slow_sync;
 pub mod ubc;
 
 pub use error::{BenchError, ErrorKind};

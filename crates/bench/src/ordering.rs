@@ -27,6 +27,7 @@ use serde::Serialize;
 use sim::des::tpcb::Mechanism;
 
 use crate::error::ErrorKind;
+use crate::slow_sync::SlowSync;
 use crate::BenchError;
 
 /// Whether transactions wait for their commit to be durable.
@@ -73,6 +74,9 @@ pub struct RealOptions {
     pub pages_written: u32,
     /// Seed of the offsets.
     pub seed: u64,
+    /// Modeled latency added to every sync (zero: the storage's own cost only), for
+    /// storage whose flushes cost what a real disk's do (see [`crate::slow_sync`]).
+    pub sync_delay: Duration,
 }
 
 impl RealOptions {
@@ -90,6 +94,7 @@ impl RealOptions {
             pages_read: 3,
             pages_written: 3,
             seed: 1,
+            sync_delay: Duration::ZERO,
         }
     }
 }
@@ -119,6 +124,8 @@ pub struct RealPoint {
     pub levels: u64,
     /// Duplicated pages (barriers mostly).
     pub duplicates: u64,
+    /// Modeled latency added to each sync, in milliseconds (0: none).
+    pub sync_delay_ms: f64,
     /// Commit latency percentiles in microseconds (0 when nobody waits).
     pub commit_p50_us: u64,
     /// 99th percentile.
@@ -194,7 +201,7 @@ fn run_point(
     let pool = BufferPool::builder()
         .capacity_frames(opts.frames)
         .io_mode(io)
-        .build_with_storage(FileStorage)
+        .build_with_storage(SlowSync::new(FileStorage, opts.sync_delay))
         .map_err(pool_err("cannot build the pool"))?;
     let data = pool.open(data_path).map_err(pool_err("open data"))?;
     let log = pool
@@ -271,6 +278,7 @@ fn run_point(
         pool_pages_per_txn: per_txn(stats.pages_written as f64),
         syncs: fsyncs + ord.syncs,
         levels: ord.levels,
+        sync_delay_ms: opts.sync_delay.as_secs_f64() * 1e3,
         duplicates: ord.duplicates_made,
         commit_p50_us: pct(0.5),
         commit_p99_us: pct(0.99),

@@ -22,6 +22,7 @@ mod ordering_real_cmd;
 mod replay_cmd;
 mod run_opts;
 mod serve_cmd;
+mod sweep_cmd;
 mod trace_cmd;
 mod ubc_cmd;
 mod ubc_real_cmd;
@@ -44,6 +45,8 @@ struct Cli {
 enum Command {
     /// Replay a trace through policies at cache sizes and report miss ratios.
     Replay(replay_cmd::ReplayArgs),
+    /// Many traces through policies at sizes into a results file that a rerun resumes.
+    Sweep(sweep_cmd::SweepArgs),
     /// Miss-ratio curves: exact LRU in one pass, other policies by sweep.
     Mrc(mrc_cmd::MrcArgs),
     /// Inspect, convert and generate traces.
@@ -117,6 +120,7 @@ fn main() -> ExitCode {
     }
     let result = match cli.command {
         Command::Replay(a) => replay_cmd::run(a),
+        Command::Sweep(a) => sweep_cmd::run(a),
         Command::Mrc(a) => mrc_cmd::run(a),
         Command::Trace(c) => trace_cmd::run(c),
         Command::Policies => policies(),

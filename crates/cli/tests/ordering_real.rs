@@ -91,6 +91,28 @@ fn json_has_one_object_per_point() {
     }
 }
 
+/// A modeled sync latency is reported in every point and noted under the table; with it,
+/// fsync-per-transaction cannot run faster than one transaction per delay and thread.
+#[test]
+fn a_modeled_sync_latency_is_charged_and_reported() {
+    let rows = json_lines(&run(&[
+        "--io",
+        "buffered",
+        "--json",
+        "--sync-delay-ms",
+        "20",
+    ]));
+    assert_eq!(rows.len(), 6);
+    for r in &rows {
+        assert_eq!(r["sync_delay_ms"].as_f64(), Some(20.0), "{r}");
+    }
+    let fsync = rows.iter().find(|r| r["mechanism"] == "fsync").unwrap();
+    // 2 threads, each waiting at least 20 ms per transaction.
+    assert!(fsync["tps"].as_f64().unwrap() <= 2.0 / 0.020, "{fsync}");
+    let text = run(&["--io", "buffered", "--sync-delay-ms", "1"]);
+    assert!(text.contains("modeled 1 ms"), "{text}");
+}
+
 #[test]
 fn bad_options_are_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -104,6 +126,10 @@ fn bad_options_are_refused() {
     fails(&as_refs(&cmd(d, &["--seconds", "0"])), &["--seconds"]);
     fails(&as_refs(&cmd(d, &["--threads", "0"])), &["--threads"]);
     fails(&as_refs(&cmd(d, &["--pool-mib", "0"])), &["--pool-mib"]);
+    fails(
+        &as_refs(&cmd(d, &["--sync-delay-ms", "20000"])),
+        &["--sync-delay-ms"],
+    );
     fails(&as_refs(&cmd("/nonexistent/x", &[])), &["temporary folder"]);
 }
 

@@ -211,6 +211,22 @@ impl CompactTrace {
 }
 
 impl CompactTrace {
+    /// Load every request `reader` yields, a batch at a time (no `Request` kept beyond its
+    /// batch). The CLI's `replay` and the sweep load traces through here.
+    pub fn from_reader(reader: &mut dyn trace::TraceReader) -> Result<Self, trace::TraceError> {
+        let mut builder = TraceBuilder::new();
+        let mut batch = vec![Request::default(); 4096];
+        loop {
+            let n = reader.read_batch(&mut batch)?;
+            if n == 0 {
+                return Ok(builder.finish());
+            }
+            for r in &batch[..n] {
+                builder.push(r);
+            }
+        }
+    }
+
     /// Load from any sequence of requests.
     pub fn from_requests<'a, I: IntoIterator<Item = &'a Request>>(requests: I) -> Self {
         let mut b = TraceBuilder::new();

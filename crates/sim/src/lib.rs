@@ -10,6 +10,8 @@
 //! * [`des`] — the discrete-event file-cache simulator: processes, buffer cache, write
 //!   policies, cleaners, disks and schedulers, in virtual time; and the memory simulator
 //!   (file cache and virtual memory under an arbiter, Nelson 1990).
+//! * [`sweep`] — many traces through one grid of policies and sizes into a results file
+//!   that survives crashes and resumes (`bufcache sweep`).
 //! * [`ubc`] — split buffer cache + page cache against a unified page cache (Silvers 2000).
 //! * [`experiments`] — the papers' experiments on the simulator: their data points, and
 //!   their figures and tables as `report` specs that the CLI renders.
@@ -21,6 +23,7 @@ pub mod mrc;
 pub mod replay;
 pub mod size;
 pub mod stream;
+pub mod sweep;
 pub mod trace_time;
 pub mod ubc;
 

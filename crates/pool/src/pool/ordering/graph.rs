@@ -53,7 +53,7 @@ pub(crate) struct DupInfo {
     pub in_flight: bool,
 }
 
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Node {
     /// Versions (tagged frames and duplicates) of this node not yet durable.
     pending: u32,
@@ -79,7 +79,7 @@ pub(crate) enum Status {
 pub(crate) struct Unknown(pub NodeId);
 
 /// The ordering state of one pool.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct OrderState {
     /// The last id issued.
     last: NodeId,
@@ -98,6 +98,14 @@ pub(crate) struct OrderState {
     floor: Option<NodeId>,
     /// Graph writes under way: their nodes may have no versions yet and must not die.
     open_writes: BTreeSet<NodeId>,
+    /// Reverse edges: for a node id (as it was named when the edge was made, possibly an
+    /// alias now), the nodes that depend on it. When a node dies, the dependents of all
+    /// its names become candidates.
+    dependents: HashMap<NodeId, Vec<NodeId>>,
+    /// Nodes that may have become durable since the last sweep: new nodes, nodes whose
+    /// last pending version became durable or whose write finished, and the dependents of
+    /// nodes that died. [`OrderState::sweep`] looks at these only, not at every live node.
+    candidates: Vec<NodeId>,
     /// Duplicates made so far (for the stats).
     pub duplicates_made: u64,
 }
@@ -106,6 +114,12 @@ impl OrderState {
     fn issue(&mut self, deps: Vec<NodeId>) -> NodeId {
         self.last += 1;
         let id = self.last;
+        for &d in &deps {
+            if self.is_live(d) {
+                self.dependents.entry(d).or_default().push(id);
+            }
+        }
+        self.candidates.push(id);
         self.live.insert(
             id,
             Node {
@@ -157,6 +171,7 @@ impl OrderState {
     /// The graph write of node `n` returned (its versions are all tagged or copied).
     pub fn write_done(&mut self, n: NodeId) {
         self.open_writes.remove(&n);
+        self.candidates.push(n);
     }
 
     /// The open epoch, started (with no predecessor) if no barrier was issued yet: for the
@@ -251,13 +266,20 @@ impl OrderState {
             .expect("combining into a live node");
         target.pending += moved.pending;
         target.aliases.extend(moved.aliases);
+        let mut added = Vec::new();
         for d in moved.deps {
             if !target.deps.contains(&d) {
                 target.deps.push(d);
+                added.push(d);
             }
         }
         if target.error.is_none() {
             target.error = moved.error;
+        }
+        for d in added {
+            if self.is_live(d) {
+                self.dependents.entry(d).or_default().push(into);
+            }
         }
     }
 
@@ -289,6 +311,7 @@ impl OrderState {
                     let fresh = self.issue(vec![cur, old]);
                     if self.open_writes.remove(&cur) {
                         self.open_writes.insert(fresh);
+                        self.candidates.push(cur);
                     }
                     *node = fresh;
                 }
@@ -499,6 +522,7 @@ impl OrderState {
             node.pending -= 1;
             if node.pending == 0 {
                 node.error = None;
+                self.candidates.push(n);
             }
         }
     }
@@ -537,30 +561,38 @@ impl OrderState {
 
     /// Remove the nodes that are durable now (no versions left, every dependency durable),
     /// until none is left to remove; returns how many died.
+    ///
+    /// Only the candidates are looked at (see [`OrderState::candidates`]), and a death
+    /// makes the dependents of the dead node candidates in turn, so a sweep costs what
+    /// changed since the last one, not the size of the graph: the whole-graph sweep it
+    /// replaces ran under the ordering lock on every level and every commit wait, and was
+    /// the pool's largest own cost in a profile of the real-file experiment
+    /// (`docs/experiments/burnett-ordering.md`). The result is the same: the nodes that
+    /// can die form one fixed point, whatever order they are found in (the tests compare
+    /// with the whole-graph sweep on random graphs).
     pub fn sweep(&mut self) -> usize {
         let mut died = 0;
-        loop {
-            let dead: Vec<NodeId> = self
-                .live
-                .iter()
-                .filter(|(id, n)| {
-                    n.pending == 0
-                        && !self.open_writes.contains(id)
-                        && n.deps.iter().all(|&d| !self.is_live(d))
-                })
-                .map(|(&id, _)| id)
-                .collect();
-            if dead.is_empty() {
-                return died;
+        while let Some(c) = self.candidates.pop() {
+            let id = self.find(c);
+            let Some(node) = self.live.get(&id) else {
+                continue;
+            };
+            if node.pending != 0
+                || self.open_writes.contains(&id)
+                || node.deps.iter().any(|&d| self.is_live(d))
+            {
+                continue;
             }
-            for id in dead {
-                let node = self.live.remove(&id).expect("listed as live");
-                for alias in node.aliases {
-                    self.merged.remove(&alias);
+            let node = self.live.remove(&id).expect("looked up above");
+            for alias in node.aliases {
+                self.merged.remove(&alias);
+                if let Some(waiting) = self.dependents.remove(&alias) {
+                    self.candidates.extend(waiting);
                 }
-                died += 1;
             }
+            died += 1;
         }
+        died
     }
 
     /// Whether write `id` is durable, and if not, whether an error holds it back (its own
@@ -585,6 +617,9 @@ impl OrderState {
         Ok(Status::Pending)
     }
 }
+
+#[cfg(test)]
+mod sweep_tests;
 
 #[cfg(test)]
 mod tests {

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Builds the Python package's wheel from this checkout and runs its pytest suites against
+# the installed wheel (not the source tree), as a user's `pip install` would see it.
+#   scripts/test-python.sh [PYTEST ARGS...]
+# The venv lives in target/py-venv (PYTHON picks the interpreter, default python3); the
+# wheel is built in release mode into target/wheels, sharing target/ with cargo, so the
+# workspace's crates compiled by `cargo test --release` are reused, not rebuilt. The replay
+# tests compare with the release `bufcache` binary (built here if missing).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+venv=$root/target/py-venv
+python=${PYTHON:-python3}
+
+if [[ ! -x $venv/bin/python ]]; then
+    "$python" -m venv "$venv"
+fi
+"$venv/bin/python" -m pip install --quiet -r python/requirements-test.txt
+
+echo "== maturin build --release"
+rm -rf target/wheels
+"$venv/bin/maturin" build --release --manifest-path python/Cargo.toml --out target/wheels \
+    --interpreter "$venv/bin/python"
+"$venv/bin/python" -m pip install --quiet --force-reinstall --no-deps target/wheels/bufcache-*.whl
+
+echo "== the bufcache binary the tests compare with"
+cargo build --release -p bufcache-cli
+
+echo "== pytest"
+# From outside the source tree, so that `import bufcache` finds the installed wheel.
+cd "$root/target"
+"$venv/bin/python" -c 'import bufcache, sys; print("testing", bufcache.__file__)'
+BUFCACHE_BIN=$root/target/release/bufcache "$venv/bin/python" -m pytest -q \
+    -p no:cacheprovider "$root/python/tests" "$@"
