@@ -91,7 +91,7 @@ pub fn replay<'py>(
         options: ReplayOptions { ignore_size, seed },
         schedule: Schedule {
             warmup,
-            interval: None,
+            interval: sim::Intervals::None,
         },
     };
     let results = py

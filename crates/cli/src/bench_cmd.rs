@@ -63,7 +63,8 @@ pub struct BenchReplayArgs {
     /// Seed of the workload and of randomized policies.
     #[arg(long, default_value_t = replay::DEFAULT_SEED)]
     pub seed: u64,
-    /// Cache size (default: 10% of the distinct keys).
+    /// Cache size in objects: a count (100000) or a fraction of the distinct keys (0.1);
+    /// default 10% of the distinct keys. Byte sizes are refused (the benchmark counts objects).
     #[arg(long, value_name = "S")]
     pub size: Option<sim::CacheSize>,
     /// One JSON object per policy and line.
@@ -140,6 +141,16 @@ fn header(names: &[&str]) -> Vec<String> {
 }
 
 fn replay(a: BenchReplayArgs) -> Result<()> {
+    // Refused before the trace is read or made: the benchmark counts objects, never bytes.
+    if let Some(sim::CacheSize {
+        kind: sim::size::SizeKind::Bytes(_),
+        text,
+    }) = &a.size
+    {
+        anyhow::bail!(
+            "--size {text}: bench replay counts objects (every object is one unit), so a byte size means nothing here: give a count of objects (100000) or a fraction of the distinct keys (0.1)"
+        );
+    }
     let (label, trace) = match &a.trace {
         Some(path) => (input::describe(path), input::load(path, &a.read)?),
         None => {

@@ -44,7 +44,8 @@ pub struct ExperimentArgs {
     /// Folder for the CSV data and SVG figures (created if missing).
     #[arg(long, value_name = "DIR", default_value = "bufcache-results")]
     pub out: PathBuf,
-    /// Also print one JSON object per data point on stdout (instead of the summary).
+    /// Print one JSON object per data point on stdout instead of the summary (the CSV and
+    /// SVG files are written either way).
     #[arg(long)]
     pub json: bool,
     /// Fewer points, for a quick look.

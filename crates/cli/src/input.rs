@@ -58,12 +58,36 @@ pub fn load(path: &Path, read: &ReadArgs) -> Result<CompactTrace> {
 
 /// [`load`], and whether the keys were strings hashed to 64 bits (`trace stats` says so).
 pub fn load_keyed(path: &Path, read: &ReadArgs) -> Result<(CompactTrace, bool)> {
+    let mut builder = TraceBuilder::new();
+    let hashed = push_file(&mut builder, path, read, &mut |_| {})?;
+    Ok((builder.finish(), hashed))
+}
+
+/// Reads every request of `path` into `builder`, handing each one's timestamp to `watch`
+/// on the way (spans of trace time: `sim::trace_time`). Returns whether keys were hashed.
+pub fn push_file(
+    builder: &mut TraceBuilder,
+    path: &Path,
+    read: &ReadArgs,
+    watch: &mut dyn FnMut(u64),
+) -> Result<bool> {
     let options = read.options()?;
     let mut reader = trace::open(path, read.format, &options)
         .with_context(|| format!("cannot open trace {}", path.display()))?;
-    let trace = CompactTrace::from_reader(reader.as_mut())
-        .with_context(|| format!("cannot read trace {}", path.display()))?;
-    Ok((trace, reader.keys_hashed()))
+    let mut batch = vec![Request::default(); 4096];
+    loop {
+        let n = reader
+            .read_batch(&mut batch)
+            .with_context(|| format!("cannot read trace {}", path.display()))?;
+        if n == 0 {
+            break;
+        }
+        for r in &batch[..n] {
+            builder.push(r);
+            watch(r.time);
+        }
+    }
+    Ok(reader.keys_hashed())
 }
 
 /// Load a whole trace file as requests (for conversion).
@@ -94,8 +118,24 @@ pub fn synthesize(
 }
 
 /// The built-in replay workload: a Zipf(0.9) working set of 100k keys; after every 100k
-/// of its requests comes a scan of 20k keys never seen before or again; 2M requests. Seeded, so every run sees the same requests.
+/// of its requests comes a scan of 20k keys never seen before or again; 2M requests.
+/// Seeded, so every run sees the same requests.
 pub fn default_replay_workload(seed: u64) -> Result<Synthetic> {
+    let mut builder = TraceBuilder::new();
+    let label = push_default_workload(&mut builder, seed, &mut |_| {})?;
+    Ok(Synthetic {
+        label,
+        trace: builder.finish(),
+    })
+}
+
+/// Appends [`default_replay_workload`]'s requests to `builder`, handing each one's
+/// timestamp (its index) to `watch`; returns the workload's label.
+pub fn push_default_workload(
+    builder: &mut TraceBuilder,
+    seed: u64,
+    watch: &mut dyn FnMut(u64),
+) -> Result<String> {
     let workload = trace::synth::Workload::from_params(
         "zipfscan",
         &[
@@ -106,10 +146,13 @@ pub fn default_replay_workload(seed: u64) -> Result<Synthetic> {
         ],
     )
     .context("building the built-in workload")?;
-    Ok(Synthetic {
-        label: format!("synthetic: {workload} (2,000,000 requests, seed {seed})"),
-        trace: synthesize(&workload, 2_000_000, seed)?,
-    })
+    for r in trace::synth::try_generate(&workload, 2_000_000, seed, 4096)? {
+        builder.push(&r);
+        watch(r.time);
+    }
+    Ok(format!(
+        "synthetic: {workload} (2,000,000 requests, seed {seed})"
+    ))
 }
 
 /// A name for a trace path in reports.

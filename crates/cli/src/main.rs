@@ -14,6 +14,7 @@ mod experiment_cmd;
 mod inforeplace_cmd;
 mod input;
 mod interrupt;
+mod intervals;
 mod mrc_approx;
 mod mrc_cmd;
 mod nelson_cmd;

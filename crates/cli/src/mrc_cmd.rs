@@ -198,6 +198,8 @@ fn exact_bytes(trace: &CompactTrace, caps: &[u64]) -> Vec<Point> {
 
 /// Run `bufcache mrc`.
 pub fn run(args: MrcArgs) -> Result<()> {
+    // A typo in a policy must not cost the time of reading the trace.
+    crate::run_opts::check_policies(&args.policies, args.seed)?;
     if args.method != MrcMethod::Exact {
         let curves = crate::mrc_approx::run(&args)?;
         return output(&args, &curves.curves, &curves.notes);

@@ -1,6 +1,6 @@
 //! `bufcache replay`: miss ratios of policies at cache sizes over one trace.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use anyhow::{Context, Result};
@@ -10,6 +10,7 @@ use serde::Serialize;
 use sim::{CacheSize, ReplayOptions, RunResult, Summary};
 
 use crate::input::{self, ReadArgs};
+use crate::intervals;
 use crate::run_opts::{self, RunArgs};
 use crate::util;
 
@@ -53,6 +54,9 @@ pub struct ReplayArgs {
     /// Seed for randomized policies and the built-in workload.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
+    /// Draw the miss ratio of every interval into this SVG file (needs --interval).
+    #[arg(long, value_name = "FILE.svg", requires = "interval")]
+    pub plot: Option<PathBuf>,
     /// One JSON object per run and line.
     #[arg(long, conflicts_with = "csv")]
     pub json: bool,
@@ -200,36 +204,38 @@ pub fn run(args: ReplayArgs) -> Result<()> {
         schedule: sim::Schedule::default(),
     };
     let done = AtomicU64::new(0);
-    let (label, summary, results) = match &args.trace {
+    let (label, summary, results, schedule, marks) = match &args.trace {
         Some(path) if args.run.stream => {
             let label = input::describe(path);
             let bar = util::progress(0, "replay");
-            let (summary, results) =
+            let (summary, results, schedule, marks) =
                 run_opts::replay_streamed(path, &args.read, &grid, &args.run, &|n| {
                     bar.inc(n);
                 })?;
             bar.finish_and_clear();
-            (label, summary, results)
+            (label, summary, results, schedule, marks)
         }
         trace_path => {
-            let (label, trace) = match trace_path {
-                Some(path) => (input::describe(path), input::load(path, &args.read)?),
-                None => {
-                    let s = input::default_replay_workload(args.seed)?;
-                    (s.label, s.trace)
-                }
-            };
-            run_opts::refuse_empty(&label, trace.summary())?;
-            let total = trace.summary().requests * (policies.len() * sizes.len()) as u64;
+            let loaded = load(trace_path.as_deref(), &args)?;
+            run_opts::refuse_empty(&loaded.label, loaded.trace.summary())?;
+            let ops = loaded.trace.len() as u64 - loaded.prefix;
+            let schedule = args.run.schedule(loaded.prefix, ops, &loaded.marks)?;
+            let total = loaded.trace.summary().requests * (policies.len() * sizes.len()) as u64;
             let bar = util::progress(total, "replay");
-            let results = run_opts::replay_loaded(&trace, &grid, &args.run, &|n| {
+            let results = run_opts::replay_loaded(&loaded.trace, &grid, schedule.clone(), &|n| {
                 let now = done.fetch_add(n, Ordering::Relaxed) + n;
                 bar.set_position(now);
             })?;
             bar.finish_and_clear();
-            (label, *trace.summary(), results)
+            let summary = *loaded.trace.summary();
+            (loaded.label, summary, results, schedule, loaded.marks)
         }
     };
+    let count = results.iter().map(|r| r.intervals.len()).max().unwrap_or(0);
+    let axis = intervals::IntervalAxis::new(&schedule, &marks, args.run.ticks_per_second, count);
+    if let Some(path) = &args.plot {
+        intervals::plot(path, &label, &axis, &results)?;
+    }
 
     let mut out = String::new();
     if args.json {
@@ -237,14 +243,14 @@ pub fn run(args: ReplayArgs) -> Result<()> {
             out.push_str(&serde_json::to_string(&row(&label, &args, &summary, r))?);
             out.push('\n');
         }
-        if let Some(every) = args.run.interval {
-            for r in run_opts::interval_rows(&label, every, &results) {
+        if args.run.interval.is_some() {
+            for r in intervals::rows(&label, &axis, &results) {
                 out.push_str(&serde_json::to_string(&r)?);
                 out.push('\n');
             }
         }
-    } else if let (true, Some(every)) = (args.csv, args.run.interval) {
-        out = run_opts::interval_csv(&label, every, &results)?;
+    } else if args.csv && args.run.interval.is_some() {
+        out = intervals::csv(&label, &axis, &results)?;
     } else if args.csv {
         out.push_str(&util::csv_line(CSV_HEADER));
         for r in &results {
@@ -260,11 +266,56 @@ pub fn run(args: ReplayArgs) -> Result<()> {
         }
     } else {
         out = matrix(&label, &summary, &args, &policies, &sizes, &results);
-        if let Some(every) = args.run.interval {
-            out.push_str(&run_opts::interval_table(every, &results));
+        if args.run.interval.is_some() {
+            out.push_str(&intervals::table(&axis, &results));
+        }
+        if let Some(path) = &args.plot {
+            out.push_str(&format!("\nplot written to {}\n", path.display()));
         }
     }
     util::emit(&out)
+}
+
+/// A trace in memory: --warmup-trace's requests (`prefix` positions) then the trace's
+/// own, and the spans of trace time found in the latter's timestamps.
+struct Loaded {
+    label: String,
+    trace: sim::CompactTrace,
+    prefix: u64,
+    marks: sim::trace_time::TimeMarks,
+}
+
+/// Loads --warmup-trace, then the trace (or the built-in workload), into one compact trace,
+/// watching the trace's own timestamps for the spans of --warmup and --interval.
+fn load(path: Option<&Path>, args: &ReplayArgs) -> Result<Loaded> {
+    let mut marks = args.run.time_marks();
+    let mut builder = sim::TraceBuilder::new();
+    if let Some(warm) = &args.run.warmup_trace {
+        input::push_file(&mut builder, warm, &args.read, &mut |_| {}).context("--warmup-trace")?;
+    }
+    let prefix = builder.len() as u64;
+    let mut position = prefix;
+    let mut watch = |time: u64| {
+        marks.observe(position, time);
+        position += 1;
+    };
+    let label = match path {
+        Some(path) => {
+            input::push_file(&mut builder, path, &args.read, &mut watch)?;
+            input::describe(path)
+        }
+        None => input::push_default_workload(&mut builder, args.seed, &mut watch)?,
+    };
+    let label = match &args.run.warmup_trace {
+        Some(warm) => format!("{label} (warmed up with {})", warm.display()),
+        None => label,
+    };
+    Ok(Loaded {
+        label,
+        trace: builder.finish(),
+        prefix,
+        marks,
+    })
 }
 
 /// The readable form: one row per policy, one column per size, the best miss ratio of each
@@ -339,5 +390,30 @@ fn matrix(
         results.len(),
         wall
     ));
+    out.push_str(&resolved_sizes(s, args.ignore_size, sizes, results));
     out
+}
+
+/// Each size in bytes and in objects: the run's own unit exactly, the other converted at
+/// the working set's mean object size (`~`), as `capacity_bytes` and `capacity_objects`.
+fn resolved_sizes(
+    s: &Summary,
+    ignore_size: bool,
+    sizes: &[CacheSize],
+    results: &[RunResult],
+) -> String {
+    let each: Vec<String> = sizes
+        .iter()
+        .zip(results)
+        .map(|(size, r)| {
+            let (bytes, objects) = run_opts::capacity_both(r.capacity, ignore_size, s);
+            let (bytes, objects) = (util::human_bytes(bytes), util::thousands(objects));
+            if ignore_size {
+                format!("{} = {objects} objects ~ {bytes}", size.text)
+            } else {
+                format!("{} = {bytes} ~ {objects} objects", size.text)
+            }
+        })
+        .collect();
+    format!("sizes: {}\n", each.join("; "))
 }

@@ -1,27 +1,36 @@
 //! What a `cachesim` user expects of a replay run: a warm-up, intervals, a thread count,
 //! streaming for traces larger than memory, and checks that fail before a long load.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use policy::{BuildContext, ConfigError, PolicySpec};
-use serde::Serialize;
-use sim::{CompactTrace, Counts, RunResult, Schedule, Summary};
+use sim::trace_time::TimeMarks;
+use sim::{CompactTrace, Intervals, RunResult, Schedule, Summary};
 
 use crate::input::{self, ReadArgs};
 
 /// Run options of `bufcache replay`.
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
-    /// Requests served before counting starts: a count (100000) or a fraction of the trace
-    /// (0.1). Deletes count as positions.
-    #[arg(long, value_name = "N|F", value_parser = parse_warmup)]
+    /// Requests served before counting starts: a count (100000), a fraction of the trace
+    /// (0.1) or a span of trace time (30m, 1h, 86400s, 2d). Deletes count as positions.
+    #[arg(long, value_name = "N|F|SPAN", value_parser = parse_warmup)]
     pub warmup: Option<Warmup>,
+    /// Another trace served first to warm the caches up; nothing of it is counted (it adds
+    /// to the working set that fractional sizes are taken of). Not with --stream.
+    #[arg(long, value_name = "FILE")]
+    pub warmup_trace: Option<PathBuf>,
     /// Also report the miss ratio of every N requests (positions in the trace, warm-up
-    /// included): rows with `interval` in --json and --csv, a table otherwise.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub interval: Option<u64>,
+    /// included) or of every span of trace time (1h, 30m, 86400s): rows with `interval` in
+    /// --json and --csv, a table otherwise, a figure with --plot.
+    #[arg(long, value_name = "N|SPAN", value_parser = parse_interval)]
+    pub interval: Option<Interval>,
+    /// Trace time units per second, for spans of --warmup and --interval (1: the trace's
+    /// timestamps are seconds, as in oracleGeneral and CloudPhysics; MSR: 10000000).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub ticks_per_second: u64,
     /// Worker threads for the runs (default: one per core).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
     pub threads: Option<u64>,
@@ -38,9 +47,49 @@ pub enum Warmup {
     Requests(u64),
     /// A fraction of the trace's positions, in `[0, 1)`.
     Fraction(f64),
+    /// A span of trace time, in seconds.
+    Seconds(u64),
+}
+
+/// An interval length as written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Interval {
+    /// Every this many positions.
+    Requests(u64),
+    /// Every span of trace time, in seconds.
+    Seconds(u64),
+}
+
+/// A span of time, `N` followed by `s`, `m`, `h` or `d`, in seconds; `None` when `s` does
+/// not end in a unit (it is then a count), an error when the number before it is bad.
+fn parse_span(s: &str) -> Option<Result<u64, String>> {
+    let unit = s.chars().last().filter(char::is_ascii_alphabetic)?;
+    let seconds_per = match unit {
+        's' => 1,
+        'm' => 60,
+        'h' => 3600,
+        'd' => 86_400,
+        _ => {
+            return Some(Err(format!(
+                "`{s}`: a span of trace time ends in s, m, h or d (30m, 1h, 86400s)"
+            )))
+        }
+    };
+    let number = &s[..s.len() - 1];
+    Some(
+        number
+            .parse::<u64>()
+            .ok()
+            .filter(|&n| n > 0)
+            .and_then(|n| n.checked_mul(seconds_per))
+            .ok_or_else(|| format!("`{s}`: expected a whole positive number before `{unit}`")),
+    )
 }
 
 fn parse_warmup(s: &str) -> Result<Warmup, String> {
+    if let Some(span) = parse_span(s) {
+        return span.map(Warmup::Seconds);
+    }
     if s.contains('.') {
         match s.parse::<f64>() {
             Ok(f) if (0.0..1.0).contains(&f) => Ok(Warmup::Fraction(f)),
@@ -50,26 +99,60 @@ fn parse_warmup(s: &str) -> Result<Warmup, String> {
         }
     } else {
         s.parse::<u64>().map(Warmup::Requests).map_err(|_| {
-            format!("`{s}`: expected a count of requests (100000) or a fraction (0.1)")
+            format!("`{s}`: expected a count of requests (100000), a fraction (0.1) or a span of trace time (1h)")
         })
     }
 }
 
+fn parse_interval(s: &str) -> Result<Interval, String> {
+    if let Some(span) = parse_span(s) {
+        return span.map(Interval::Seconds);
+    }
+    match s.parse::<u64>() {
+        Ok(n) if n > 0 => Ok(Interval::Requests(n)),
+        _ => Err(format!(
+            "`{s}`: expected a count of requests (100000) or a span of trace time (1h)"
+        )),
+    }
+}
+
 impl RunArgs {
-    /// The schedule over a trace of `ops` positions (deletes included).
-    pub fn schedule(&self, ops: u64) -> Result<Schedule> {
+    /// What to watch in the timestamps while the trace is read (nothing unless a span of
+    /// trace time is asked for).
+    pub fn time_marks(&self) -> TimeMarks {
         let warmup = match self.warmup {
-            None => 0,
-            Some(Warmup::Requests(n)) => n,
-            Some(Warmup::Fraction(f)) => (f * ops as f64) as u64,
+            Some(Warmup::Seconds(s)) => Some(s.saturating_mul(self.ticks_per_second)),
+            _ => None,
         };
-        if warmup >= ops && ops > 0 {
-            bail!("--warmup {warmup} leaves nothing to count: the trace has {ops} operations");
+        let interval = match self.interval {
+            Some(Interval::Seconds(s)) => Some(s.saturating_mul(self.ticks_per_second)),
+            _ => None,
+        };
+        TimeMarks::new(warmup, interval)
+    }
+
+    /// The schedule over `prefix` positions of --warmup-trace followed by a trace of `ops`
+    /// positions (deletes included), with the spans `marks` found in its timestamps.
+    pub fn schedule(&self, prefix: u64, ops: u64, marks: &TimeMarks) -> Result<Schedule> {
+        let warmup = prefix
+            + match self.warmup {
+                None => 0,
+                Some(Warmup::Requests(n)) => n,
+                Some(Warmup::Fraction(f)) => (f * ops as f64) as u64,
+                Some(Warmup::Seconds(_)) => marks.warmup().context("--warmup")? - prefix,
+            };
+        if warmup >= prefix + ops && ops > 0 {
+            bail!(
+                "--warmup {} leaves nothing to count: the trace has {ops} operations",
+                warmup - prefix
+            );
         }
-        Ok(Schedule {
-            warmup,
-            interval: self.interval,
-        })
+        let interval = match self.interval {
+            None => Intervals::None,
+            Some(Interval::Requests(n)) => Intervals::Every(n),
+            Some(Interval::Seconds(_)) => marks.intervals().context("--interval")?,
+        };
+        Ok(Schedule { warmup, interval })
     }
 
     /// Sizes rayon's pool as asked (once, before any parallel work).
@@ -104,34 +187,44 @@ pub fn refuse_empty(label: &str, summary: &Summary) -> Result<()> {
     Ok(())
 }
 
-/// Streams `path` through the runs ([`sim::stream`]).
+/// Streams `path` through the runs ([`sim::stream`]); also returns the schedule it
+/// counted on and the spans of trace time it found.
 pub fn replay_streamed(
     path: &Path,
     read: &ReadArgs,
     grid: &sim::replay::Grid<'_>,
     run: &RunArgs,
     progress: &(dyn Fn(u64) + Sync),
-) -> Result<(Summary, Vec<RunResult>)> {
+) -> Result<(Summary, Vec<RunResult>, Schedule, TimeMarks)> {
     if path.as_os_str() == "-" {
         bail!("--stream reads the trace twice, which standard input cannot do: give a file");
+    }
+    if run.warmup_trace.is_some() {
+        bail!("--warmup-trace needs the trace in memory: drop --stream");
     }
     anyhow::ensure!(read.page_size > 0, "--page-size must be at least 1 byte");
     let open = || input::reader(path, read);
     let mut reader = open().with_context(|| format!("cannot open trace {}", path.display()))?;
-    let first = sim::stream::number_keys(&mut reader)
-        .with_context(|| format!("cannot read trace {}", path.display()))?;
+    let mut marks = run.time_marks();
+    let first = sim::stream::number_keys_watching(&mut reader, &mut |position, time| {
+        marks.observe(position, time);
+    })
+    .with_context(|| format!("cannot read trace {}", path.display()))?;
     let summary = first.summary();
     refuse_empty(&input::describe(path), &summary)?;
-    let schedule = run.schedule(summary.requests + summary.deletes)?;
+    let schedule = run.schedule(0, summary.requests + summary.deletes, &marks)?;
     let mut reader = open().with_context(|| format!("cannot open trace {}", path.display()))?;
     let results = sim::stream::replay_numbered(
         &first,
         &mut reader,
-        &sim::replay::Grid { schedule, ..*grid },
+        &sim::replay::Grid {
+            schedule: schedule.clone(),
+            ..grid.clone()
+        },
         progress,
     )
     .context("cannot replay")?;
-    Ok((summary, results))
+    Ok((summary, results, schedule, marks))
 }
 
 /// The capacity in bytes and in objects. One of them is the run's own unit; the other is
@@ -149,112 +242,20 @@ pub fn capacity_both(capacity: u64, ignore_size: bool, s: &Summary) -> (u64, u64
     }
 }
 
-/// One interval of one run, for --json and --csv.
-#[derive(Serialize)]
-pub struct IntervalRow<'a> {
-    /// The trace.
-    pub trace: &'a str,
-    /// The policy as written.
-    pub policy: &'a str,
-    /// The size as written.
-    pub size: &'a str,
-    /// 0-based interval number.
-    pub interval: usize,
-    /// First position of the interval.
-    pub start: u64,
-    /// Requests in it (deletes excluded).
-    pub requests: u64,
-    /// Hits in it.
-    pub hits: u64,
-    /// Misses over requests.
-    pub miss_ratio: f64,
-}
-
-/// The interval rows of every run.
-pub fn interval_rows<'a>(
-    label: &'a str,
-    every: u64,
-    results: &'a [RunResult],
-) -> Vec<IntervalRow<'a>> {
-    results
-        .iter()
-        .flat_map(|r| {
-            r.intervals
-                .iter()
-                .enumerate()
-                .map(move |(k, c): (usize, &Counts)| IntervalRow {
-                    trace: label,
-                    policy: &r.policy,
-                    size: &r.size,
-                    interval: k,
-                    start: k as u64 * every,
-                    requests: c.requests,
-                    hits: c.hits,
-                    miss_ratio: c.miss_ratio(),
-                })
-        })
-        .collect()
-}
-
-const INTERVAL_HEADER: &[&str] = &[
-    "trace",
-    "policy",
-    "size",
-    "interval",
-    "start",
-    "requests",
-    "hits",
-    "miss_ratio",
-];
-
-/// The interval rows as CSV (what `--csv --interval` prints).
-pub fn interval_csv(label: &str, every: u64, results: &[RunResult]) -> Result<String> {
-    let mut out = crate::util::csv_line(INTERVAL_HEADER);
-    for r in interval_rows(label, every, results) {
-        let v = serde_json::to_value(&r)?;
-        let fields: Vec<String> = INTERVAL_HEADER
-            .iter()
-            .map(|k| match &v[*k] {
-                serde_json::Value::String(s) => s.clone(),
-                other => other.to_string(),
-            })
-            .collect();
-        out.push_str(&crate::util::csv_line(&fields));
-    }
-    Ok(out)
-}
-
-/// The miss ratio of each interval (rows) of each run (columns), for people.
-pub fn interval_table(every: u64, results: &[RunResult]) -> String {
-    let mut header = vec!["from request".to_string()];
-    header.extend(results.iter().map(|r| format!("{} @ {}", r.policy, r.size)));
-    let n = results.iter().map(|r| r.intervals.len()).max().unwrap_or(0);
-    let rows: Vec<Vec<String>> = (0..n)
-        .map(|k| {
-            let mut row = vec![crate::util::thousands(k as u64 * every)];
-            row.extend(results.iter().map(|r| {
-                r.intervals
-                    .get(k)
-                    .map_or(String::new(), |c| format!("{:.4}", c.miss_ratio()))
-            }));
-            row
-        })
-        .collect();
-    format!(
-        "\nmiss ratio every {} requests (warm-up included):\n{}",
-        crate::util::thousands(every),
-        crate::util::table(&header, &rows)
-    )
-}
-
-/// In-memory replay with the schedule.
+/// In-memory replay on `schedule`.
 pub fn replay_loaded(
     trace: &CompactTrace,
     grid: &sim::replay::Grid<'_>,
-    run: &RunArgs,
+    schedule: Schedule,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<RunResult>> {
-    let schedule = run.schedule(trace.len() as u64)?;
-    sim::replay_scheduled(trace, &sim::replay::Grid { schedule, ..*grid }, progress)
-        .context("cannot replay")
+    sim::replay_scheduled(
+        trace,
+        &sim::replay::Grid {
+            schedule,
+            ..grid.clone()
+        },
+        progress,
+    )
+    .context("cannot replay")
 }

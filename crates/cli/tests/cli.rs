@@ -633,3 +633,69 @@ fn outputs_behave_like_a_unix_tool() {
         &["offline policy"],
     );
 }
+
+#[test]
+fn bench_replay_refuses_byte_sizes_up_front_and_names_what_it_takes() {
+    // A byte size is refused before 20M requests are made (this would take seconds).
+    fails(
+        &["bench", "replay", "--size", "64MiB"],
+        &[
+            "--size 64MiB",
+            "counts objects",
+            "a count of objects (100000)",
+            "fraction",
+        ],
+    );
+    fails(
+        &[
+            "bench",
+            "replay",
+            "--requests",
+            "1000",
+            "--size",
+            "0.0000001",
+        ],
+        &["truncates to 0 objects"],
+    );
+    let out = ok(&[
+        "bench",
+        "replay",
+        "--requests",
+        "1000",
+        "--keys",
+        "100",
+        "--policy",
+        "lru",
+        "--size",
+        "10",
+    ]);
+    assert!(out.contains("cache: 10 objects"), "{out}");
+}
+
+#[test]
+fn mrc_checks_policy_specs_before_it_opens_the_trace() {
+    for method in ["exact", "minisim"] {
+        fails(
+            &[
+                "mrc",
+                "--trace",
+                "/nonexistent/t.bin",
+                "--policy",
+                "lru:bogus=1",
+                "--method",
+                method,
+            ],
+            &["bad policy `lru:bogus=1`", "no parameter `bogus`"],
+        );
+    }
+    fails(
+        &[
+            "mrc",
+            "--trace",
+            "/nonexistent/t.bin",
+            "--policy",
+            "s3fifo:small=0.1:small=0.2",
+        ],
+        &["parameter `small` given more than once"],
+    );
+}

@@ -222,9 +222,9 @@ fn warmup_intervals_threads_and_streaming() {
     assert_eq!(
         csv.lines().collect::<Vec<_>>(),
         [
-            "trace,policy,size,interval,start,requests,hits,miss_ratio".to_string(),
-            format!("{t},lru,2,0,0,4,1,0.75"),
-            format!("{t},lru,2,1,4,2,1,0.5"),
+            "trace,policy,size,interval,start,start_s,requests,hits,miss_ratio".to_string(),
+            format!("{t},lru,2,0,0,,4,1,0.75"),
+            format!("{t},lru,2,1,4,,2,1,0.5"),
         ]
     );
     let table = ok(&[
@@ -239,7 +239,8 @@ fn warmup_intervals_threads_and_streaming() {
         "--interval",
         "4",
     ]);
-    assert!(table.contains("miss ratio every 4 requests"), "{table}");
+    assert!(table.contains("miss ratio per interval"), "{table}");
+    assert!(table.contains("from request  lru @ 2"), "{table}");
     fails(
         &[&base[..], &["--warmup", "6"]].concat(),
         &["leaves nothing to count"],

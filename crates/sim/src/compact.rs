@@ -157,6 +157,16 @@ impl TraceBuilder {
         });
     }
 
+    /// Operations appended so far (deletes included): the next one's position.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// True before the first operation.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
     /// Finish.
     pub fn finish(mut self) -> CompactTrace {
         self.items.shrink_to_fit();

@@ -3,6 +3,8 @@
 //! * [`compact`] — a trace loaded once into the compact in-memory form all runs share.
 //! * [`size`] — cache sizes as users write them (`1000`, `64MiB`, `0.1`).
 //! * [`replay`](mod@replay) — many (policy, size) runs over one trace, in parallel.
+//! * [`trace_time`] — spans of trace time (a warm-up of an hour, intervals of a day) turned
+//!   into the positions replay counts in.
 //! * [`mrc`] — miss-ratio curves: exact LRU in one pass, any policy by sweep, and
 //!   streaming approximations (SHARDS, miniature simulation) for traces of any length.
 //! * [`des`] — the discrete-event file-cache simulator: processes, buffer cache, write
@@ -22,11 +24,12 @@ pub mod replay;
 pub mod size;
 pub mod stream;
 pub mod sweep;
+pub mod trace_time;
 pub mod ubc;
 
 pub use compact::{CompactTrace, Summary, TraceBuilder};
 pub use replay::{
-    replay, replay_admitted, replay_scheduled, Counts, ReplayError, ReplayOptions, RunResult,
-    Schedule,
+    replay, replay_admitted, replay_scheduled, Counts, Intervals, ReplayError, ReplayOptions,
+    RunResult, Schedule,
 };
 pub use size::{CacheSize, SizeError, WorkingSet};

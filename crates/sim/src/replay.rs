@@ -222,13 +222,52 @@ pub fn serve<P: Policy, I: KeyIndex>(
 
 /// When counting starts and how results are cut into intervals, in positions of the
 /// trace (operations, deletes included).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Schedule {
     /// Operations served before counting starts (they warm the cache up).
     pub warmup: u64,
-    /// Report counts for every this many operations (`None`: no intervals). Intervals
-    /// cover the whole trace, warm-up included, so a plot shows the cache warming.
-    pub interval: Option<u64>,
+    /// Where intervals end. Intervals cover the whole trace, warm-up included, so a plot
+    /// shows the cache warming.
+    pub interval: Intervals,
+}
+
+/// How a run's counts are cut into intervals, in positions of the trace.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Intervals {
+    /// No intervals: only the total.
+    #[default]
+    None,
+    /// One interval every this many operations (at least 1).
+    Every(u64),
+    /// Intervals ending just before these positions (increasing): spans of trace time
+    /// turned into positions ([`crate::trace_time::TimeMarks`]), which are not evenly
+    /// spaced. The last interval runs to the end of the trace.
+    Ends(std::sync::Arc<[u64]>),
+}
+
+impl Intervals {
+    /// Whether counts are cut at all.
+    pub fn is_some(&self) -> bool {
+        !matches!(self, Intervals::None)
+    }
+
+    /// The first interval end after `pos`, if any.
+    fn next_end(&self, pos: u64) -> Option<u64> {
+        match self {
+            Intervals::None => None,
+            Intervals::Every(n) => Some((pos / n + 1) * n),
+            Intervals::Ends(ends) => ends.get(ends.partition_point(|&e| e <= pos)).copied(),
+        }
+    }
+
+    /// Whether an interval ends just before `pos`.
+    fn ends_at(&self, pos: u64) -> bool {
+        match self {
+            Intervals::None => false,
+            Intervals::Every(n) => pos.is_multiple_of(*n),
+            Intervals::Ends(ends) => ends.binary_search(&pos).is_ok(),
+        }
+    }
 }
 
 /// One (policy, size) run that is fed its trace a chunk at a time: the whole in-memory
@@ -266,8 +305,8 @@ impl<P: Policy + Send> ChunkRun for Runner<P> {
             if pos < self.schedule.warmup {
                 stop = stop.min(self.schedule.warmup);
             }
-            if let Some(n) = self.schedule.interval {
-                stop = stop.min((pos / n + 1) * n);
+            if let Some(next) = self.schedule.interval.next_end(pos) {
+                stop = stop.min(next);
             }
             if pos == self.schedule.warmup {
                 self.prefetch_at_warmup = self.cache.prefetch_stats();
@@ -289,11 +328,7 @@ impl<P: Policy + Send> ChunkRun for Runner<P> {
             }
             self.current.add(&piece);
             pos = stop;
-            if self
-                .schedule
-                .interval
-                .is_some_and(|n| pos.is_multiple_of(n))
-            {
+            if self.schedule.interval.ends_at(pos) {
                 self.intervals.push(std::mem::take(&mut self.current));
             }
         }
@@ -364,7 +399,7 @@ impl Counts {
 /// What a replay runs: every policy at every size, each run behind its own admission
 /// filter built from one spec (and one seed, so runs stay independent and repeatable),
 /// counted on one schedule.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct Grid<'a> {
     /// The policies, in output order.
     pub policies: &'a [PolicySpec],
@@ -410,7 +445,7 @@ pub fn plan(
         admission,
         prefetch,
         options,
-        schedule,
+        ref schedule,
     } = *grid;
     let prefetcher = match prefetch {
         None => None,
@@ -465,7 +500,7 @@ pub fn plan(
                 capacity,
                 key_space,
                 ignore_size: options.ignore_size,
-                schedule,
+                schedule: schedule.clone(),
                 future: if needs { shared_future.clone() } else { None },
             });
             jobs.push(Job {
@@ -700,7 +735,7 @@ mod tests {
         };
         let schedule = Schedule {
             warmup: 2,
-            interval: Some(4),
+            interval: Intervals::Every(4),
         };
         let always = AdmissionSpec::parse("always").unwrap();
         let grid = Grid {

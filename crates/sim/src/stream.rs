@@ -44,8 +44,18 @@ pub enum StreamError {
 
 /// Reads every request of `reader` into `numbering`.
 pub fn number_keys(reader: &mut dyn TraceReader) -> Result<KeyNumbering, TraceError> {
+    number_keys_watching(reader, &mut |_, _| {})
+}
+
+/// [`number_keys`], handing each operation's position and timestamp to `watch` on the way
+/// (spans of trace time are found in this same pass: [`crate::trace_time::TimeMarks`]).
+pub fn number_keys_watching(
+    reader: &mut dyn TraceReader,
+    watch: &mut dyn FnMut(u64, u64),
+) -> Result<KeyNumbering, TraceError> {
     let mut numbering = KeyNumbering::default();
     let mut batch = vec![Request::default(); 4096];
+    let mut position = 0u64;
     loop {
         let n = reader.read_batch(&mut batch)?;
         if n == 0 {
@@ -53,6 +63,8 @@ pub fn number_keys(reader: &mut dyn TraceReader) -> Result<KeyNumbering, TraceEr
         }
         for r in &batch[..n] {
             numbering.push(r);
+            watch(position, r.time);
+            position += 1;
         }
     }
 }
@@ -156,7 +168,7 @@ mod tests {
         };
         let schedule = Schedule {
             warmup: 10_000,
-            interval: Some(50_000),
+            interval: crate::replay::Intervals::Every(50_000),
         };
         let mem = CompactTrace::from_requests(&reqs);
         let always = policy::AdmissionSpec::parse("always").unwrap();

@@ -128,7 +128,7 @@ fn rows_equal_replay_on_the_same_inputs() {
             },
             schedule: sim::Schedule {
                 warmup: 750,
-                interval: None,
+                interval: sim::Intervals::None,
             },
         };
         let expected = sim::replay_scheduled(&trace.trace, &grid, &|_| {}).unwrap();

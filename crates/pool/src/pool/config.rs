@@ -143,7 +143,9 @@ impl BufferPoolBuilder {
 
     /// Replacement policy as a `policy::PolicySpec` string (default `clock`). Every online
     /// policy is accepted; how its hits are recorded follows from its
-    /// [`policy::HitPath`].
+    /// [`policy::HitPath`]. The spec is checked by [`build`](Self::build), not here: a bad
+    /// name, parameter or value is [`PoolError::Policy`], an offline policy (`belady`)
+    /// [`PoolError::PolicyNotConcurrent`].
     pub fn policy(mut self, spec: &str) -> Self {
         self.policy = spec.to_string();
         self

@@ -272,7 +272,7 @@ impl SweepPlan {
             },
             schedule: Schedule {
                 warmup,
-                interval: None,
+                interval: crate::replay::Intervals::None,
             },
         })
     }
