@@ -124,6 +124,7 @@ policies! {
     FifoMerge => fifo_merge::FifoMerge,
     // issue 19, part E
     TinyUfo => pub tinyufo::TinyUfo,
+    Lhd => lhd::Lhd,
     Toss => toss::Toss,
     Linux => linux::Linux,
     PinRange => pinrange::PinRange,
