@@ -41,8 +41,9 @@
 //!   promotes), so that nothing but the draws differs.
 //! * Pins: when no drawn candidate is evictable, the least dense evictable resident is
 //!   found by a scan (libCacheSim has no pins). The draws are made either way.
-//! * The per-class counts grow with the largest age seen (to 20,000 ages, 16 classes)
-//!   instead of being allocated whole, so short runs and copies stay small.
+//! * The per-class counts cover 64 ages until an older one is counted, then all 20,000
+//!   (16 classes), so short runs and their copies stay small. After that growth and the
+//!   first refit (which allocates the densities) nothing is allocated.
 //!
 //! # Cost
 //!
@@ -58,6 +59,10 @@ use crate::{ensure_slot, Access, FrameId, Policy};
 
 /// Ages are counted up to this (coarsened) value; older objects overflow.
 const MAX_AGE: usize = 20_000;
+/// Ages counted before the counts grow to all of them: 64 ages are the first 65,536
+/// requests of an object's life at the starting coarsening (and the whole of a short test
+/// run, whose copies then stay small).
+const FIRST_AGES: usize = 64;
 /// Classes by hit age; libCacheSim's application dimension only ever holds application 1.
 const HIT_AGE_CLASSES: usize = 16;
 /// The global index of class 0 of application 1 (`app * HIT_AGE_CLASSES`).
@@ -91,8 +96,8 @@ struct ClassModel {
 impl ClassModel {
     fn new() -> Self {
         ClassModel {
-            hits: vec![Vec::new(); HIT_AGE_CLASSES],
-            evictions: vec![Vec::new(); HIT_AGE_CLASSES],
+            hits: vec![vec![0.0; FIRST_AGES]; HIT_AGE_CLASSES],
+            evictions: vec![vec![0.0; FIRST_AGES]; HIT_AGE_CLASSES],
             densities: None,
         }
     }
@@ -111,12 +116,16 @@ impl ClassModel {
         }
     }
 
+    /// Count one event at `age` in `class`. The first age beyond [`FIRST_AGES`] grows
+    /// every class's counts of that kind to all ages at once, so that this allocates at
+    /// most once per kind in a run.
     fn count(counts: &mut [Vec<f32>], class: usize, age: usize) {
-        let v = &mut counts[class];
-        if v.len() <= age {
-            v.resize(age + 1, 0.0);
+        if counts[class].len() <= age {
+            for v in counts.iter_mut() {
+                v.resize(MAX_AGE, 0.0);
+            }
         }
-        v[age] += 1.0;
+        counts[class][age] += 1.0;
     }
 
     /// Decay every count (`updateClass`), after growing them to every age.
