@@ -176,8 +176,8 @@ impl ClassModel {
                 .map(|c| (0..MAX_AGE).map(|a| Self::initial_density(c, a)).collect())
                 .collect()
         });
-        for c in 0..HIT_AGE_CLASSES {
-            let (hits, evictions) = (&self.hits[c], &self.evictions[c]);
+        let classes = self.hits.iter().zip(&self.evictions).zip(densities.iter_mut());
+        for ((hits, evictions), densities) in classes {
             let mut total_events = hits[MAX_AGE - 1] + evictions[MAX_AGE - 1];
             let mut total_hits = hits[MAX_AGE - 1];
             let mut lifetime = total_events;
@@ -185,7 +185,7 @@ impl ClassModel {
                 total_hits += hits[a];
                 total_events += hits[a] + evictions[a];
                 lifetime += total_events;
-                densities[c][a] = if f64::from(total_events) > 1e-5 {
+                densities[a] = if f64::from(total_events) > 1e-5 {
                     total_hits / lifetime
                 } else {
                     0.0
@@ -324,7 +324,10 @@ impl Lhd {
         }
         self.stamps[i] = self.timestamp;
         self.sizes[i] = access.size.max(1) as f32;
-        let explore = self.draws.next() % EXPLORE_INVERSE_PROBABILITY == 0;
+        let explore = self
+            .draws
+            .next()
+            .is_multiple_of(EXPLORE_INVERSE_PROBABILITY);
         self.explorers[i] = explore
             && self.explorer_budget > 0
             && self.reconfigurations < SETTLED_RECONFIGURATIONS;

@@ -84,7 +84,6 @@ pub use s3fifo::S3FifoVariant;
 pub use sampled::Rank as SampledRank;
 pub use wtinylfu::WTinyLfuVariant;
 
-
 // Every policy: its module, its type, and its place in `AnyPolicy` and `POLICIES`. This
 // list is the one place a new policy is registered (`docs/ADDING_A_POLICY.md`).
 policies! {

@@ -62,9 +62,9 @@
 //! O(1) per hit (a capped counter: [`HitPath::Counter`] with cap 3). A miss counts and
 //! estimates in `rows` rows (17 at 100,000 items). Eviction is amortized O(1): each step
 //! either evicts, promotes, or spends a use a hit gave. `victims` clones the policy.
-//! Memory per frame: 8 (links) + 8 (key, for the victim's estimate) + 4 (size) + 1 (uses)
-//! + 1 (queue) = 22 bytes, plus the sketch: `rows * e * items` bytes (4.6 MB at 100,000
-//! items).
+//! Memory per frame: 8 (links) + 8 (key, for the victim's estimate) + 4 (size) + 1
+//! (uses) + 1 (queue) = 22 bytes, plus the sketch: `rows * e * items` bytes (4.6 MB at
+//! 100,000 items).
 
 use crate::list::{Links, List};
 use crate::params::{ConfigError, ParamInfo, Params};

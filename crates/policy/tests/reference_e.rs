@@ -127,14 +127,10 @@ fn contest_protects_a_hot_set_from_a_scan() {
         }
     }
     let count = |contest| {
-        hits(
-            TinyUfo::with_params(10, 0.1, 10, None, contest),
-            10,
-            &trace,
-        )
-        .into_iter()
-        .filter(|&h| h)
-        .count()
+        hits(TinyUfo::with_params(10, 0.1, 10, None, contest), 10, &trace)
+            .into_iter()
+            .filter(|&h| h)
+            .count()
     };
     let (with, without) = (count(true), count(false));
     assert!(
