@@ -421,9 +421,10 @@ impl Policy for Lhd {
         ensure_slot(&mut self.sizes, frame, 0.0);
         ensure_slot(&mut self.explorers, frame, false);
         ensure_slot(&mut self.positions, frame, NONE);
-        // a key admitted again elsewhere is the same candidate to libCacheSim (found by id)
+        // a key admitted again elsewhere is the same candidate to libCacheSim (found by
+        // id); empty slots (no frame) match no key
         for entry in &mut self.recent {
-            if entry.0 == access.key {
+            if entry.1 != NONE && entry.0 == access.key {
                 entry.1 = frame.0;
             }
         }
