@@ -252,7 +252,8 @@ impl Io {
     fn residency(&self, path: &Path, bytes: u64) -> Result<(u64, u64, u64), BenchError> {
         let file = File::open(path).map_err(|e| BenchError::io("open for cachestat", e))?;
         let cached = |off: u64, len: u64| {
-            dust::linux::cached_pages(&file, off, len).map_err(|e| BenchError::io("cachestat", e))
+            linux::page_cache::cached_pages(&file, off, len)
+                .map_err(|e| BenchError::io("cachestat", e))
         };
         let page_cache = cached(0, bytes)?;
         let Io::Pool { pool, f, .. } = self else {

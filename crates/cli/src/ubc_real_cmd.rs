@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use bench::ubc::{self, Design, MemoryLimit, UbcOptions, UbcRow};
 use clap::Args;
-use serve::cgroup::MemoryCgroup;
+use linux::MemoryCgroup;
 
 use crate::experiment_cmd::{json_lines, write_csv, ExperimentArgs};
 use crate::util;

@@ -342,6 +342,7 @@ impl<P: Policy, I: KeyIndex> Cache<P, I> {
     /// Evict one victim to make room for `access` and leave the room empty, as a buffer
     /// pool does when the read that was to fill it fails. Returns the victim's key. (For
     /// the test kit: policies must survive every call pattern a real driver makes.)
+    #[cfg(any(test, feature = "testkit"))]
     pub(crate) fn evict_without_insert(
         &mut self,
         access: &Access,
@@ -357,6 +358,7 @@ impl<P: Policy, I: KeyIndex> Cache<P, I> {
     /// the frame the policy chose was pinned or dirtied before it could be taken: the
     /// policy sees `evict` followed by `on_insert` of the same frame and key. Returns the
     /// victim's key.
+    #[cfg(any(test, feature = "testkit"))]
     pub(crate) fn refuse_victim(
         &mut self,
         access: &Access,

@@ -228,6 +228,19 @@ impl Policy for Car {
     fn victims(&self, n: usize, evictable: &dyn Fn(FrameId) -> bool, out: &mut Vec<FrameId>) {
         crate::victims_by_simulation(self, n, evictable, out);
     }
+
+    /// As ARC's: `c` becomes the new capacity, the target `p` is clamped to it, the ghost
+    /// lists keep their newest keys up to the new bound and the directory bounds
+    /// (`|T1|+|B1| <= c`, total `<= 2c`) are restored by dropping ghost LRU entries.
+    /// Exact in the paper's sense (CAR(c) is defined for any c): the ghosts a shrink
+    /// drops are the ones CAR would have dropped first.
+    fn set_capacity(&mut self, capacity: u64) {
+        self.c = capacity;
+        self.p = self.p.min(capacity as f64);
+        self.b1.set_capacity(crate::entry_bound(capacity));
+        self.b2.set_capacity(crate::entry_bound(capacity));
+        self.trim_ghosts();
+    }
 }
 
 impl NamedPolicy for Car {

@@ -127,6 +127,8 @@ pub struct Lirs {
     lhirs: u64,
     /// libCacheSim variant: S's bound in units (twice the capacity).
     s_units_max: u64,
+    /// `hir`, kept to recompute `Lhirs` and `Llirs` on a resize.
+    hir: f64,
     /// libCacheSim variant: blocks libCacheSim evicted during a hit, which the driver still
     /// holds; `evict` returns them first. Not in S as residents, not in Q.
     doomed: Vec<FrameId>,
@@ -141,7 +143,7 @@ impl Lirs {
     /// As [`Lirs::new`], for either variant.
     pub fn with_variant(capacity: u64, hir: f64, variant: LirsVariant) -> Self {
         let frames = crate::prealloc_frames(capacity);
-        let lhirs = ((capacity as f64 * hir) as u64).clamp(1, capacity.max(1));
+        let lhirs = Self::lhirs_of(capacity, hir);
         Lirs {
             q_links: Links::with_capacity(frames),
             q: List::new(),
@@ -156,11 +158,8 @@ impl Lirs {
             node_frame: Vec::with_capacity(frames),
             free_nodes: Vec::new(),
             nonres_map: KeyMap::hashed(2 * frames + 1),
-            max_nonres: match variant {
-                LirsVariant::Paper => 2 * frames.max(1),
-                // bounded through S as a whole (`limit_stack`)
-                LirsVariant::LibCacheSim => usize::MAX,
-            },
+            max_nonres: Self::max_nonres_of(frames, variant),
+            hir,
             lir_used: 0,
             llirs: capacity.saturating_sub(lhirs),
             resident: 0,
@@ -171,6 +170,20 @@ impl Lirs {
             lhirs,
             s_units_max: capacity.saturating_mul(2),
             doomed: Vec::new(),
+        }
+    }
+
+    /// `Lhirs` for `capacity`: the fraction `hir` of it, at least one unit.
+    fn lhirs_of(capacity: u64, hir: f64) -> u64 {
+        ((capacity as f64 * hir) as u64).clamp(1, capacity.max(1))
+    }
+
+    /// The bound on S's non-resident entries for a policy of `frames` frames.
+    fn max_nonres_of(frames: usize, variant: LirsVariant) -> usize {
+        match variant {
+            LirsVariant::Paper => 2 * frames.max(1),
+            // bounded through S as a whole (`limit_stack`)
+            LirsVariant::LibCacheSim => usize::MAX,
         }
     }
 
@@ -492,6 +505,26 @@ impl Policy for Lirs {
 
     fn victims(&self, n: usize, evictable: &dyn Fn(FrameId) -> bool, out: &mut Vec<FrameId>) {
         crate::victims_by_simulation(self, n, evictable, out);
+    }
+
+    /// Exact where the paper defines the state by the capacity: `Lhirs` and `Llirs` are
+    /// recomputed as at construction, and the bounds on non-resident entries with them.
+    /// A shrink that leaves the LIR set over `Llirs` demotes S's bottom LIR blocks to HIR
+    /// (the same step as after a hit, `fit_lir`); non-resident entries beyond the new
+    /// bound go oldest first. A growth only raises the bounds.
+    fn set_capacity(&mut self, capacity: u64) {
+        self.lhirs = Self::lhirs_of(capacity, self.hir);
+        self.llirs = capacity.saturating_sub(self.lhirs);
+        self.max_nonres = Self::max_nonres_of(crate::prealloc_frames(capacity), self.variant);
+        while self.nonres.len() > self.max_nonres {
+            let Some(old) = self.nonres.tail() else { break };
+            self.drop_nonresident(old);
+        }
+        self.s_units_max = capacity.saturating_mul(2);
+        if self.variant == LirsVariant::LibCacheSim {
+            self.limit_stack();
+        }
+        self.fit_lir();
     }
 }
 

@@ -60,6 +60,10 @@ pub struct PinRange {
     rest_floor_units: u64,
     range_pages: u64,
     page_mask: u64,
+    /// `rest`, kept to recompute the floor on a resize.
+    rest_fraction: f64,
+    /// The range was `auto` (the capacity less the floor): it follows a resize too.
+    range_follows_capacity: bool,
 }
 
 impl PinRange {
@@ -76,14 +80,26 @@ impl PinRange {
             in_preferred: vec![false; frames],
             size: vec![0; frames],
             rest_units: 0,
-            rest_floor_units: (rest * capacity as f64).round() as u64,
+            rest_floor_units: Self::floor_of(capacity, rest),
             range_pages,
+            rest_fraction: rest,
+            range_follows_capacity: false,
             page_mask: if page_bits == 64 {
                 u64::MAX
             } else {
                 (1u64 << page_bits) - 1
             },
         }
+    }
+
+    /// The small queue's floor: `rest` of the capacity, rounded.
+    fn floor_of(capacity: u64, rest: f64) -> u64 {
+        (rest * capacity as f64).round() as u64
+    }
+
+    /// The `auto` range for `capacity`: what the floor leaves.
+    fn auto_range(capacity: u64, rest: f64) -> u64 {
+        capacity.saturating_sub(Self::floor_of(capacity, rest))
     }
 
     /// Whether `key` names a page inside the preferred range.
@@ -191,6 +207,16 @@ impl Policy for PinRange {
             out.push(victim);
         }
     }
+
+    /// Exact: the floor is `rest` of the new capacity and an `auto` range follows it, as
+    /// at construction. Resident pages keep the queue they entered (a page's queue is
+    /// decided when it is inserted); the next evictions restore the floor.
+    fn set_capacity(&mut self, capacity: u64) {
+        self.rest_floor_units = Self::floor_of(capacity, self.rest_fraction);
+        if self.range_follows_capacity {
+            self.range_pages = Self::auto_range(capacity, self.rest_fraction);
+        }
+    }
 }
 
 impl NamedPolicy for PinRange {
@@ -221,11 +247,11 @@ impl NamedPolicy for PinRange {
     fn build(ctx: &BuildContext, params: &Params) -> Result<Self, ConfigError> {
         let rest = params.fraction("rest", 0.0, 1.0)?;
         let page_bits = params.integer("page_bits", 1, 64)? as u32;
-        let floor = (rest * ctx.capacity as f64).round() as u64;
-        let range = params
-            .integer_or_auto("range", 0, u64::MAX)?
-            .unwrap_or(ctx.capacity.saturating_sub(floor));
-        Ok(PinRange::new(ctx.capacity, range, rest, page_bits))
+        let range = params.integer_or_auto("range", 0, u64::MAX)?;
+        let auto = PinRange::auto_range(ctx.capacity, rest);
+        let mut p = PinRange::new(ctx.capacity, range.unwrap_or(auto), rest, page_bits);
+        p.range_follows_capacity = range.is_none();
+        Ok(p)
     }
 }
 

@@ -50,13 +50,15 @@ pub struct SFifo {
     size: Vec<u32>,
     primary_units: u64,
     primary_cap: u64,
+    /// The secondary list's fraction, kept to recompute the split on a resize.
+    p: f64,
 }
 
 impl SFifo {
     /// A segmented FIFO of `capacity` units giving fraction `p` to the secondary list.
     pub fn new(capacity: u64, p: f64) -> Self {
         let frames = crate::prealloc_frames(capacity);
-        let secondary_cap = (p.clamp(0.0, 1.0) * capacity as f64).round() as u64;
+        let p = p.clamp(0.0, 1.0);
         SFifo {
             links: Links::with_capacity(frames),
             primary: List::new(),
@@ -64,8 +66,16 @@ impl SFifo {
             in_secondary: vec![false; frames],
             size: vec![0; frames],
             primary_units: 0,
-            primary_cap: capacity - secondary_cap.min(capacity),
+            primary_cap: Self::primary_cap_of(capacity, p),
+            p,
         }
+    }
+
+    /// The primary queue's share of `capacity`: what the secondary's `round(p * capacity)`
+    /// leaves.
+    fn primary_cap_of(capacity: u64, p: f64) -> u64 {
+        let secondary_cap = (p * capacity as f64).round() as u64;
+        capacity - secondary_cap.min(capacity)
     }
 
     /// Demote primary tails while the primary queue is over its share.
@@ -144,6 +154,14 @@ impl Policy for SFifo {
     fn victims(&self, n: usize, evictable: &dyn Fn(FrameId) -> bool, out: &mut Vec<FrameId>) {
         out.extend(self.walk().filter(|&f| evictable(f)).take(n));
     }
+
+    /// Exact: the split `round(p * capacity)` is recomputed as at construction; a primary
+    /// queue over its new share demotes its oldest to the secondary list, as an insertion
+    /// would.
+    fn set_capacity(&mut self, capacity: u64) {
+        self.primary_cap = Self::primary_cap_of(capacity, self.p);
+        self.balance();
+    }
 }
 
 impl NamedPolicy for SFifo {
@@ -166,6 +184,28 @@ impl NamedPolicy for SFifo {
 mod tests {
     use crate::testkit::{evictions, hits, resident_after};
     use crate::{Fifo, Lru, SFifo};
+
+    /// A shrink mid-run: capacity 8, p = 0.5 (primary 4): 1..=4 fill the primary queue.
+    /// Told 4 (primary 2), it demotes its two oldest, 1 then 2, to the secondary list, so
+    /// the victims are 1 and 2 (the secondary list from its tail) then 3 and 4.
+    #[test]
+    fn a_shrink_demotes_the_oldest_primaries() {
+        use crate::{Access, FrameId, Policy};
+        let mut p = SFifo::new(8, 0.5);
+        for k in 1..=4u32 {
+            p.on_insert(FrameId(k), &Access::unit(u64::from(k), u64::from(k)));
+        }
+        let mut out = Vec::new();
+        p.victims(4, &|_| true, &mut out);
+        assert_eq!(out, [1, 2, 3, 4].map(FrameId), "all primary, FIFO order");
+        p.set_capacity(4);
+        assert_eq!(p.primary_units, 2);
+        // secondary from its tail (1, demoted first), then primary from its tail
+        out.clear();
+        p.victims(4, &|_| true, &mut out);
+        assert_eq!(out, [1, 2, 3, 4].map(FrameId));
+        assert!(p.in_secondary[1] && p.in_secondary[2] && !p.in_secondary[3]);
+    }
 
     #[test]
     fn hand_worked_sequence() {

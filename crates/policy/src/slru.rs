@@ -215,6 +215,19 @@ impl<const DEFAULT_SEGMENTS: usize> Policy for Slru<DEFAULT_SEGMENTS> {
         let order = self.lists.iter().flat_map(|l| self.links.iter_from_tail(l));
         out.extend(order.filter(|&f| evictable(f)).take(n));
     }
+
+    /// Exact: the only capacity-sized state is the share, `capacity / segments` as at
+    /// construction. After a shrink, segments over the new share demote from the top
+    /// down (each cascade as a hit's would), so every segment above probation is within
+    /// its share again; a growth leaves room that hits fill.
+    fn set_capacity(&mut self, capacity: u64) {
+        self.share = capacity / self.lists.len() as u64;
+        for k in (1..self.lists.len()).rev() {
+            while self.used[k] > self.share {
+                self.cool(k);
+            }
+        }
+    }
 }
 
 /// The parameters both registered segmented LRUs take; only `segments`' default differs.
@@ -274,6 +287,26 @@ mod tests {
 
     fn slru(capacity: u64, segments: usize) -> Slru<2> {
         Slru::new(capacity, segments)
+    }
+
+    /// A shrink mid-run: capacity 8, share 4. 1..=8 fill probation; hits on 1, 2, 3, 4
+    /// lift them to protected (head..tail 4 3 2 1). Told 4 (share 2), protected demotes
+    /// its tail twice, 1 then 2, each to probation's head.
+    #[test]
+    fn a_shrink_demotes_protected_tails_to_the_new_share() {
+        use crate::{FrameId, Policy};
+        let mut p = slru(8, 2);
+        for k in 1..=8u32 {
+            p.on_insert(FrameId(k), &Access::unit(u64::from(k), u64::from(k)));
+        }
+        for k in 1..=4u32 {
+            p.on_hit(FrameId(k), &Access::unit(u64::from(k), 10 + u64::from(k)));
+        }
+        p.set_capacity(4);
+        let ids = |seg: &Vec<crate::FrameId>| seg.iter().map(|f| f.0).collect::<Vec<_>>();
+        let segs = p.segments();
+        assert_eq!(ids(&segs[1]), [4, 3]);
+        assert_eq!(ids(&segs[0]), [2, 1, 8, 7, 6, 5]);
     }
 
     #[test]

@@ -46,6 +46,7 @@ mod info;
 mod load;
 mod ordering;
 mod resize;
+mod write_runs;
 mod writeback;
 
 pub use config::{
@@ -121,8 +122,12 @@ struct Inner {
     capacity: AtomicUsize,
     /// Frames taken out of circulation by a shrink, reused first by a growth.
     retired: Mutex<Vec<u32>>,
-    /// Serializes resizes.
+    /// Serializes resizes, and the release of retired frames' memory with them.
     resizing: Mutex<()>,
+    /// Frames retired whose memory the flusher has not handed back yet.
+    unreleased: Mutex<Vec<u32>>,
+    /// Set by a shrink: the flusher releases the memory of `unreleased`.
+    release_pending: std::sync::atomic::AtomicBool,
     /// The builder's `free_reserve`, to size the reserve again after a resize.
     free_reserve: Option<usize>,
     /// Pages the application promises to keep pinned at once (the builder's).

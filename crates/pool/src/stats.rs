@@ -18,6 +18,7 @@ pub(crate) enum Counter {
     PagesRead,
     ReadAheadPages,
     PagesWritten,
+    WriteCalls,
     ForegroundWrites,
     FlusherWrites,
     FlusherRuns,
@@ -26,7 +27,7 @@ pub(crate) enum Counter {
     PrefetchedPages,
 }
 
-const COUNTERS: usize = 12;
+const COUNTERS: usize = 13;
 const STRIPES: usize = 16;
 
 #[repr(align(128))]

@@ -48,15 +48,17 @@ fn fsync_reports_eio_keeps_page_dirty_and_retries() {
         let e = p.fsync(f).unwrap_err();
         assert_eq!(os_error(&e), Some(EIO), "{e}");
         assert!(e.to_string().contains("/f"), "path in error: {e}");
-        // one of the two pages failed, the other was written; nothing synced
+        // the two adjacent pages went in one call, which failed: both stay dirty, each
+        // counted as a failed page write; nothing synced
         let s = p.stats();
-        assert_eq!(s.dirty_pages, 1);
-        assert_eq!(s.write_errors, 1);
+        assert_eq!((s.write_calls, s.pages_written), (1, 0));
+        assert_eq!(s.dirty_pages, 2);
+        assert_eq!(s.write_errors, 2);
         assert!(!st
             .log()
             .iter()
             .any(|e| matches!(e, StorageEvent::Sync { .. })));
-        // the fault is gone: the retry writes the remaining page and syncs
+        // the fault is gone: the retry writes both pages (one call) and syncs
         p.fsync(f).unwrap();
         assert_eq!(p.stats().dirty_pages, 0);
         assert_eq!(file(&st), vec![1u8; 2 * PS]);

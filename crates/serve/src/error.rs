@@ -34,6 +34,9 @@ pub enum ServeError {
     /// The buffer pool refused.
     #[error("buffer pool: {0}")]
     Pool(#[from] pool::PoolError),
+    /// The kernel refused a cgroup or a probe (or the machine lacks one).
+    #[error(transparent)]
+    Linux(#[from] linux::LinuxError),
     /// A policy could not be built.
     #[error("mirror policy: {0}")]
     Policy(#[from] policy::ConfigError),

@@ -27,14 +27,12 @@
 //! * [`load`] — the load generator: file sets, closed and open loops, HDR histograms,
 //!   device reads, reports.
 //! * [`experiment`] — `cache-aware-server`: Figures 2.20–2.21 on this machine, with the
-//!   page cache bounded by a memory cgroup ([`cgroup`]).
+//!   page cache bounded by a memory cgroup (`bufcache-linux`'s `MemoryCgroup`).
 
 pub mod adaptive;
 pub mod backend;
-pub mod cgroup;
 pub mod config;
 mod deadline_io;
-pub mod device;
 mod error;
 pub mod experiment;
 pub mod load;

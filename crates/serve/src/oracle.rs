@@ -147,7 +147,7 @@ pub fn ground_truth(backend: &Backend, job: &Job) -> Option<bool> {
     if count == 0 {
         return Some(true);
     }
-    dust::linux::cached_pages(file, pages.start * PAGE_BYTES, count * PAGE_BYTES)
+    linux::page_cache::cached_pages(file, pages.start * PAGE_BYTES, count * PAGE_BYTES)
         .ok()
         .map(|cached| cached >= count)
 }

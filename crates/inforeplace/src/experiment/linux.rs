@@ -25,11 +25,11 @@
 use super::workload::{dust_file_pages, dust_pages};
 use super::ExperimentError;
 use crate::{Config, InfoReplace, KernelFile, Levers, PageCacheFile, PageCacheSource, ReadHow};
+use linux::DeviceCounter;
+use linux::MemoryCgroup;
 use rand::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::Serialize;
-use serve::cgroup::MemoryCgroup;
-use serve::device::DeviceCounter;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -300,7 +300,7 @@ fn measure_size(
 /// Device counters before a run.
 struct Meter<'a> {
     process: u64,
-    disk: Option<(&'a DeviceCounter, serve::device::DeviceReads)>,
+    disk: Option<(&'a DeviceCounter, linux::DeviceReads)>,
     started: Instant,
 }
 

@@ -22,6 +22,8 @@ use std::time::Duration;
 impl Inner {
     /// Panics with the first invariant that does not hold. Call only on a quiescent pool.
     pub(super) fn check_invariants(&self) {
+        // The flusher latches retired frames while it releases their memory.
+        let _no_release = self.resizing.lock();
         let frames = self.frames.len();
         let state = self.policy.lock();
         let free: HashSet<u32> = self.free.lock().iter().copied().collect();

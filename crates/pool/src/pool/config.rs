@@ -301,6 +301,8 @@ impl BufferPoolBuilder {
             capacity: AtomicUsize::new(frames),
             retired: Mutex::new(Vec::new()),
             resizing: Mutex::new(()),
+            unreleased: Mutex::new(Vec::new()),
+            release_pending: std::sync::atomic::AtomicBool::new(false),
             free_reserve: self.free_reserve,
             pin_limit: self.pin_limit,
             clock: AtomicU32::new(0),

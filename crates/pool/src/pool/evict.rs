@@ -191,17 +191,9 @@ impl Inner {
                 Evicted::Busy
             });
         }
-        let mut cleaned = 0;
-        let mut first_err = None;
-        for f in dirty {
-            match self.clean_frame(f.0, false, Counter::ForegroundWrites, None) {
-                Ok(true) => cleaned += 1,
-                Ok(false) => {}
-                Err(e) => {
-                    first_err.get_or_insert(e);
-                }
-            }
-        }
+        let dirty: Vec<u32> = dirty.iter().map(|f| f.0).collect();
+        let (cleaned, first_err) =
+            self.clean_frames(&dirty, false, Counter::ForegroundWrites, None);
         match first_err {
             Some(e) if cleaned == 0 && only_failed => Err(PoolError::WriteBackStalled {
                 source: Box::new(e),

@@ -25,6 +25,10 @@ pub struct PoolStats {
     pub prefetched_pages: u64,
     /// Pages written to storage by anyone.
     pub pages_written: u64,
+    /// Write calls issued to storage: adjacent dirty pages of a file written back
+    /// together are one call (`pwritev`), so `pages_written / write_calls` is the average
+    /// run.
+    pub write_calls: u64,
     /// Pages written by application threads rather than the flusher: by a thread that
     /// needed a frame and found only dirty ones, and by `fsync` writing its file's dirty
     /// pages.
@@ -43,6 +47,9 @@ pub struct PoolStats {
     pub free_frames: u64,
     /// Frames in the pool.
     pub capacity_frames: u64,
+    /// Frames a shrink took out of circulation whose memory the flusher has not yet
+    /// handed back to the kernel (it does so right after the shrink).
+    pub unreleased_frames: u64,
 }
 
 /// Which pages of a file are resident: one bit per page (see [`BufferPool::resident`]).
@@ -198,6 +205,7 @@ impl BufferPool {
             read_ahead_pages: c.get(Counter::ReadAheadPages),
             prefetched_pages: c.get(Counter::PrefetchedPages),
             pages_written: c.get(Counter::PagesWritten),
+            write_calls: c.get(Counter::WriteCalls),
             foreground_writes: c.get(Counter::ForegroundWrites),
             flusher_writes: c.get(Counter::FlusherWrites),
             flusher_runs: c.get(Counter::FlusherRuns),
@@ -206,6 +214,7 @@ impl BufferPool {
             dirty_pages: i.dirty_pages.load(Ordering::Relaxed),
             free_frames: i.free.lock().len() as u64,
             capacity_frames: i.capacity() as u64,
+            unreleased_frames: i.unreleased_frames() as u64,
         }
     }
 }

@@ -4,13 +4,21 @@
 
 use super::{BufferPool, FileHandle, Inner, WritePolicy, OPEN};
 use crate::error::PoolError;
-use crate::frames::{backoff, Bits, Header, NO_OWNER};
+use crate::frames::{Bits, Header, NO_OWNER};
 use crate::stats::Counter;
 use crate::storage::StorageFile;
 use policy::Access;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
+
+/// A write of several pages that failed: how many leading pages were written whole, and
+/// the error.
+#[derive(Debug)]
+pub(super) struct RunError {
+    pub pages_done: usize,
+    pub error: PoolError,
+}
 
 impl Inner {
     pub(super) fn now_ns(&self) -> u64 {
@@ -87,41 +95,85 @@ impl Inner {
         bytes: &[u8],
         len: u64,
     ) -> Result<(), PoolError> {
-        debug_assert_eq!(bytes.len(), self.page_size, "a page write is one frame");
+        self.write_pages(file, path, page, &[bytes], len)
+            .map_err(|e| e.error)
+    }
+
+    /// Write pages `first..` (one frame's bytes each) of a file of logical length `len`
+    /// in one call to storage (a vectored write when there are several), each page as
+    /// [`Inner::write_page`] would: pages wholly past the end are not written (nor
+    /// counted), and count as written. On failure, says how many leading pages were
+    /// written whole.
+    pub(super) fn write_pages(
+        &self,
+        file: &dyn StorageFile,
+        path: &Path,
+        first: u64,
+        pages: &[&[u8]],
+        len: u64,
+    ) -> Result<(), RunError> {
         let ps = self.page_size as u64;
-        let off = page * ps;
-        let n = if self.direct {
-            ps
-        } else {
-            len.saturating_sub(off).min(ps)
-        } as usize;
-        if n == 0 {
+        let mut bufs: Vec<&[u8]> = Vec::with_capacity(pages.len());
+        for (i, bytes) in pages.iter().enumerate() {
+            debug_assert_eq!(bytes.len(), self.page_size, "a page write is one frame");
+            let off = (first + i as u64) * ps;
+            let n = if self.direct {
+                ps
+            } else {
+                len.saturating_sub(off).min(ps)
+            } as usize;
+            if n > 0 {
+                bufs.push(&bytes[..n]);
+            }
+            if n < self.page_size {
+                // the file ends in this page: the pages after it are wholly past the end
+                break;
+            }
+        }
+        if bufs.is_empty() {
             return Ok(());
         }
+        let want: usize = bufs.iter().map(|b| b.len()).sum();
+        let off = first * ps;
+        self.counters.bump(Counter::WriteCalls);
         let result = loop {
-            match file.write_at(&bytes[..n], off) {
-                Ok(w) if w == n => break Ok(()),
+            let attempt = match bufs.as_slice() {
+                [one] => file.write_at(one, off),
+                many => file.write_vectored_at(many, off),
+            };
+            match attempt {
+                Ok(w) if w == want => break Ok(()),
                 Ok(w) => {
-                    break Err(std::io::Error::new(
-                        std::io::ErrorKind::WriteZero,
-                        format!("short write: {w} of {n} bytes at offset {off}"),
+                    break Err((
+                        w,
+                        std::io::Error::new(
+                            std::io::ErrorKind::WriteZero,
+                            format!("short write: {w} of {want} bytes at offset {off}"),
+                        ),
                     ))
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => break Err(e),
+                Err(e) => break Err((0, e)),
             }
         };
         match result {
             Ok(()) => {
-                self.counters.bump(Counter::PagesWritten);
+                self.counters.add(Counter::PagesWritten, bufs.len() as u64);
                 Ok(())
             }
-            Err(source) => {
-                self.counters.bump(Counter::WriteErrors);
-                Err(PoolError::Io {
-                    path: path.to_path_buf(),
-                    op: "write",
-                    source,
+            Err((written, source)) => {
+                // every buffer but the last is a whole page, and the last was not finished
+                let pages_done = (written / self.page_size).min(bufs.len() - 1);
+                self.counters.add(Counter::PagesWritten, pages_done as u64);
+                self.counters
+                    .add(Counter::WriteErrors, (bufs.len() - pages_done) as u64);
+                Err(RunError {
+                    pages_done,
+                    error: PoolError::Io {
+                        path: path.to_path_buf(),
+                        op: "write",
+                        source,
+                    },
                 })
             }
         }
@@ -143,83 +195,17 @@ impl Inner {
         }
     }
 
-    /// Write frame `id` if dirty, under a shared pin, so readers go on meanwhile (`wait`:
-    /// wait for the frame's latch and for a write already in flight, instead of skipping
-    /// it). Only a page of `owner` is written, when given (the frame may have been reused
-    /// since the caller chose it). `Ok(true)` if this call wrote it.
-    pub(super) fn clean_frame(
-        &self,
-        id: u32,
-        wait: bool,
-        by: Counter,
-        owner: Option<u64>,
-    ) -> Result<bool, PoolError> {
-        let mut spins = 0;
-        loop {
-            let g = if wait {
-                self.frames.share(id)
-            } else {
-                match self.frames.try_share(id) {
-                    Some(g) => g,
-                    None => return Ok(false),
-                }
-            };
-            let h = g.header();
-            let o = h.owner.load(Ordering::Relaxed);
-            if !h.dirty.load(Ordering::Acquire) || o == NO_OWNER || owner.is_some_and(|w| w != o) {
-                return Ok(false);
-            }
-            // Ordered data is written only by a level (`ordering`), after what it follows.
-            if self.is_tagged(id) {
-                return Ok(false);
-            }
-            // One write of a page at a time (see `Header::writing`).
-            if h.writing
-                .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
-                .is_err()
-            {
-                if !wait {
-                    return Ok(false);
-                }
-                drop(g);
-                backoff(&mut spins);
-                continue;
-            }
-            let out = match self.write_out(h, g.bytes()) {
-                Ok(()) => {
-                    self.clear_dirty(id, h);
-                    h.write_failed.store(false, Ordering::Relaxed);
-                    self.counters.bump(by);
-                    Ok(true)
-                }
-                // Its file is being closed, and `close` writes its dirty pages itself.
-                Err(PoolError::Closed(_)) => Ok(false),
-                Err(e) => {
-                    h.write_failed.store(true, Ordering::Relaxed);
-                    Err(e)
-                }
-            };
-            h.writing.store(false, Ordering::Release);
-            return out;
-        }
-    }
-
-    /// Write every dirty page of `fh`; the first error is returned after trying all.
+    /// Write every dirty page of `fh` (adjacent pages in one call); the first error is
+    /// returned after trying all.
     pub(super) fn flush_file(&self, fh: FileHandle) -> Result<(), PoolError> {
-        let mut first_err = None;
         let owner = fh.owner();
         let mine: Vec<u32> = self
             .dirty_frames()
             .filter(|&id| self.frames.header(id).owner.load(Ordering::Relaxed) == owner)
             .collect();
-        for id in mine {
-            if let Err(e) = self.clean_frame(id, true, Counter::ForegroundWrites, Some(owner)) {
-                first_err.get_or_insert(e);
-            }
-        }
-        match first_err {
-            Some(e) => Err(e),
-            None => Ok(()),
+        match self.clean_frames(&mine, true, Counter::ForegroundWrites, Some(owner)) {
+            (_, Some(e)) => Err(e),
+            (_, None) => Ok(()),
         }
     }
 
@@ -298,6 +284,9 @@ impl Inner {
             if self.flusher_wake.swap(false, Ordering::AcqRel) {
                 self.refill_free();
             }
+            if self.release_pending.swap(false, Ordering::AcqRel) {
+                self.release_retired_memory();
+            }
             if Instant::now() >= next_ageing {
                 self.write_aged();
                 self.flush_ordered_background();
@@ -316,16 +305,17 @@ impl Inner {
         }
         let now = self.now_ns();
         let age_ns = u64::try_from(age.as_nanos()).unwrap_or(u64::MAX);
-        for id in self.dirty_frames() {
-            let h = self.frames.header(id);
-            if h.dirty.load(Ordering::Relaxed)
-                && now.saturating_sub(h.dirty_since_ns.load(Ordering::Relaxed)) >= age_ns
-            {
-                // Errors stay with the page: it remains dirty, and the next fsync (or
-                // close, or sync_all) retries it and reports the error.
-                let _ = self.clean_frame(id, false, Counter::FlusherWrites, None);
-            }
-        }
+        let aged: Vec<u32> = self
+            .dirty_frames()
+            .filter(|&id| {
+                let h = self.frames.header(id);
+                h.dirty.load(Ordering::Relaxed)
+                    && now.saturating_sub(h.dirty_since_ns.load(Ordering::Relaxed)) >= age_ns
+            })
+            .collect();
+        // Errors stay with the pages: they remain dirty, and the next fsync (or close, or
+        // sync_all) retries them and reports the error.
+        let _ = self.clean_frames(&aged, false, Counter::FlusherWrites, None);
     }
 
     /// Refill the free list up to twice the low-water mark (XMF's pool of clean frames),
@@ -352,13 +342,9 @@ impl Inner {
                 self.free.lock().append(&mut freed);
                 continue;
             }
-            let mut cleaned = 0;
-            for f in dirty {
-                // Errors stay with the page (see `write_aged`).
-                if let Ok(true) = self.clean_frame(f.0, false, Counter::FlusherWrites, None) {
-                    cleaned += 1;
-                }
-            }
+            let dirty: Vec<u32> = dirty.iter().map(|f| f.0).collect();
+            // Errors stay with the pages (see `write_aged`).
+            let (cleaned, _) = self.clean_frames(&dirty, false, Counter::FlusherWrites, None);
             if cleaned == 0 {
                 return;
             }
@@ -455,29 +441,43 @@ mod tests {
     }
 
     /// Buffered I/O writes only the part of the last page inside the file; `O_DIRECT`
-    /// writes whole pages; a page wholly past the end is not written at all.
+    /// writes whole pages; a page wholly past the end is not written at all. The same
+    /// bytes whether the pages go one call each or as one run (one call).
     #[test]
     #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
-    fn a_page_write_covers_what_the_io_mode_needs() {
+    fn a_page_write_and_a_run_cover_what_the_io_mode_needs() {
         for (mode, expected) in [
             (IoMode::Buffered, vec![(0, 4096), (4096, 904)]),
             (IoMode::Direct, vec![(0, 4096), (4096, 4096), (8192, 4096)]),
         ] {
-            let storage = RecordingStorage::new();
-            let pool = quiet_builder(4, "lru")
-                .io_mode(mode)
-                .build_with_storage(storage.clone())
-                .unwrap();
-            let f = pool.create("/w").unwrap();
-            let (file, path) = pool.inner.file_of(f).unwrap();
-            let page = [5u8; 4096];
-            for p in 0..3 {
-                pool.inner
-                    .write_page(&*file, &path, p, &page, 5000)
+            for as_run in [false, true] {
+                let storage = RecordingStorage::new();
+                let pool = quiet_builder(4, "lru")
+                    .io_mode(mode)
+                    .build_with_storage(storage.clone())
                     .unwrap();
+                let f = pool.create("/w").unwrap();
+                let (file, path) = pool.inner.file_of(f).unwrap();
+                let page = [5u8; 4096];
+                if as_run {
+                    pool.inner
+                        .write_pages(&*file, &path, 0, &[&page, &page, &page], 5000)
+                        .unwrap();
+                } else {
+                    for p in 0..3 {
+                        pool.inner
+                            .write_page(&*file, &path, p, &page, 5000)
+                            .unwrap();
+                    }
+                }
+                assert_eq!(writes(&storage.log()), expected, "{mode:?}");
+                let s = pool.stats();
+                let calls = if as_run { 1 } else { expected.len() as u64 };
+                assert_eq!(
+                    (s.write_calls, s.pages_written),
+                    (calls, expected.len() as u64)
+                );
             }
-            assert_eq!(writes(&storage.log()), expected, "{mode:?}");
-            assert_eq!(pool.stats().pages_written, expected.len() as u64);
         }
     }
 
@@ -504,11 +504,11 @@ mod tests {
         assert_eq!((s.pages_written, s.write_errors), (0, 1));
     }
 
-    /// `fsync` writes a file's dirty pages in frame order (the dirty bitmap's order), not
-    /// page order, and only that file's; then it syncs.
+    /// `fsync` writes a file's dirty pages in page order whatever frames hold them,
+    /// adjacent pages in one call, and only that file's; then it syncs.
     #[test]
     #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
-    fn fsync_writes_the_files_dirty_pages_in_frame_order_then_syncs() {
+    fn fsync_writes_runs_of_adjacent_pages_in_one_call_then_syncs() {
         let storage = RecordingStorage::new();
         let pool = small_pool_over(8, "lru", storage.clone());
         let a = pool.create("/a").unwrap();
@@ -516,15 +516,81 @@ mod tests {
         // frames are handed out from 0 up: page 2 -> frame 0, b's page 0 -> frame 1, ...
         pool.write(a, 2 * 4096, &[2; 4096]).unwrap();
         pool.write(b, 0, &[9; 4096]).unwrap();
+        pool.write(a, 5 * 4096, &[5; 4096]).unwrap();
         pool.write(a, 0, &[0; 4096]).unwrap();
         pool.write(a, 4096, &[1; 4096]).unwrap();
-        let before = storage.log_len();
+        let (before, stats) = (storage.log_len(), pool.stats());
         pool.fsync(a).unwrap();
         let log = storage.log()[before..].to_vec();
-        assert_eq!(writes(&log), [(2 * 4096, 4096), (0, 4096), (4096, 4096)]);
-        assert_eq!(log.last(), Some(&StorageEvent::Sync { path: "/a".into() }));
-        assert_eq!(log.len(), 4);
-        assert_eq!(pool.stats().dirty_pages, 1, "b's page is still dirty");
+        let expected: Vec<StorageEvent> = [0u8, 1, 2, 5]
+            .iter()
+            .map(|&p| StorageEvent::Write {
+                path: "/a".into(),
+                offset: u64::from(p) * 4096,
+                data: vec![p; 4096],
+            })
+            .chain([StorageEvent::Sync { path: "/a".into() }])
+            .collect();
+        assert_eq!(log, expected);
+        let s = pool.stats();
+        assert_eq!(
+            (
+                s.write_calls - stats.write_calls,
+                s.pages_written - stats.pages_written
+            ),
+            (2, 4),
+            "pages 0..3 in one call, page 5 in another"
+        );
+        assert_eq!(s.dirty_pages, 1, "b's page is still dirty");
+        pool.inner.check_invariants();
+    }
+
+    /// A run that storage writes only in part: the pages written whole are clean, the
+    /// rest stay dirty (marked failed, counted as errors) and the next `fsync` writes
+    /// them, again in one call.
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn a_short_run_cleans_only_the_pages_written_whole() {
+        let storage = RecordingStorage::new();
+        let pool = small_pool_over(8, "fifo", storage.clone());
+        let f = pool.create("/s").unwrap();
+        pool.write(f, 0, &[3; 4 * 4096]).unwrap();
+        storage.inject(FaultOp::Write, FaultKind::ShortWrite, 0, 1);
+        assert!(matches!(
+            pool.fsync(f),
+            Err(PoolError::Io { op: "write", .. })
+        ));
+        let s = pool.stats();
+        assert_eq!(
+            (
+                s.write_calls,
+                s.pages_written,
+                s.write_errors,
+                s.dirty_pages
+            ),
+            (1, 2, 2, 2),
+            "half of 4 pages landed"
+        );
+        assert!(pool
+            .inner
+            .frames
+            .header(2)
+            .write_failed
+            .load(Ordering::Relaxed));
+        let before = storage.log_len();
+        pool.fsync(f).unwrap();
+        assert_eq!(
+            writes(&storage.log()[before..]),
+            [(2 * 4096, 4096), (3 * 4096, 4096)]
+        );
+        let s = pool.stats();
+        assert_eq!((s.write_calls, s.pages_written, s.dirty_pages), (2, 4, 0));
+        assert!(!pool
+            .inner
+            .frames
+            .header(2)
+            .write_failed
+            .load(Ordering::Relaxed));
         pool.inner.check_invariants();
     }
 

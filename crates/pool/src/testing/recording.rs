@@ -40,7 +40,7 @@ pub enum StorageEvent {
 /// Which operations a fault applies to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FaultOp {
-    /// `write_at`.
+    /// `write_at` / `write_vectored_at` (one fault per call).
     Write,
     /// `sync`.
     Sync,
@@ -280,6 +280,35 @@ impl StorageFile for RecordingFile {
         self.storage
             .logged(event, || self.inner.write_at(&buf[..n], offset))?;
         Ok(n)
+    }
+
+    /// One call, so one chance for a fault (a short one writes the first half of the
+    /// bytes); logged as one `Write` per buffer, since the pages of one `pwritev` reach
+    /// the disk independently (a crash may keep any of them).
+    fn write_vectored_at(&self, bufs: &[&[u8]], offset: u64) -> io::Result<usize> {
+        let total: usize = bufs.iter().map(|b| b.len()).sum();
+        let n = match self.fire(FaultOp::Write) {
+            None => total,
+            Some(FaultKind::ShortWrite) => total / 2,
+            Some(kind) => return Err(fault_error(kind)),
+        };
+        let mut done = 0usize;
+        for buf in bufs {
+            let part = &buf[..buf.len().min(n - done)];
+            if part.is_empty() {
+                break;
+            }
+            let at = offset + done as u64;
+            let event = || StorageEvent::Write {
+                path: self.path.clone(),
+                offset: at,
+                data: part.to_vec(),
+            };
+            self.storage
+                .logged(event, || self.inner.write_at(part, at))?;
+            done += part.len();
+        }
+        Ok(done)
     }
 
     fn sync(&self) -> io::Result<()> {

@@ -36,9 +36,9 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::cgroup::MemoryCgroup;
 use crate::load::fileset::{make_files, FileSetSpec};
 use crate::ServeError;
+use linux::MemoryCgroup;
 use runner::Run;
 
 /// Which sweep to run.

@@ -14,11 +14,11 @@ use tokio::process::{Child, Command};
 use super::point::RunFacts;
 use super::{ExperimentConfig, Line, Measure, Point, WorkloadPlan, IN_SERVICE};
 use crate::backend::PAGE_BYTES;
-use crate::cgroup::MemoryCgroup;
-use crate::device::DeviceCounter;
 use crate::load::fileset::Manifest;
 use crate::load::{self, LoadConfig, LoadReport, LoopMode};
 use crate::ServeError;
+use linux::DeviceCounter;
+use linux::MemoryCgroup;
 
 /// Memory the server needs besides page cache (runtime, buffers of responses in
 /// flight); added to the cgroup's limit.

@@ -27,9 +27,9 @@ use std::time::{Duration, Instant};
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use crate::device::DeviceCounter;
 use crate::ServeError;
 use fileset::{Manifest, Sampler};
+use linux::DeviceCounter;
 pub use report::LoadReport;
 use stats::Recorder;
 

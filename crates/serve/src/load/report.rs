@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::stats::{LatencySummary, Recorder};
 use super::{LoadConfig, LoopMode};
-use crate::device::DeviceReads;
+use linux::DeviceReads;
 
 /// What a load run measured, with the configuration that produced it.
 #[derive(Clone, Debug, Serialize)]

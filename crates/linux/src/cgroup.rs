@@ -1,22 +1,22 @@
-//! A memory cgroup that bounds the server's page cache, made for one experiment and
+//! A memory cgroup that bounds an experiment's page cache, made for one experiment and
 //! removed after it (as `scripts/dust-linux.sh` does).
 //!
 //! The page cache a process brings in is charged to its memory cgroup, and the kernel
-//! reclaims within the cgroup's limit: a server placed in a cgroup limited to 80 MiB of
+//! reclaims within the cgroup's limit: a process placed in a cgroup limited to 80 MiB of
 //! memory keeps at most that much of its files cached, while the rest of the machine is
 //! left alone. The cgroup is created below this process's own memory cgroup (so any limit
 //! the caller is under still applies): cgroup v2 where the unified hierarchy is mounted
 //! with the memory controller, else the v1 memory hierarchy. Creating it needs root (or
-//! a delegated subtree); where that fails the experiment says so and runs its pool-backed
-//! half only.
+//! a delegated subtree); where that fails, [`MemoryCgroup::create`] is an error and each
+//! experiment says what it does without one.
 //!
-//! Optionally the cgroup also limits the server's read bandwidth on one device (v1: a
+//! Optionally the cgroup also limits its processes' read bandwidth on one device (v1: a
 //! sibling cgroup in the `blkio` hierarchy, `blkio.throttle.read_bps_device`; v2: `io.max`
 //! `rbps=` in the same cgroup), so that a fast virtual disk can play the thesis' slow one.
 
 use std::path::{Path, PathBuf};
 
-use crate::ServeError;
+use crate::LinuxError;
 
 /// Which hierarchy the cgroup is in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,12 +78,13 @@ fn own_in(controller: &str) -> Option<(PathBuf, Version)> {
 
 impl MemoryCgroup {
     /// Create `name` below this process's memory cgroup, limited to `limit_bytes`.
-    pub fn create(name: &str, limit_bytes: u64) -> Result<Self, ServeError> {
-        let (parent, version) = own_cgroup().ok_or_else(|| {
-            ServeError::config("cgroup", "no memory cgroup hierarchy is mounted here")
+    pub fn create(name: &str, limit_bytes: u64) -> Result<Self, LinuxError> {
+        let (parent, version) = own_cgroup().ok_or(LinuxError::Unsupported {
+            what: "memory cgroup",
+            why: "no memory cgroup hierarchy is mounted here",
         })?;
         let dir = parent.join(name);
-        std::fs::create_dir(&dir).map_err(ServeError::io("creating the memory cgroup", &dir))?;
+        std::fs::create_dir(&dir).map_err(LinuxError::io("creating the memory cgroup", &dir))?;
         let cg = MemoryCgroup {
             dir,
             version,
@@ -98,28 +99,29 @@ impl MemoryCgroup {
     }
 
     /// Limit reads from device `maj_min` (`"254:0"`, a whole disk) to `bytes_per_s`.
-    pub fn throttle_reads(&mut self, maj_min: &str, bytes_per_s: u64) -> Result<(), ServeError> {
+    pub fn throttle_reads(&mut self, maj_min: &str, bytes_per_s: u64) -> Result<(), LinuxError> {
         match self.version {
             Version::V2 => self.write("io.max", &format!("{maj_min} rbps={bytes_per_s}")),
             Version::V1 => {
-                let (parent, _) = own_in("blkio").ok_or_else(|| {
-                    ServeError::config("cgroup", "no blkio hierarchy to throttle reads with")
+                let (parent, _) = own_in("blkio").ok_or(LinuxError::Unsupported {
+                    what: "read throttle",
+                    why: "no blkio hierarchy to throttle reads with",
                 })?;
                 let name = self.dir.file_name().unwrap_or_default();
                 let dir = parent.join(name);
                 std::fs::create_dir(&dir)
-                    .map_err(ServeError::io("creating the blkio cgroup", &dir))?;
+                    .map_err(LinuxError::io("creating the blkio cgroup", &dir))?;
                 self.blkio = Some(dir.clone());
                 let path = dir.join("blkio.throttle.read_bps_device");
                 std::fs::write(&path, format!("{maj_min} {bytes_per_s}"))
-                    .map_err(ServeError::io("writing", &path))
+                    .map_err(LinuxError::io("writing", &path))
             }
         }
     }
 
-    fn write(&self, file: &str, value: &str) -> Result<(), ServeError> {
+    fn write(&self, file: &str, value: &str) -> Result<(), LinuxError> {
         let path = self.dir.join(file);
-        std::fs::write(&path, value).map_err(ServeError::io("writing", &path))
+        std::fs::write(&path, value).map_err(LinuxError::io("writing", &path))
     }
 
     /// The cgroup's directory.
@@ -134,11 +136,11 @@ impl MemoryCgroup {
 
     /// Move process `pid` into the cgroup: from then on the page cache it brings in is
     /// charged here.
-    pub fn add(&self, pid: u32) -> Result<(), ServeError> {
+    pub fn add(&self, pid: u32) -> Result<(), LinuxError> {
         self.write("cgroup.procs", &pid.to_string())?;
         if let Some(dir) = &self.blkio {
             let path = dir.join("cgroup.procs");
-            std::fs::write(&path, pid.to_string()).map_err(ServeError::io("writing", &path))?;
+            std::fs::write(&path, pid.to_string()).map_err(LinuxError::io("writing", &path))?;
         }
         Ok(())
     }

@@ -1,0 +1,22 @@
+//! The Linux pieces that bufcache's experiments on real systems share.
+//!
+//! Dust probing the page cache, InfoReplace steering it, the cache-aware server asking it
+//! what is resident and the UBC experiment bounding it all need the same few things from
+//! the kernel. Each is wrapped once, here:
+//!
+//! * [`page_cache`]: whether pages of a file are resident (`cachestat(2)`, or `mincore(2)`
+//!   on a mapping that is never touched), `posix_fadvise`, the page size. All of this
+//!   crate's `unsafe` is in that module.
+//! * [`cgroup`]: a memory cgroup made for one experiment and removed after it, so the
+//!   page cache under test is bounded without touching the rest of the machine.
+//! * [`device`]: the block device's own read counters, because a result about caching
+//!   whose misses never reached the disk proves nothing.
+
+pub mod cgroup;
+pub mod device;
+mod error;
+pub mod page_cache;
+
+pub use cgroup::MemoryCgroup;
+pub use device::{DeviceCounter, DeviceReads};
+pub use error::LinuxError;
