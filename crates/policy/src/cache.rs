@@ -13,6 +13,11 @@
 //! anything else, as libCacheSim does: a refused object is served as a miss, takes no room
 //! and evicts nothing.
 //!
+//! A policy that contests admission ([`Policy::contest`], TinyUFO) is asked when a single
+//! victim makes room: if it keeps the victim, the request is a miss that is not admitted
+//! and evicts nothing. With several victims there is no contest (pingora compares only
+//! one newcomer with one victim).
+//!
 //! An optional prefetcher ([`Cache::with_prefetch`]) is asked after every request; the
 //! objects it names are inserted as prefetches (not requests, not filtered), evicting as an
 //! insertion would, and [`Cache::prefetch_stats`] counts how many were later used.
@@ -21,7 +26,7 @@ pub use crate::index::{DenseIndex, HashIndex, KeyIndex};
 
 use crate::admit::Admitter;
 use crate::prefetch::{PrefetchStats, Prefetcher};
-use crate::{Access, FrameId, Policy};
+use crate::{Access, FrameId, Policy, Verdict};
 
 /// What one request did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -220,6 +225,17 @@ impl<P: Policy, I: KeyIndex> Cache<P, I> {
                 Some(victim) => {
                     let key = self.keys[victim.index()];
                     debug_assert!(evictable(victim), "policy evicted a protected frame");
+                    if self.policy.contests()
+                        && evictions == 0
+                        && self.used - u64::from(self.sizes[victim.index()]) + u64::from(size)
+                            <= self.capacity
+                        && self.policy.contest(access, victim) == Verdict::KeepVictim
+                    {
+                        return Outcome::Miss {
+                            admitted: false,
+                            evictions: 0,
+                        };
+                    }
                     self.release(victim, key);
                     self.evicted.push(key);
                     evictions += 1;

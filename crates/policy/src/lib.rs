@@ -121,6 +121,9 @@ policies! {
     Size => size::Size,
     Qdlp => qdlp::Qdlp,
     FifoMerge => fifo_merge::FifoMerge,
+    // issue 19, part E
+    TinyUfo => pub tinyufo::TinyUfo,
+    Lhd => lhd::Lhd,
     Toss => toss::Toss,
     Linux => linux::Linux,
     PinRange => pinrange::PinRange,
@@ -249,6 +252,30 @@ pub trait Policy {
         }
     }
 
+    /// True when the policy may turn a newcomer away after comparing it with its victim
+    /// ([`Policy::contest`]). Drivers skip the contest for every policy that answers
+    /// false (all but TinyUFO), so the others pay one predictable branch per eviction.
+    fn contests(&self) -> bool {
+        false
+    }
+
+    /// Admission by contest (TinyUFO's TinyLFU check): `evict` has just chosen `victim`,
+    /// the only frame that must leave to make room for `incoming`. The policy compares the
+    /// two and answers [`Verdict::KeepVictim`] to turn the newcomer away: `victim` is then
+    /// resident again in the policy's eyes (placed wherever the policy puts a survivor),
+    /// the driver keeps its key and size, and `on_insert` is not called for `incoming`.
+    /// [`Verdict::AdmitNewcomer`] changes nothing: the driver goes on as without a contest.
+    ///
+    /// Only a driver that may serve a miss without caching it asks (the replay's
+    /// [`Cache`]); the buffer pool and the simulator's buffer cache must hold every page
+    /// they serve, so they never ask, and a contesting policy then behaves as its
+    /// always-admit form (pingora's `force_put`). Called only when [`Policy::contests`]
+    /// is true; the default admits.
+    fn contest(&mut self, incoming: &Access, victim: FrameId) -> Verdict {
+        let _ = (incoming, victim);
+        Verdict::AdmitNewcomer
+    }
+
     /// The driver's capacity changed to `capacity` units (the buffer pool was resized).
     /// A driver that shrinks calls this *after* evicting down to the new capacity, and
     /// one that grows *before* inserting beyond the old one, so the contract above holds
@@ -261,6 +288,15 @@ pub trait Policy {
     fn set_capacity(&mut self, capacity: u64) {
         let _ = capacity;
     }
+}
+
+/// The outcome of [`Policy::contest`]: which of a newcomer and its victim stays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// The victim leaves and the newcomer is inserted, as without a contest.
+    AdmitNewcomer,
+    /// The newcomer is served without being cached and the victim stays.
+    KeepVictim,
 }
 
 /// How a policy uses hits: what a driver that sees hits from many threads must do so

@@ -178,6 +178,12 @@ macro_rules! policies {
             fn hit_path(&self) -> $crate::HitPath {
                 match self { $(AnyPolicy::$variant(p) => p.hit_path()),* }
             }
+            fn contests(&self) -> bool {
+                match self { $(AnyPolicy::$variant(p) => p.contests()),* }
+            }
+            fn contest(&mut self, incoming: &Access, victim: FrameId) -> $crate::Verdict {
+                match self { $(AnyPolicy::$variant(p) => p.contest(incoming, victim)),* }
+            }
             fn set_capacity(&mut self, capacity: u64) {
                 match self { $(AnyPolicy::$variant(p) => p.set_capacity(capacity)),* }
             }
