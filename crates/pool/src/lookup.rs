@@ -220,7 +220,21 @@ impl Mapped {
             .map(|_| ())
     }
 
+    /// Unmap `key` if it maps to `frame` *in the key's generation*. The slot's entries
+    /// carry no generation of their own, so a remove for a closed generation must not
+    /// touch them: a reader holding a handle from before a close and reopen finds its
+    /// frame reused for the new file's page and removes its own, stale mapping, which
+    /// without this check was the new file's live entry for the same page number (the
+    /// page, possibly dirty, then stayed cached but unmapped, and a read loaded the old
+    /// bytes from storage beside it). No entry of an old generation can still be there
+    /// to remove: closing a file unmaps all its pages before the slot is reopened.
     fn remove(&self, key: PageKey, frame: u32) {
+        let Some(table) = self.files.get(key.slot as usize) else {
+            return;
+        };
+        if table.gen.load(Ordering::Acquire) != key.gen {
+            return;
+        }
         if let Some(e) = self.entry(key) {
             let _ = e.compare_exchange(frame, EMPTY, Ordering::AcqRel, Ordering::Relaxed);
         }
@@ -281,5 +295,22 @@ mod tests {
         assert!(t.page_in_range(MAPPED_PAGES - 1));
         assert!(!t.page_in_range(MAPPED_PAGES));
         assert_eq!(t.insert(key(5, 1, 0), 3), Err(EMPTY));
+    }
+
+    #[test]
+    fn a_remove_for_a_closed_generation_leaves_the_new_files_entry() {
+        // Slot 0 held generation 1, whose page 5 was in frame 7; the file was closed and
+        // the slot reopened as generation 2, whose page 5 is now in frame 7 again (the
+        // frame was reused). A reader still holding a generation-1 handle finds the frame
+        // no longer its page and removes its mapping: generation 2's must stay (the hashed
+        // table always kept it; the mapped one ignored the generation on removal).
+        let m = Mapped::new(1);
+        m.open(0, 2);
+        let t = Table::Mapped(m);
+        t.insert(key(0, 2, 5), 7).unwrap();
+        t.remove(key(0, 1, 5), 7);
+        assert_eq!(t.get(key(0, 2, 5)), Some(7));
+        t.remove(key(0, 2, 5), 7);
+        assert_eq!(t.get(key(0, 2, 5)), None);
     }
 }
