@@ -125,6 +125,11 @@ impl<S: Source> InfoReplace<S> {
                 target: spec.label(),
             });
         }
+        if policy.contests() {
+            return Err(InfoReplaceError::TargetRefusesPages {
+                target: spec.label(),
+            });
+        }
         Ok(InfoReplace {
             source,
             target: Cache::new(policy, capacity),

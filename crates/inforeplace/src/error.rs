@@ -81,6 +81,16 @@ pub enum InfoReplaceError {
         /// The target's label.
         target: String,
     },
+    /// The target may refuse to cache a page it was asked for (admission by contest,
+    /// TinyUFO): every source caches what it reads, so the target's resident set could
+    /// never be reached.
+    #[error(
+        "target `{target}` may refuse to cache a page that was just read (admission by contest), but every source caches what it reads: give the target's form that admits every page (for TinyUFO, `tinyufo:contest=false`)"
+    )]
+    TargetRefusesPages {
+        /// The target's label.
+        target: String,
+    },
     /// The target policy could not be built.
     #[error("target policy: {0}")]
     Target(#[from] policy::ConfigError),

@@ -10,19 +10,36 @@ fn page(p: u64) -> PageKey {
     PageKey { file: 0, page: p }
 }
 
-/// The targets InfoReplace accepts: every registered policy that needs no future.
-fn online_targets() -> Vec<&'static str> {
+/// Every registered online policy as a target; a policy that contests admission in the
+/// form that admits every page (a source caches whatever it reads, so only that form can
+/// be reached; the contesting form is refused, see below).
+fn online_targets() -> Vec<String> {
     POLICIES
         .iter()
-        .filter(|info| {
+        .filter_map(|info| {
             let p = PolicySpec::parse(info.name)
                 .unwrap()
                 .build(&BuildContext::new(8, 0))
                 .unwrap();
-            !p.needs_future()
+            match (p.needs_future(), p.contests()) {
+                (true, _) => None,
+                (false, false) => Some(info.name.to_string()),
+                (false, true) => Some(format!("{}:contest=false", info.name)),
+            }
         })
-        .map(|info| info.name)
         .collect()
+}
+
+#[test]
+fn a_target_that_refuses_pages_is_refused_with_its_admitting_form_named() {
+    let err = InfoReplace::new(SimSource::new("lru", 8, 0).unwrap(), "tinyufo")
+        .err()
+        .expect("tinyufo contests admission");
+    assert!(
+        matches!(err, InfoReplaceError::TargetRefusesPages { .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("tinyufo:contest=false"), "{err}");
 }
 
 fn resident_set(info: &InfoReplace<SimSource>, keys: u64) -> (Vec<u64>, Vec<u64>) {
@@ -200,7 +217,7 @@ fn every_target_is_exact_over_lru() {
                 let capacity = rng.gen_range(3..7u64);
                 let keys = capacity * 2 + 2;
                 let mut info =
-                    InfoReplace::new(SimSource::new(source, capacity, seed).unwrap(), target)
+                    InfoReplace::new(SimSource::new(source, capacity, seed).unwrap(), &target)
                         .unwrap();
                 for step in 0..80 {
                     // a skewed mix: half the requests go to a third of the keys
