@@ -71,7 +71,9 @@ pub fn run(a: InfoReplaceArgs) -> Result<()> {
     } else {
         a.accuracy_pages
     };
-    let acc = accuracy::run(accuracy_pages, &accuracy::targets(), seed)
+    let targets = accuracy::targets();
+    let targets: Vec<&str> = targets.iter().map(String::as_str).collect();
+    let acc = accuracy::run(accuracy_pages, &targets, seed)
         .context("experiment 1 (accuracy and overhead)")?;
     let dir = (!a.sim_only).then(|| a.index_dir.clone().unwrap_or_else(|| out.clone()));
     let mut settings = if a.common.quick {

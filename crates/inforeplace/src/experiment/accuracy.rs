@@ -61,20 +61,31 @@ pub struct AccuracyRow {
     pub bound_reached: u64,
 }
 
-/// Every online policy, the thesis's four first.
-pub fn targets() -> Vec<&'static str> {
+/// Every online policy, the thesis's four first. A policy that contests admission
+/// (TinyUFO) appears in its form that admits every page (`contest=false`): a source caches
+/// whatever it reads, so only that form can be emulated (`TargetRefusesPages`).
+pub fn targets() -> Vec<String> {
     let ctx = BuildContext::new(16, 0);
-    let online = |name: &str| {
-        PolicySpec::parse(name)
-            .and_then(|s| s.build(&ctx))
-            .is_ok_and(|p| !p.needs_future())
+    let build = |spec: &str| PolicySpec::parse(spec).and_then(|s| s.build(&ctx)).ok();
+    let as_target = |name: &str| -> Option<String> {
+        let p = build(name)?;
+        if p.needs_future() {
+            return None;
+        }
+        if !p.contests() {
+            return Some(name.to_string());
+        }
+        let admitting = format!("{name}:contest=false");
+        build(&admitting)
+            .filter(|p| !p.contests())
+            .map(|_| admitting)
     };
-    let mut out: Vec<&'static str> = THESIS_TARGETS.to_vec();
+    let mut out: Vec<String> = THESIS_TARGETS.iter().map(|t| t.to_string()).collect();
     out.extend(
         POLICIES
             .iter()
-            .map(|p| p.name)
-            .filter(|n| !THESIS_TARGETS.contains(n) && online(n)),
+            .filter(|p| !THESIS_TARGETS.contains(&p.name))
+            .filter_map(|p| as_target(p.name)),
     );
     out
 }
