@@ -94,6 +94,10 @@ fn level(s: &mut OrderState, rng: &mut TestRng) {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "draws a fresh seed from the clock, which Miri's isolation forbids; no unsafe code of its own"
+)]
 fn incremental_sweep_equals_the_whole_graph_sweep() {
     testutil::explore(|root| {
         for run in 0..40u64 {
