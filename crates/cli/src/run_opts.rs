@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use policy::{BuildContext, ConfigError, PolicySpec};
-use sim::trace_time::TimeMarks;
+use sim::trace_time::{Interval, TimeMarks, Warmup};
 use sim::{CompactTrace, Intervals, RunResult, Schedule, Summary};
 
 use crate::input::{self, ReadArgs};
@@ -16,7 +16,7 @@ use crate::input::{self, ReadArgs};
 pub struct RunArgs {
     /// Requests served before counting starts: a count (100000), a fraction of the trace
     /// (0.1) or a span of trace time (30m, 1h, 86400s, 2d). Deletes count as positions.
-    #[arg(long, value_name = "N|F|SPAN", value_parser = parse_warmup)]
+    #[arg(long, value_name = "N|F|SPAN", value_parser = Warmup::parse)]
     pub warmup: Option<Warmup>,
     /// Another trace served first to warm the caches up; nothing of it is counted (it adds
     /// to the working set that fractional sizes are taken of). Not with --stream.
@@ -25,7 +25,7 @@ pub struct RunArgs {
     /// Also report the miss ratio of every N requests (positions in the trace, warm-up
     /// included) or of every span of trace time (1h, 30m, 86400s): rows with `interval` in
     /// --json and --csv, a table otherwise, a figure with --plot.
-    #[arg(long, value_name = "N|SPAN", value_parser = parse_interval)]
+    #[arg(long, value_name = "N|SPAN", value_parser = Interval::parse)]
     pub interval: Option<Interval>,
     /// Trace time units per second, for spans of --warmup and --interval (1: the trace's
     /// timestamps are seconds, as in oracleGeneral and CloudPhysics; MSR: 10000000).
@@ -38,82 +38,6 @@ pub struct RunArgs {
     /// proportion to the distinct objects, not the requests. Refuses offline policies.
     #[arg(long)]
     pub stream: bool,
-}
-
-/// A warm-up length as written.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Warmup {
-    /// A number of positions.
-    Requests(u64),
-    /// A fraction of the trace's positions, in `[0, 1)`.
-    Fraction(f64),
-    /// A span of trace time, in seconds.
-    Seconds(u64),
-}
-
-/// An interval length as written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Interval {
-    /// Every this many positions.
-    Requests(u64),
-    /// Every span of trace time, in seconds.
-    Seconds(u64),
-}
-
-/// A span of time, `N` followed by `s`, `m`, `h` or `d`, in seconds; `None` when `s` does
-/// not end in a unit (it is then a count), an error when the number before it is bad.
-fn parse_span(s: &str) -> Option<Result<u64, String>> {
-    let unit = s.chars().last().filter(char::is_ascii_alphabetic)?;
-    let seconds_per = match unit {
-        's' => 1,
-        'm' => 60,
-        'h' => 3600,
-        'd' => 86_400,
-        _ => {
-            return Some(Err(format!(
-                "`{s}`: a span of trace time ends in s, m, h or d (30m, 1h, 86400s)"
-            )))
-        }
-    };
-    let number = &s[..s.len() - 1];
-    Some(
-        number
-            .parse::<u64>()
-            .ok()
-            .filter(|&n| n > 0)
-            .and_then(|n| n.checked_mul(seconds_per))
-            .ok_or_else(|| format!("`{s}`: expected a whole positive number before `{unit}`")),
-    )
-}
-
-fn parse_warmup(s: &str) -> Result<Warmup, String> {
-    if let Some(span) = parse_span(s) {
-        return span.map(Warmup::Seconds);
-    }
-    if s.contains('.') {
-        match s.parse::<f64>() {
-            Ok(f) if (0.0..1.0).contains(&f) => Ok(Warmup::Fraction(f)),
-            _ => Err(format!(
-                "`{s}`: a fraction of the trace must be in 0..1 (a count has no decimal point)"
-            )),
-        }
-    } else {
-        s.parse::<u64>().map(Warmup::Requests).map_err(|_| {
-            format!("`{s}`: expected a count of requests (100000), a fraction (0.1) or a span of trace time (1h)")
-        })
-    }
-}
-
-fn parse_interval(s: &str) -> Result<Interval, String> {
-    if let Some(span) = parse_span(s) {
-        return span.map(Interval::Seconds);
-    }
-    match s.parse::<u64>() {
-        Ok(n) if n > 0 => Ok(Interval::Requests(n)),
-        _ => Err(format!(
-            "`{s}`: expected a count of requests (100000) or a span of trace time (1h)"
-        )),
-    }
 }
 
 impl RunArgs {
@@ -137,9 +61,11 @@ impl RunArgs {
         let warmup = prefix
             + match self.warmup {
                 None => 0,
-                Some(Warmup::Requests(n)) => n,
-                Some(Warmup::Fraction(f)) => (f * ops as f64) as u64,
-                Some(Warmup::Seconds(_)) => marks.warmup().context("--warmup")? - prefix,
+                Some(w) => match w.positions(ops) {
+                    Some(n) => n,
+                    // a span of trace time: where it ends, found while the trace was read
+                    None => marks.warmup().context("--warmup")? - prefix,
+                },
             };
         if warmup >= prefix + ops && ops > 0 {
             bail!(

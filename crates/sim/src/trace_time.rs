@@ -15,6 +15,100 @@ use std::sync::Arc;
 
 use crate::replay::Intervals;
 
+/// A warm-up length as a user writes it: `100000` requests, `0.1` of the trace, or a span
+/// of trace time (`30m`, `1h`, `86400s`, `2d`). One parser for `replay` and `sweep`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Warmup {
+    /// A number of positions (deletes included).
+    Requests(u64),
+    /// A fraction of the trace's positions, in `[0, 1)`.
+    Fraction(f64),
+    /// A span of trace time, in seconds.
+    Seconds(u64),
+}
+
+impl Warmup {
+    /// Parse a count, a fraction (always with a decimal point) or a span of trace time.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        if let Some(span) = parse_span(s) {
+            return span.map(Warmup::Seconds);
+        }
+        if s.contains('.') {
+            match s.parse::<f64>() {
+                Ok(f) if (0.0..1.0).contains(&f) => Ok(Warmup::Fraction(f)),
+                _ => Err(format!(
+                    "`{s}`: a fraction of the trace must be in 0..1 (a count has no decimal point)"
+                )),
+            }
+        } else {
+            s.parse::<u64>().map(Warmup::Requests).map_err(|_| {
+                format!("`{s}`: expected a count of requests (100000), a fraction (0.1) or a span of trace time (1h)")
+            })
+        }
+    }
+
+    /// Positions of warm-up in a trace of `ops` positions; `None` for a span of trace
+    /// time, whose end only the timestamps tell ([`TimeMarks::warmup`]).
+    pub fn positions(self, ops: u64) -> Option<u64> {
+        match self {
+            Warmup::Requests(n) => Some(n),
+            Warmup::Fraction(f) => Some((f * ops as f64) as u64),
+            Warmup::Seconds(_) => None,
+        }
+    }
+}
+
+/// An interval length as a user writes it: every `100000` requests, or every span of
+/// trace time (`1h`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Interval {
+    /// Every this many positions.
+    Requests(u64),
+    /// Every span of trace time, in seconds.
+    Seconds(u64),
+}
+
+impl Interval {
+    /// Parse a positive count or a span of trace time.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        if let Some(span) = parse_span(s) {
+            return span.map(Interval::Seconds);
+        }
+        match s.parse::<u64>() {
+            Ok(n) if n > 0 => Ok(Interval::Requests(n)),
+            _ => Err(format!(
+                "`{s}`: expected a count of requests (100000) or a span of trace time (1h)"
+            )),
+        }
+    }
+}
+
+/// A span of time, `N` followed by `s`, `m`, `h` or `d`, in seconds; `None` when `s` does
+/// not end in a unit (it is then a count), an error when the number before it is bad.
+fn parse_span(s: &str) -> Option<Result<u64, String>> {
+    let unit = s.chars().last().filter(char::is_ascii_alphabetic)?;
+    let seconds_per = match unit {
+        's' => 1,
+        'm' => 60,
+        'h' => 3600,
+        'd' => 86_400,
+        _ => {
+            return Some(Err(format!(
+                "`{s}`: a span of trace time ends in s, m, h or d (30m, 1h, 86400s)"
+            )))
+        }
+    };
+    let number = &s[..s.len() - 1];
+    Some(
+        number
+            .parse::<u64>()
+            .ok()
+            .filter(|&n| n > 0)
+            .and_then(|n| n.checked_mul(seconds_per))
+            .ok_or_else(|| format!("`{s}`: expected a whole positive number before `{unit}`")),
+    )
+}
+
 /// Why a span of trace time cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TimeSpanError {

@@ -28,7 +28,7 @@ pub use run::{
     load_trace, memory_estimate_bytes, run_loaded, run_local, run_trace, LocalOptions,
     SweepSummary, TraceEvent,
 };
-pub use spec::{SweepPlan, SweepSpec, Warmup};
+pub use spec::{SweepPlan, SweepSpec};
 
 /// Why a sweep could not run.
 #[derive(Debug, Error)]

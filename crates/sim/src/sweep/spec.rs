@@ -15,6 +15,7 @@ use trace::{Format, ReadOptions};
 use super::SweepError;
 use crate::replay::{Grid, ReplayOptions, Schedule};
 use crate::size::CacheSize;
+use crate::trace_time::Warmup;
 
 /// The default root seed, as `bufcache replay`'s.
 pub const DEFAULT_SEED: u64 = 42;
@@ -58,37 +59,14 @@ fn default_page_size() -> u32 {
     4096
 }
 
-/// A warm-up length.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Warmup {
-    /// A number of operations (deletes included, as replay's positions).
-    Operations(u64),
-    /// A fraction in `[0, 1)` of each trace's operations.
-    Fraction(f64),
-}
-
-impl Warmup {
-    /// Parse a count (`1000`) or a fraction (`0.1`, always with a decimal point).
-    pub fn parse(text: &str) -> Result<Self, SweepError> {
-        let bad = || SweepError::Warmup {
+/// A sweep's warm-up: a count or a fraction of each trace ([`Warmup::parse`], shared with
+/// `replay`); spans of trace time are refused (the sweep reads no timestamps).
+fn parse_warmup(text: &str) -> Result<Warmup, SweepError> {
+    match Warmup::parse(text) {
+        Ok(w @ (Warmup::Requests(_) | Warmup::Fraction(_))) => Ok(w),
+        Ok(Warmup::Seconds(_)) | Err(_) => Err(SweepError::Warmup {
             text: text.to_string(),
-        };
-        if text.contains('.') {
-            match text.parse::<f64>() {
-                Ok(f) if (0.0..1.0).contains(&f) => Ok(Warmup::Fraction(f)),
-                _ => Err(bad()),
-            }
-        } else {
-            text.parse().map(Warmup::Operations).map_err(|_| bad())
-        }
-    }
-
-    /// Operations of warm-up in a trace of `ops` operations.
-    pub fn operations(self, ops: u64) -> u64 {
-        match self {
-            Warmup::Operations(n) => n,
-            Warmup::Fraction(f) => (f * ops as f64) as u64,
-        }
+        }),
     }
 }
 
@@ -146,7 +124,7 @@ impl SweepSpec {
                 }));
             }
         }
-        let warmup = self.warmup.as_deref().map(Warmup::parse).transpose()?;
+        let warmup = self.warmup.as_deref().map(parse_warmup).transpose()?;
         let format = self
             .format
             .as_deref()
@@ -257,7 +235,7 @@ impl SweepPlan {
         admission: &'a policy::AdmissionSpec,
         ops: u64,
     ) -> Result<Grid<'a>, SweepError> {
-        let warmup = self.warmup.map_or(0, |w| w.operations(ops));
+        let warmup = self.warmup.and_then(|w| w.positions(ops)).unwrap_or(0);
         if warmup >= ops && ops > 0 {
             return Err(SweepError::WarmupTooLong { warmup, ops });
         }
