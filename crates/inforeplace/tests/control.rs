@@ -2,7 +2,6 @@
 //! and the overhead accounting.
 
 use inforeplace::{Config, InfoReplace, InfoReplaceError, PageKey, SimSource, Source, SourceError};
-use policy::{BuildContext, Policy, PolicySpec, POLICIES};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -10,24 +9,11 @@ fn page(p: u64) -> PageKey {
     PageKey { file: 0, page: p }
 }
 
-/// Every registered online policy as a target; a policy that contests admission in the
-/// form that admits every page (a source caches whatever it reads, so only that form can
-/// be reached; the contesting form is refused, see below).
+/// Every registered online policy as a target, as the experiment takes them (a policy
+/// that contests admission in its form that admits every page; the contesting form is
+/// refused, see below).
 fn online_targets() -> Vec<String> {
-    POLICIES
-        .iter()
-        .filter_map(|info| {
-            let p = PolicySpec::parse(info.name)
-                .unwrap()
-                .build(&BuildContext::new(8, 0))
-                .unwrap();
-            match (p.needs_future(), p.contests()) {
-                (true, _) => None,
-                (false, false) => Some(info.name.to_string()),
-                (false, true) => Some(format!("{}:contest=false", info.name)),
-            }
-        })
-        .collect()
+    inforeplace::experiment::accuracy::targets()
 }
 
 #[test]
