@@ -150,6 +150,23 @@ impl Inner {
             .collect()
     }
 
+    /// The page frame `id` holds for `owner`, read without its latch: `None` if the frame
+    /// is not `owner`'s. A frame can stop being the owner's at any moment (evicted and
+    /// claimed for another file's page), so the page is read between two reads of the
+    /// owner: `claim` publishes the page with `Release` after the owner, so another
+    /// file's page number is never seen with our owner on both sides. The answer is a page
+    /// the frame held for `owner` at some moment of the call; a caller that holds the
+    /// owner's resize lock exclusively (no frame can *become* the owner's) gets the
+    /// page it holds now, unless it has just stopped being the owner's.
+    pub(super) fn page_owned_by(&self, id: u32, owner: u64) -> Option<u64> {
+        let h = self.frames.header(id);
+        if h.owner.load(Ordering::Acquire) != owner {
+            return None;
+        }
+        let page = h.page.load(Ordering::Acquire);
+        (h.owner.load(Ordering::Acquire) == owner).then_some(page)
+    }
+
     /// Latch exclusively every resident page of `fh` for which `wanted(page)` holds, and
     /// return them. The caller holds the file's resize lock exclusively, so no page of the
     /// file can be loaded meanwhile: a frame that is the file's now was the file's when the
@@ -175,14 +192,11 @@ impl Inner {
                     }
                     break;
                 }
-                // Read the page between two reads of the owner: if both are ours, the frame
-                // held this page of ours throughout (see above).
-                if h.owner.load(Ordering::Acquire) != owner {
-                    break;
-                }
-                let page = h.page.load(Ordering::Acquire);
                 let pinned = self.frames.user_pinned(id);
-                if h.owner.load(Ordering::Acquire) != owner || !wanted(page) {
+                let Some(page) = self.page_owned_by(id, owner) else {
+                    break;
+                };
+                if !wanted(page) {
                     break;
                 }
                 if pinned {
@@ -302,10 +316,11 @@ impl BufferPool {
         }
         drop(state);
         // No page past the end is left (none can be loaded while the resize lock is held).
-        debug_assert!(inner
-            .frames_of(f)
-            .iter()
-            .all(|&id| { inner.frames.header(id).page.load(Ordering::Relaxed) < keep_pages }));
+        // Kept pages of the file may be evicted and their frames reused by other files
+        // meanwhile: hence the owner read on both sides of the page.
+        debug_assert!(inner.frames_of(f).iter().all(|&id| inner
+            .page_owned_by(id, f.owner())
+            .is_none_or(|page| page < keep_pages)));
         Ok(())
     }
 

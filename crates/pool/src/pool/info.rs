@@ -172,10 +172,10 @@ impl BufferPool {
         if !inner.table.page_in_range(page) {
             return Ok(false);
         }
-        Ok(inner.table.get(f.key(page)).is_some_and(|id| {
-            let h = inner.frames.header(id);
-            h.owner.load(Ordering::Acquire) == f.owner() && h.page.load(Ordering::Relaxed) == page
-        }))
+        Ok(inner
+            .table
+            .get(f.key(page))
+            .is_some_and(|id| inner.page_owned_by(id, f.owner()) == Some(page)))
     }
 
     /// Which pages of the file are resident now.
@@ -185,7 +185,7 @@ impl BufferPool {
         let pages: Vec<u64> = inner
             .frames_of(f)
             .into_iter()
-            .map(|id| inner.frames.header(id).page.load(Ordering::Relaxed))
+            .filter_map(|id| inner.page_owned_by(id, f.owner()))
             .collect();
         Ok(ResidentMap::new(
             inner.pages_of(slot.len.load(Ordering::Acquire)),

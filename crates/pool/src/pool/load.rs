@@ -151,7 +151,9 @@ impl Inner {
         h.incarnation.fetch_add(1, Ordering::Relaxed);
         h.last_access.store(self.advance_clock(), Ordering::Relaxed);
         h.owner.store(fh.owner(), Ordering::Relaxed);
-        h.page.store(page, Ordering::Relaxed);
+        // After the owner, with `Release`: see `Inner::page_owned_by`, which reads the two
+        // without the latch.
+        h.page.store(page, Ordering::Release);
         h.refs.store(0, Ordering::Relaxed);
         h.ra_mark.store(false, Ordering::Relaxed);
         h.write_failed.store(false, Ordering::Relaxed);
