@@ -106,15 +106,11 @@ pub fn run(args: SweepArgs) -> Result<()> {
             .build_global()
             .context("setting up --threads")?;
     }
-    let options = LocalOptions {
-        traces_at_once: args
-            .traces_at_once
-            .map_or_else(rayon::current_num_threads, |n| n as usize),
-        memory_budget_bytes: match args.memory_budget_mib {
-            Some(mib) => mib.saturating_mul(1 << 20),
-            None => util::memory_total_bytes().map_or(u64::MAX, |b| b / 2),
-        },
-    };
+    let options = LocalOptions::for_machine(
+        args.traces_at_once.map(|n| n as usize),
+        args.memory_budget_mib
+            .map(|mib| mib.saturating_mul(1 << 20)),
+    );
     let bar = util::progress(plan.traces.len() as u64, "sweep");
     bar.set_style(
         ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} traces (eta {eta})")

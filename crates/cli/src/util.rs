@@ -40,10 +40,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 /// The machine's memory in bytes (`MemTotal` of `/proc/meminfo`), or `None` where that
 /// file does not exist or cannot be read.
 pub fn memory_total_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib.saturating_mul(1024))
+    sim::sweep::memory_total_bytes()
 }
 
 /// Refuse up front a run that would need `bytes` when the machine has less in all: an

@@ -9,6 +9,8 @@
 //!   off on open, a canonical rewrite at the end.
 //! * [`run`](mod@run) — one trace's grid ([`run_trace`], what a cluster task calls), its
 //!   memory estimate, and the local driver ([`run_local`]).
+//! * [`session`] — the same results file kept for a driver elsewhere (Python's Ray driver)
+//!   that runs each trace as a task: units to run, rows appended as tasks return.
 //!
 //! A trace's grid is `replay`'s own ([`crate::replay::Grid`] and its planning): a sweep
 //! row holds the numbers `bufcache replay` prints for the same trace, policy and size.
@@ -16,6 +18,7 @@
 pub mod cell;
 pub mod results;
 pub mod run;
+pub mod session;
 pub mod spec;
 
 use std::path::PathBuf;
@@ -23,11 +26,12 @@ use std::path::PathBuf;
 use thiserror::Error;
 
 pub use cell::{canonical_policy, file_digest, CellKey, VERSION};
-pub use results::{ResultsFile, Row, HEADER};
+pub use results::{from_csv, to_csv, ResultsFile, Row, HEADER};
 pub use run::{
-    load_trace, memory_estimate_bytes, run_loaded, run_local, run_trace, LocalOptions,
-    SweepSummary, TraceEvent,
+    load_trace, memory_estimate_bytes, memory_total_bytes, run_loaded, run_local, run_trace,
+    LocalOptions, SweepSummary, TraceEvent,
 };
+pub use session::{trace_memory_estimate_bytes, SweepSession, TraceUnit};
 pub use spec::{SweepPlan, SweepSpec};
 
 /// Why a sweep could not run.

@@ -111,6 +111,16 @@ pub fn to_csv(rows: &[Row]) -> Result<Vec<u8>, csv::Error> {
     w.into_inner().map_err(|e| e.into_error().into())
 }
 
+/// Rows from CSV lines without a header (what [`to_csv`] wrote): how rows computed by a
+/// task elsewhere travel back to the driver that appends them.
+pub fn from_csv(bytes: &[u8]) -> Result<Vec<Row>, csv::Error> {
+    csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(bytes)
+        .deserialize()
+        .collect()
+}
+
 fn header_line() -> Vec<u8> {
     let mut line = HEADER.join(",").into_bytes();
     line.push(b'\n');
@@ -203,6 +213,17 @@ impl ResultsFile {
         self.file.sync_data().map_err(io)?;
         self.done.extend(rows.iter().map(Row::key));
         Ok(())
+    }
+
+    /// Append the rows of `rows` whose cells are not in the file yet (a trace run twice,
+    /// by a retried task or by two drivers' overlap, adds nothing twice); returns how many.
+    pub fn append_missing(&mut self, rows: Vec<Row>) -> Result<usize, SweepError> {
+        let missing: Vec<Row> = rows
+            .into_iter()
+            .filter(|r| !self.contains(&r.key()))
+            .collect();
+        self.append(&missing)?;
+        Ok(missing.len())
     }
 
     /// Rewrite the file with its rows sorted by `order` (rows it gives `None` keep their

@@ -32,7 +32,7 @@ pub fn load_trace(plan: &SweepPlan, path: &Path) -> Result<LoadedTrace, SweepErr
 }
 
 /// [`load_trace`] of a file whose digest is known.
-fn load_trace_digested(
+pub(super) fn load_trace_digested(
     plan: &SweepPlan,
     path: &Path,
     digest: String,
@@ -166,6 +166,27 @@ pub struct LocalOptions {
     pub memory_budget_bytes: u64,
 }
 
+impl LocalOptions {
+    /// The defaults of `bufcache sweep` and of Python's `bufcache.sweep`: as many traces
+    /// at once as rayon has threads, and half of the machine's memory as the budget
+    /// (unbounded where the total is unknown), each overridable.
+    pub fn for_machine(traces_at_once: Option<usize>, memory_budget_bytes: Option<u64>) -> Self {
+        LocalOptions {
+            traces_at_once: traces_at_once.unwrap_or_else(rayon::current_num_threads),
+            memory_budget_bytes: memory_budget_bytes
+                .unwrap_or_else(|| memory_total_bytes().map_or(u64::MAX, |b| b / 2)),
+        }
+    }
+}
+
+/// The machine's memory from `/proc/meminfo` (`None` where there is none, as off Linux).
+pub fn memory_total_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib.saturating_mul(1024))
+}
+
 /// What happened to one trace (for a progress display).
 #[derive(Clone, Debug)]
 pub enum TraceEvent {
@@ -283,17 +304,12 @@ pub fn run_local(
         let rows = run_loaded(plan, &loaded, &|n| progress(TraceEvent::Served(n)));
         drop(loaded);
         budget.release(reserved);
-        let mut store = lock(&store);
-        let missing: Vec<Row> = rows?
-            .into_iter()
-            .filter(|r| !store.contains(&r.key()))
-            .collect();
-        store.append(&missing)?;
-        drop(store);
-        written.fetch_add(missing.len(), Ordering::Relaxed);
+        let rows = rows?;
+        let appended = lock(&store).append_missing(rows)?;
+        written.fetch_add(appended, Ordering::Relaxed);
         progress(TraceEvent::Done {
             path: path.to_path_buf(),
-            rows: missing.len(),
+            rows: appended,
         });
         Ok(())
     };
@@ -318,15 +334,36 @@ pub fn run_local(
     }
     let mut store = store.into_inner().unwrap_or_else(|e| e.into_inner());
     let digests = digests.into_inner().unwrap_or_else(|e| e.into_inner());
-    let order = row_order(plan, &digests);
-    store.canonicalize(order)?;
+    finish(
+        plan,
+        &mut store,
+        &digests,
+        SweepSummary {
+            traces: plan.traces.len(),
+            traces_skipped: skipped.into_inner(),
+            rows_written: written.into_inner(),
+            rows_total: 0,
+            dropped_bytes,
+            wall_s: 0.0,
+        },
+        start,
+    )
+}
+
+/// The end of every sweep, local or driven from outside: the file rewritten in the spec's
+/// order (so that how the rows arrived leaves no trace in it) and the summary completed.
+pub(super) fn finish(
+    plan: &SweepPlan,
+    store: &mut ResultsFile,
+    digests: &[Option<String>],
+    summary: SweepSummary,
+    start: Instant,
+) -> Result<SweepSummary, SweepError> {
+    store.canonicalize(row_order(plan, digests))?;
     Ok(SweepSummary {
-        traces: plan.traces.len(),
-        traces_skipped: skipped.into_inner(),
-        rows_written: written.into_inner(),
         rows_total: store.len(),
-        dropped_bytes,
         wall_s: start.elapsed().as_secs_f64(),
+        ..summary
     })
 }
 

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use policy::{BuildContext, ConfigError, PolicySpec};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use trace::{Format, ReadOptions};
 
 use super::SweepError;
@@ -22,7 +22,7 @@ pub const DEFAULT_SEED: u64 = 42;
 
 /// A sweep as written in its spec file. Unknown keys are refused (a misspelt `sizes`
 /// would otherwise silently run nothing).
-#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct SweepSpec {
     /// Trace files or globs (`traces/*.oracleGeneral.zst`); relative ones are taken from
@@ -95,10 +95,28 @@ impl SweepSpec {
 
     /// Check everything and expand the globs; relative trace paths are taken from `base`.
     pub fn resolve(&self, base: &Path) -> Result<SweepPlan, SweepError> {
-        let empty = |what: &'static str| SweepError::Empty { what };
         if self.traces.is_empty() {
-            return Err(empty("traces"));
+            return Err(SweepError::Empty { what: "traces" });
         }
+        let mut plan = self.resolve_grid()?;
+        for pattern in &self.traces {
+            expand(base, pattern, &mut plan.traces)?;
+        }
+        Ok(plan)
+    }
+
+    /// The plan of this spec's grid over the one trace at `path`, whatever `traces` says:
+    /// what a task of a distributed sweep runs, given a path its driver resolved (and
+    /// written into rows exactly as given, so they match the driver's own).
+    pub fn resolve_one(&self, path: PathBuf) -> Result<SweepPlan, SweepError> {
+        let mut plan = self.resolve_grid()?;
+        plan.traces.push(path);
+        Ok(plan)
+    }
+
+    /// Everything but the traces: policies, sizes, warm-up, format, page size.
+    fn resolve_grid(&self) -> Result<SweepPlan, SweepError> {
+        let empty = |what: &'static str| SweepError::Empty { what };
         if self.policies.is_empty() {
             return Err(empty("policies"));
         }
@@ -134,12 +152,8 @@ impl SweepSpec {
         if self.page_size == 0 {
             return Err(SweepError::PageSize);
         }
-        let mut traces = Vec::new();
-        for pattern in &self.traces {
-            expand(base, pattern, &mut traces)?;
-        }
         Ok(SweepPlan {
-            traces,
+            traces: Vec::new(),
             policies,
             sizes,
             warmup,
