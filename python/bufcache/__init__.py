@@ -1,8 +1,9 @@
 """bufcache from Python: traces, every replacement policy, replays and miss-ratio curves.
 
 Every call runs bufcache's Rust engine (the same code as the ``bufcache`` command), so a
-miss ratio computed here equals the command's. Replays and curves release the GIL while
-they run. See docs/python.md in the repository for a tour.
+miss ratio computed here equals the command's. Replays, curves and sweeps release the GIL
+while they run; ``ray_sweep`` runs a sweep on a Ray cluster (``pip install bufcache[ray]``).
+See docs/python.md in the repository for a tour.
 """
 
 from typing import Any, Dict, List, Mapping, Sequence
@@ -13,13 +14,18 @@ from ._bufcache import (
     Request,
     Requests,
     Size,
+    SweepDriver,
     Trace,
     __version__,
     des_run,
     mrc,
     policies,
     replay,
+    sweep,
+    sweep_memory_estimate,
+    sweep_task,
 )
+from .ray_driver import ray_sweep
 
 __all__ = [
     "Cache",
@@ -27,12 +33,17 @@ __all__ = [
     "Request",
     "Requests",
     "Size",
+    "SweepDriver",
     "Trace",
     "__version__",
     "des_run",
     "mrc",
     "policies",
+    "ray_sweep",
     "replay",
+    "sweep",
+    "sweep_memory_estimate",
+    "sweep_task",
     "to_records",
 ]
 

@@ -1,5 +1,6 @@
 //! Python bindings of bufcache (`import bufcache`): traces, caches driven request by
-//! request, replays, miss-ratio curves and simulator scenarios, all running the Rust engine. Built by maturin
+//! request, replays, miss-ratio curves, simulator scenarios and sweeps, all running the
+//! Rust engine. Built by maturin
 //! (`python/pyproject.toml`), which alone turns on pyo3's `extension-module` feature, so
 //! that this crate still builds and links as part of the Cargo workspace.
 
@@ -10,6 +11,7 @@ mod mrc;
 mod plugin;
 mod replay;
 mod size;
+mod sweep;
 mod trace;
 
 use pyo3::prelude::*;
@@ -51,5 +53,9 @@ fn _bufcache(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(replay::replay, m)?)?;
     m.add_function(wrap_pyfunction!(mrc::mrc, m)?)?;
     m.add_function(wrap_pyfunction!(des::des_run, m)?)?;
+    m.add_class::<sweep::SweepDriver>()?;
+    m.add_function(wrap_pyfunction!(sweep::sweep, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep::sweep_task, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep::sweep_memory_estimate, m)?)?;
     Ok(())
 }
