@@ -5,7 +5,8 @@
 # The venv lives in target/py-venv (PYTHON picks the interpreter, default python3); the
 # wheel is built in release mode into target/wheels, sharing target/ with cargo, so the
 # workspace's crates compiled by `cargo test --release` are reused, not rebuilt. The replay
-# tests compare with the release `bufcache` binary (built here if missing).
+# tests compare with the release `bufcache` binary (built here if missing). Ray, for the
+# tests of bufcache.ray_sweep in local mode, comes from python/requirements-ray.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -15,7 +16,7 @@ python=${PYTHON:-python3}
 if [[ ! -x $venv/bin/python ]]; then
     "$python" -m venv "$venv"
 fi
-"$venv/bin/python" -m pip install --quiet -r python/requirements-test.txt
+"$venv/bin/python" -m pip install --quiet -r python/requirements-test.txt -r python/requirements-ray.txt
 
 echo "== maturin build --release"
 rm -rf target/wheels
@@ -30,5 +31,6 @@ echo "== pytest"
 # From outside the source tree, so that `import bufcache` finds the installed wheel.
 cd "$root/target"
 "$venv/bin/python" -c 'import bufcache, sys; print("testing", bufcache.__file__)'
-BUFCACHE_BIN=$root/target/release/bufcache "$venv/bin/python" -m pytest -q \
+# BUFCACHE_REQUIRE_RAY: the Ray tests fail, rather than skip, if Ray did not install.
+BUFCACHE_REQUIRE_RAY=1 BUFCACHE_BIN=$root/target/release/bufcache "$venv/bin/python" -m pytest -q \
     -p no:cacheprovider "$root/python/tests" "$@"

@@ -101,9 +101,7 @@ def ray_sweep(
         todo.reverse()  # popped from the end: spec order
         total, done = len(todo), 0
         cap = _memory_cap_bytes(ray)
-        task = ray.remote(_run_unit).options(
-            num_cpus=cpus_per_task, max_retries=max_retries, retry_exceptions=[OSError]
-        )
+        task = ray.remote(_run_unit)
         while todo or in_flight:
             while todo and len(in_flight) < max_in_flight:
                 unit = todo.pop()
@@ -113,9 +111,12 @@ def ray_sweep(
                 marker = None
                 if _crash_first_attempt is not None and _crash_first_attempt[0] == unit["index"]:
                     marker = _crash_first_attempt[1]
-                ref = task.options(memory=max(memory, 1)).remote(
-                    driver.spec_json, unit["path"], cpus_per_task, marker
-                )
+                ref = task.options(
+                    num_cpus=cpus_per_task,
+                    memory=max(memory, 1),
+                    max_retries=max_retries,
+                    retry_exceptions=[OSError],
+                ).remote(driver.spec_json, unit["path"], cpus_per_task, marker)
                 in_flight[ref] = unit
             ready, _ = ray.wait(list(in_flight), num_returns=1)
             for ref in ready:
