@@ -195,13 +195,7 @@ impl Clock2QPlus {
     /// Remember an evicted block of S in G, dropping G's oldest keys beyond its size.
     fn remember(&mut self, f: FrameId) {
         let b = self.blocks[f.index()];
-        if u64::from(b.size) > self.ghost_cap {
-            return;
-        }
-        self.ghost.push_front(b.key, b.size);
-        while self.ghost.size_sum() > self.ghost_cap {
-            self.ghost.pop_back();
-        }
+        self.ghost.push_within(b.key, b.size, self.ghost_cap);
     }
 
     /// S's tails with enough counted hits move to M; the first evictable one without is
@@ -333,8 +327,7 @@ impl Policy for Clock2QPlus {
     /// keys, and an overfull S or M drains through later evictions.
     fn set_capacity(&mut self, capacity: u64) {
         self.size_queues(capacity);
-        self.ghost.set_capacity(crate::entry_bound(self.ghost_cap));
-        while self.ghost.size_sum() > self.ghost_cap && self.ghost.pop_back().is_some() {}
+        self.ghost.bound_by_size(self.ghost_cap);
     }
 }
 
