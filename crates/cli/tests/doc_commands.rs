@@ -93,6 +93,37 @@ fn documents(root: &Path) -> Vec<String> {
     files
 }
 
+/// "N replacement policies" in any document must be the registry's count, so adding a
+/// policy without saying so in the README and the architecture map fails here.
+#[test]
+fn documented_policy_counts_are_the_registrys() {
+    let root = repo_root();
+    let phrase = " replacement policies";
+    let mut seen = 0;
+    for file in documents(&root) {
+        let text = std::fs::read_to_string(root.join(&file)).expect("readable document");
+        for (at, _) in text.match_indices(phrase) {
+            let before = &text[..at];
+            let digits = before.len() - before.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+            if digits == 0 {
+                continue;
+            }
+            let count: usize = before[before.len() - digits..].parse().expect("a count");
+            assert_eq!(
+                count,
+                policy::POLICIES.len(),
+                "{file} says {count}{phrase}; `bufcache policies` lists {}",
+                policy::POLICIES.len()
+            );
+            seen += 1;
+        }
+    }
+    assert!(
+        seen >= 2,
+        "the README and docs/ARCHITECTURE.md state the count"
+    );
+}
+
 /// The examples of one document: inside a code block, a line starting with `$ bufcache`
 /// and the lines under it up to the next `$ ` line or the end of the block.
 fn examples_in(file: &str, text: &str) -> Vec<Example> {

@@ -209,6 +209,26 @@ impl GhostList {
         }
     }
 
+    /// Bound the list by the sum of its sizes (S3-FIFO's and Clock2Q+'s ghosts, sized in
+    /// the policy's units): keys whose sizes sum to at most `size_max`, and at most
+    /// [`crate::entry_bound`] of them, forgetting the oldest first.
+    pub fn bound_by_size(&mut self, size_max: u64) {
+        self.set_capacity(crate::entry_bound(size_max));
+        while self.size_sum > size_max && self.pop_back().is_some() {}
+    }
+
+    /// Remember `key` of `size` under the size bound `size_max`, forgetting the oldest
+    /// keys beyond it; a key larger than the whole bound is not remembered.
+    pub fn push_within(&mut self, key: u64, size: u32, size_max: u64) {
+        if u64::from(size) > size_max {
+            return;
+        }
+        self.push_front(key, size);
+        while self.size_sum > size_max {
+            self.pop_back();
+        }
+    }
+
     /// Remember at most `capacity` keys from now on (the policy's cache was resized):
     /// when shrinking, the oldest keys beyond it are forgotten now.
     pub fn set_capacity(&mut self, capacity: usize) {

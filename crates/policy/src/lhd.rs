@@ -50,7 +50,9 @@
 //! O(1) per hit and insertion (one draw); O(associativity + admissions) per eviction, and
 //! every 2^20 accesses a pass over 16 x 20,000 ages. `victims` clones the policy.
 //! Memory per frame: 8 (key) + 8 (timestamp) + 4 + 4 (hit ages) + 4 (size) + 4
-//! (position) + 1 (explorer) = 33 bytes, plus at most 3 x 1.28 MB of class statistics.
+//! (position) + 1 (explorer) = 33 bytes, padded to 40 in one record per frame, plus at
+//! most 3 x 1.28 MB of class statistics. One record rather than an array per field: an
+//! eviction reads 8 to 40 random frames, and each then costs one cache miss, not five.
 
 use crate::draws::Draws;
 use crate::params::{ConfigError, ParamInfo, Params};
@@ -195,17 +197,57 @@ impl ClassModel {
     }
 }
 
+/// `hitAgeClass` of a positive `age`: how many doublings bring it to `MAX_AGE`, at most
+/// 15. The C++ doubles in a loop; the count is the difference of the two bit lengths, plus
+/// one when the shifted age still falls short. Computed without the loop because every
+/// candidate of every eviction needs it.
+#[inline]
+fn class_of_hit_age(age: u64) -> usize {
+    const MAX: u64 = MAX_AGE as u64;
+    if age >= MAX {
+        return 0;
+    }
+    let mut log = age.leading_zeros() - MAX.leading_zeros();
+    if age << log < MAX {
+        log += 1;
+    }
+    (log as usize).min(HIT_AGE_CLASSES - 1)
+}
+
+/// What LHD keeps per frame.
+#[derive(Clone, Copy, Debug)]
+struct FrameState {
+    key: u64,
+    /// `timestamp` at the last access.
+    stamp: u64,
+    last_hit_age: u32,
+    last_last_hit_age: u32,
+    size: f32,
+    /// Position in `order`, or `NONE` when not resident.
+    position: u32,
+    explorer: bool,
+}
+
+impl Default for FrameState {
+    fn default() -> Self {
+        FrameState {
+            key: 0,
+            stamp: 0,
+            last_hit_age: 0,
+            last_last_hit_age: 0,
+            size: 0.0,
+            position: NONE,
+            explorer: false,
+        }
+    }
+}
+
 /// LHD over dense frames.
 #[derive(Clone, Debug)]
 pub struct Lhd {
-    keys: Vec<u64>,
-    stamps: Vec<u64>,
-    last_hit_ages: Vec<u32>,
-    last_last_hit_ages: Vec<u32>,
-    sizes: Vec<f32>,
-    explorers: Vec<bool>,
-    /// Position of each resident frame in `order`, or `NONE`.
-    positions: Vec<u32>,
+    /// Per frame, in one record: a candidate's density reads most of it, so drawing one
+    /// costs one cache miss instead of one per array.
+    frames: Vec<FrameState>,
     /// Resident frames in libCacheSim's `tags` order (appended, swap-removed), which the
     /// random draws index.
     order: Vec<FrameId>,
@@ -240,13 +282,7 @@ impl Lhd {
     ) -> Self {
         let frames = crate::prealloc_frames(capacity);
         Lhd {
-            keys: vec![0; frames],
-            stamps: vec![0; frames],
-            last_hit_ages: vec![0; frames],
-            last_last_hit_ages: vec![0; frames],
-            sizes: vec![0.0; frames],
-            explorers: vec![false; frames],
-            positions: vec![NONE; frames],
+            frames: vec![FrameState::default(); frames],
             order: Vec::with_capacity(frames),
             recent: vec![(0, NONE); admissions],
             recent_head: 0,
@@ -267,24 +303,19 @@ impl Lhd {
     /// Coarsened age of `f` (`MAX_AGE - 1` when it overflows).
     #[inline]
     fn age(&self, f: FrameId) -> usize {
-        let age = (self.timestamp - self.stamps[f.index()]) >> self.age_shift;
+        let age = (self.timestamp - self.frames[f.index()].stamp) >> self.age_shift;
         (age as usize).min(MAX_AGE - 1)
     }
 
     /// The class of `f`: the log-scale bucket of its last two hit ages (`hitAgeClass`).
     #[inline]
     fn class(&self, f: FrameId) -> usize {
-        let mut age = u64::from(self.last_hit_ages[f.index()])
-            + u64::from(self.last_last_hit_ages[f.index()]);
+        let age = u64::from(self.frames[f.index()].last_hit_age)
+            + u64::from(self.frames[f.index()].last_last_hit_age);
         if age == 0 {
             return HIT_AGE_CLASSES - 1;
         }
-        let mut log = 0;
-        while age < MAX_AGE as u64 && log < HIT_AGE_CLASSES - 1 {
-            age <<= 1;
-            log += 1;
-        }
-        log
+        class_of_hit_age(age)
     }
 
     /// `getHitDensity`: lowest for an overflowed age, explorers raised by one.
@@ -294,8 +325,8 @@ impl Lhd {
         if age == MAX_AGE - 1 {
             return f32::MIN;
         }
-        let d = self.model.density(self.class(f), age) / self.sizes[f.index()];
-        if self.explorers[f.index()] {
+        let d = self.model.density(self.class(f), age) / self.frames[f.index()].size;
+        if self.frames[f.index()].explorer {
             (f64::from(d) + 1.0) as f32
         } else {
             d
@@ -306,33 +337,33 @@ impl Lhd {
     fn update(&mut self, f: FrameId, access: &Access, insert: bool) {
         let i = f.index();
         if insert {
-            self.last_last_hit_ages[i] = MAX_AGE as u32;
-            self.last_hit_ages[i] = 0;
-            self.keys[i] = access.key;
-            self.positions[i] = self.order.len() as u32;
+            self.frames[i].last_last_hit_age = MAX_AGE as u32;
+            self.frames[i].last_hit_age = 0;
+            self.frames[i].key = access.key;
+            self.frames[i].position = self.order.len() as u32;
             self.order.push(f);
-            self.explorers[i] = false;
+            self.frames[i].explorer = false;
         } else {
             let age = self.age(f);
             let class = self.class(f);
             ClassModel::count(&mut self.model.hits, class, age);
-            if self.explorers[i] {
-                self.explorer_budget += self.sizes[i] as i64;
+            if self.frames[i].explorer {
+                self.explorer_budget += self.frames[i].size as i64;
             }
-            self.last_last_hit_ages[i] = self.last_hit_ages[i];
-            self.last_hit_ages[i] = age as u32;
+            self.frames[i].last_last_hit_age = self.frames[i].last_hit_age;
+            self.frames[i].last_hit_age = age as u32;
         }
-        self.stamps[i] = self.timestamp;
-        self.sizes[i] = access.size.max(1) as f32;
+        self.frames[i].stamp = self.timestamp;
+        self.frames[i].size = access.size.max(1) as f32;
         let explore = self
             .draws
             .next()
             .is_multiple_of(EXPLORE_INVERSE_PROBABILITY);
-        self.explorers[i] = explore
+        self.frames[i].explorer = explore
             && self.explorer_budget > 0
             && self.reconfigurations < SETTLED_RECONFIGURATIONS;
-        if self.explorers[i] {
-            self.explorer_budget -= self.sizes[i] as i64;
+        if self.frames[i].explorer {
+            self.explorer_budget -= self.frames[i].size as i64;
         }
         if insert && !explore && self.density(f) < self.ewma_victim_density && !self.recent.is_empty() {
             let n = self.recent.len();
@@ -382,18 +413,18 @@ impl Lhd {
     #[inline]
     fn recent_frame(&self, (key, frame): (u64, u32)) -> Option<FrameId> {
         (frame != NONE
-            && self.positions.get(frame as usize).is_some_and(|&p| p != NONE)
-            && self.keys[frame as usize] == key)
+            && self.frames.get(frame as usize).is_some_and(|m| m.position != NONE)
+            && self.frames[frame as usize].key == key)
             .then_some(FrameId(frame))
     }
 
     /// Forget `f` (`replaced` without the statistics): swap-remove it from `order`.
     fn unlink(&mut self, f: FrameId) {
-        let pos = self.positions[f.index()] as usize;
-        self.positions[f.index()] = NONE;
+        let pos = self.frames[f.index()].position as usize;
+        self.frames[f.index()].position = NONE;
         self.order.swap_remove(pos);
         if let Some(&moved) = self.order.get(pos) {
-            self.positions[moved.index()] = pos as u32;
+            self.frames[moved.index()].position = pos as u32;
         }
     }
 }
@@ -414,13 +445,7 @@ impl Policy for Lhd {
 
     #[inline]
     fn on_insert(&mut self, frame: FrameId, access: &Access) {
-        ensure_slot(&mut self.keys, frame, 0);
-        ensure_slot(&mut self.stamps, frame, 0);
-        ensure_slot(&mut self.last_hit_ages, frame, 0);
-        ensure_slot(&mut self.last_last_hit_ages, frame, 0);
-        ensure_slot(&mut self.sizes, frame, 0.0);
-        ensure_slot(&mut self.explorers, frame, false);
-        ensure_slot(&mut self.positions, frame, NONE);
+        ensure_slot(&mut self.frames, frame, FrameState::default());
         // a key admitted again elsewhere is the same candidate to libCacheSim (found by
         // id); empty slots (no frame) match no key
         for entry in &mut self.recent {
@@ -474,16 +499,16 @@ impl Policy for Lhd {
             EWMA_DECAY * self.ewma_victim_density + (1.0 - EWMA_DECAY) * victim_rank;
         let (age, class) = (self.age(victim), self.class(victim));
         ClassModel::count(&mut self.model.evictions, class, age);
-        if self.explorers[victim.index()] {
-            self.explorer_budget += self.sizes[victim.index()] as i64;
+        if self.frames[victim.index()].explorer {
+            self.explorer_budget += self.frames[victim.index()].size as i64;
         }
         self.unlink(victim);
         Some(victim)
     }
 
     fn remove(&mut self, frame: FrameId) {
-        if self.explorers[frame.index()] {
-            self.explorer_budget += self.sizes[frame.index()] as i64;
+        if self.frames[frame.index()].explorer {
+            self.explorer_budget += self.frames[frame.index()].size as i64;
         }
         self.unlink(frame);
     }
@@ -529,8 +554,23 @@ impl NamedPolicy for Lhd {
 
 #[cfg(test)]
 mod tests {
-    use super::{ClassModel, Lhd, MAX_AGE};
+    use super::{class_of_hit_age, ClassModel, Lhd, HIT_AGE_CLASSES, MAX_AGE};
     use crate::{Access, FrameId, Policy};
+
+    #[test]
+    fn the_closed_form_class_is_the_doubling_loop() {
+        let by_loop = |mut age: u64| {
+            let mut log = 0;
+            while age < MAX_AGE as u64 && log < HIT_AGE_CLASSES - 1 {
+                age <<= 1;
+                log += 1;
+            }
+            log
+        };
+        for age in (1..=3 * MAX_AGE as u64).chain([u64::from(u32::MAX), 2 * u64::from(u32::MAX)]) {
+            assert_eq!(class_of_hit_age(age), by_loop(age), "age {age}");
+        }
+    }
 
     #[test]
     fn hit_age_classes_are_log_buckets_of_the_last_two_hit_ages() {
@@ -539,8 +579,8 @@ mod tests {
         let mut lhd = Lhd::new(4, 1);
         lhd.on_insert(FrameId(0), &Access::unit(7, 0));
         let class_of = |lhd: &mut Lhd, last: u32, last_last: u32| {
-            lhd.last_hit_ages[0] = last;
-            lhd.last_last_hit_ages[0] = last_last;
+            lhd.frames[0].last_hit_age = last;
+            lhd.frames[0].last_last_hit_age = last_last;
             lhd.class(FrameId(0))
         };
         assert_eq!(class_of(&mut lhd, 0, 0), 15);

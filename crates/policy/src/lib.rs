@@ -124,6 +124,8 @@ policies! {
     // issue 19, part E
     TinyUfo => pub tinyufo::TinyUfo,
     Lhd => lhd::Lhd,
+    // issue 19, the rest
+    Clock2QPlus => clock2qplus::Clock2QPlus,
     Toss => toss::Toss,
     Linux => linux::Linux,
     PinRange => pinrange::PinRange,

@@ -25,18 +25,25 @@
 //! # Parameters
 //!
 //! * `queues` (8): `m`, the paper's choice.
-//! * `lifetime` (`auto`): requests a block may stay unreferenced at the least recent end
-//!   of its queue before it sinks a level. The paper sets it online to the peak temporal
-//!   distance of the workload (the most common number of requests between two references
-//!   to a block); here it is fixed, and `auto` is the capacity in units: how long a block
-//!   referenced once lasts in an LRU cache of the same size under misses, the natural
-//!   scale of a "long time without a reference" for that cache.
+//! * `lifetime` (`online`): requests a block may stay unreferenced at the least recent end
+//!   of its queue before it sinks a level. The paper finds the best value at the *peak
+//!   temporal distance* (the most common number of requests between two references to a
+//!   block) and has MQ keep statistics of the temporal distances it sees to set lifeTime
+//!   to that peak as it runs; `online` does that (below), starting from the capacity.
+//!   `auto` keeps the capacity fixed: how long a block referenced once lasts in an LRU
+//!   cache of the same size under misses. A number keeps that number fixed.
 //! * `out` (4.0): `Qout`'s entries as a multiple of the capacity, the paper's four times
 //!   the cache's blocks.
 //!
 //! # Deviations and choices
 //!
-//! * `lifetime` is fixed (above), not adapted.
+//! * `online`: the paper gives the rule (lifeTime follows the peak of the temporal
+//!   distance histogram) but not its granularity. Here a distance is measured on every
+//!   hit (since the block's last reference) and on every return from `Qout` (since the
+//!   block's last reference before eviction); the histogram has one bucket per power of
+//!   two (distances of every scale in one small array); every `capacity` requests (at
+//!   least 64) lifeTime becomes the middle of the fullest bucket and every count is
+//!   halved, so the peak follows a workload that changes while older evidence fades.
 //! * Pinned blocks are skipped in place: eviction takes the least recent evictable block
 //!   of the lowest queue that has one.
 //! * Sizes: capacity counts units, `Qout` and `lifetime` are derived from it; a block's
@@ -48,9 +55,12 @@
 //! `m` queue tails (O(m)) and does one history insert; a miss does one history lookup.
 //! `victims` walks the queues without copying. Memory per frame: 8 (links) + 8 (key) +
 //! 8 (expire) + 4 (count) + 1 (queue) = 29 bytes, plus `Qout` (a ghost list: 16 bytes an
-//! entry, up to twice its bound, and its key map).
+//! entry, up to twice its bound, and its key map). `online` adds 8 bytes per frame (the
+//! last reference), a key map of `Qout`'s eviction times and 64 counters; its recount is
+//! O(64) every `capacity` requests.
 
 use crate::ghost::GhostList;
+use crate::keymap::KeyMap;
 use crate::list::{Links, List};
 use crate::params::{ConfigError, ParamInfo, Params};
 use crate::registry::{BuildContext, NamedPolicy};
@@ -70,10 +80,61 @@ pub struct Mq {
     keys: Vec<u64>,
     /// `Qout`: evicted keys with their reference counts (in the ghost list's size field).
     out: GhostList,
+    /// `Qout`'s bound, in entries.
+    out_bound: usize,
     lifetime: u64,
     /// Requests seen (the paper's `currentTime`).
     now: u64,
     resident: usize,
+    /// `lifetime=online`: the temporal distances seen, which set `lifetime`.
+    online: Option<PeakDistance>,
+}
+
+/// The statistics of `lifetime=online`: a histogram of temporal distances by power of two
+/// and what it needs to measure them (each resident's last reference, `Qout` entries'
+/// eviction times).
+#[derive(Clone, Debug)]
+struct PeakDistance {
+    /// `buckets[b]` counts distances in `[2^b, 2^(b+1))`.
+    buckets: [u32; 64],
+    /// Requests between two recounts.
+    period: u64,
+    /// Per frame: the request of its last reference.
+    last_ref: Vec<u64>,
+    /// `Qout`'s keys: the last reference before eviction, modulo 2^32 (a distance beyond
+    /// 2^32 requests lands in the top bucket anyway).
+    out_times: KeyMap,
+}
+
+impl PeakDistance {
+    fn new(period: u64, frames: usize, key_space: Option<u64>, out_entries: usize) -> Self {
+        PeakDistance {
+            buckets: [0; 64],
+            period: period.max(64),
+            last_ref: vec![0; frames],
+            out_times: KeyMap::for_keys(key_space, out_entries.min(1 << 16)),
+        }
+    }
+
+    #[inline]
+    fn observe(&mut self, distance: u64) {
+        let b = distance.max(1).ilog2() as usize;
+        self.buckets[b] = self.buckets[b].saturating_add(1);
+    }
+
+    /// The middle of the fullest bucket (the smallest distance on a tie), or `None`
+    /// before anything was observed; every count is then halved.
+    fn recount(&mut self) -> Option<u64> {
+        let (peak, &most) = self
+            .buckets
+            .iter()
+            .enumerate()
+            .max_by(|(i, a), (j, b)| a.cmp(b).then(j.cmp(i)))?;
+        for c in &mut self.buckets {
+            *c /= 2;
+        }
+        (most > 0).then(|| (1u64 << peak) + ((1u64 << peak) >> 1))
+    }
 }
 
 impl Mq {
@@ -89,10 +150,26 @@ impl Mq {
             expire: vec![0; frames],
             keys: vec![0; frames],
             out: GhostList::new(out_entries),
+            out_bound: out_entries,
             lifetime,
             now: 0,
             resident: 0,
+            online: None,
         }
+    }
+
+    /// Let `lifetime` follow the peak temporal distance (`lifetime=online`), recounted
+    /// every `period` requests (at least 64); `lifetime` is where it starts. Call before
+    /// first use, with the key space the policy's keys come from.
+    pub fn adapt_lifetime(&mut self, period: u64, key_space: Option<u64>) {
+        let frames = self.keys.len();
+        let out_entries = self.out_bound;
+        self.online = Some(PeakDistance::new(period, frames, key_space, out_entries));
+    }
+
+    /// The current lifetime, in requests.
+    pub fn lifetime(&self) -> u64 {
+        self.lifetime
     }
 
     /// Each queue from `Q0` up, its keys from most to least recent (for tests).
@@ -123,6 +200,15 @@ impl Mq {
         self.expire[i] = self.now + self.lifetime;
         self.links.push_front(&mut self.queues[k], frame);
         self.adjust();
+        if let Some(online) = &mut self.online {
+            ensure_slot(&mut online.last_ref, frame, 0);
+            online.last_ref[i] = self.now;
+            if (self.now + 1).is_multiple_of(online.period) {
+                if let Some(peak) = online.recount() {
+                    self.lifetime = peak;
+                }
+            }
+        }
         self.now += 1;
     }
 
@@ -165,6 +251,9 @@ impl Policy for Mq {
         let i = frame.index();
         let k = self.queue_of[i] as usize;
         self.links.unlink(&mut self.queues[k], frame);
+        if let Some(online) = &mut self.online {
+            online.observe(self.now - online.last_ref[i]);
+        }
         let count = self.count[i].saturating_add(1);
         self.referenced(frame, count);
     }
@@ -178,7 +267,14 @@ impl Policy for Mq {
         self.keys[frame.index()] = access.key;
         self.resident += 1;
         let count = match self.out.take(access.key) {
-            Some(remembered) => remembered.saturating_add(1),
+            Some(remembered) => {
+                if let Some(online) = &mut self.online {
+                    if let Some(t) = online.out_times.remove(access.key) {
+                        online.observe(u64::from((self.now as u32).wrapping_sub(t)));
+                    }
+                }
+                remembered.saturating_add(1)
+            }
             None => 1,
         };
         self.referenced(frame, count);
@@ -190,7 +286,15 @@ impl Policy for Mq {
         let i = victim.index();
         self.links
             .unlink(&mut self.queues[self.queue_of[i] as usize], victim);
-        self.out.push_front(self.keys[i], self.count[i]);
+        let dropped = self.out.push_front(self.keys[i], self.count[i]);
+        if let Some(online) = &mut self.online {
+            if let Some(old) = dropped {
+                online.out_times.forget(old);
+            }
+            if self.out.contains(self.keys[i]) {
+                online.out_times.insert(self.keys[i], online.last_ref[i] as u32);
+            }
+        }
         self.resident -= 1;
         Some(victim)
     }
@@ -219,8 +323,9 @@ impl NamedPolicy for Mq {
         },
         ParamInfo {
             name: "lifetime",
-            default: "auto",
-            help: "requests before an unreferenced block sinks a queue; auto = the capacity",
+            default: "online",
+            help: "requests before an unreferenced block sinks a queue: online = the peak \
+                   temporal distance seen (the paper), auto = the capacity, or a number",
         },
         ParamInfo {
             name: "out",
@@ -231,14 +336,21 @@ impl NamedPolicy for Mq {
 
     fn build(ctx: &BuildContext, params: &Params) -> Result<Self, ConfigError> {
         let queues = params.integer("queues", 1, QUEUES_MAX)? as usize;
-        let lifetime = params
-            .integer_or_auto("lifetime", 1, u64::MAX / 4)?
-            .unwrap_or(ctx.capacity.max(1));
+        let online = params.raw("lifetime") == "online";
+        let lifetime = if online {
+            None
+        } else {
+            params.integer_or_auto("lifetime", 1, u64::MAX / 4)?
+        }
+        .unwrap_or(ctx.capacity.max(1));
         let out = params.fraction("out", 0.0, 64.0)?;
         let out_entries = (crate::entry_bound(ctx.capacity) as f64 * out) as usize;
         let frames = crate::prealloc_frames(ctx.capacity);
         let mut mq = Mq::new(frames, queues, lifetime, out_entries);
         mq.out.set_key_space(ctx.key_space);
+        if online {
+            mq.adapt_lifetime(ctx.capacity, ctx.key_space);
+        }
         Ok(mq)
     }
 }
@@ -285,6 +397,48 @@ mod tests {
         let expected: [&[u64]; 7] = [&[], &[], &[], &[], &[], &[3], &[1]];
         assert_eq!(evictions(Mq::new(3, 8, 2, 8), 3, &trace), expected);
         assert_eq!(evictions(Mq::new(3, 8, 100, 8), 3, &trace)[6], [4]);
+    }
+
+    /// Replays `trace` into `spec` built for `capacity`; the policy afterwards.
+    fn after(spec: &str, capacity: u64, trace: &[u64]) -> Mq {
+        let ctx = crate::BuildContext::new(capacity, 1);
+        let crate::AnyPolicy::Mq(mq) = crate::PolicySpec::parse(spec).unwrap().build(&ctx).unwrap()
+        else {
+            unreachable!("mq builds an Mq")
+        };
+        let mut cache = Cache::new(mq, capacity);
+        for (t, &k) in trace.iter().enumerate() {
+            cache.access(&Access::unit(k, t as u64));
+        }
+        cache.policy().clone()
+    }
+
+    #[test]
+    fn online_lifetime_follows_the_peak_distance_of_hits() {
+        // capacity 200 (recount every 200 requests): a loop over 100 keys. From the second
+        // pass on every request hits 100 requests after the key's last reference: bucket
+        // [64, 128), whose middle is 96. Before the first recount the lifetime is the
+        // capacity; `auto` keeps it there.
+        let trace: Vec<u64> = (0..1_000u64).map(|i| i % 100).collect();
+        assert_eq!(after("mq", 200, &trace[..150]).lifetime(), 200);
+        assert_eq!(after("mq", 200, &trace).lifetime(), 96);
+        assert_eq!(after("mq:lifetime=auto", 200, &trace).lifetime(), 200);
+        assert_eq!(after("mq:lifetime=7", 200, &trace).lifetime(), 7);
+    }
+
+    #[test]
+    fn online_lifetime_measures_returns_from_qout() {
+        // capacity 10 (recount every 64 requests), Qout 40 keys: a loop over 40 keys
+        // never hits, but from request 40 on every key returns from Qout 40 requests
+        // after its last reference: bucket [32, 64), middle 48, set at request 64.
+        let trace: Vec<u64> = (0..400u64).map(|i| i % 40).collect();
+        assert_eq!(after("mq", 10, &trace[..63]).lifetime(), 10);
+        assert_eq!(after("mq", 10, &trace[..64]).lifetime(), 48);
+        // Halving keeps the peak where the evidence is: a later phase of hits 3 requests
+        // apart (bucket [2, 4), middle 3) takes over once it outweighs the old counts.
+        let mut phased = trace.clone();
+        phased.extend((0..600u64).map(|i| 1000 + i % 3));
+        assert_eq!(after("mq", 10, &phased).lifetime(), 3);
     }
 
     #[test]

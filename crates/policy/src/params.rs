@@ -135,7 +135,7 @@ impl Params {
         }
     }
 
-    fn raw(&self, name: &'static str) -> &str {
+    pub(crate) fn raw(&self, name: &'static str) -> &str {
         if let Some((_, v)) = self.given.iter().rev().find(|(n, _)| n == name) {
             return v;
         }

@@ -181,14 +181,9 @@ impl<const QUICK_DEMOTION: bool> SmallMainGhost<QUICK_DEMOTION> {
     }
 
     fn remember(&mut self, f: FrameId) {
-        let size = self.sizes[f.index()];
-        if u64::from(size) > self.ghost_cap {
-            return;
-        }
-        self.ghost.push_front(self.keys[f.index()], size);
-        while self.ghost.size_sum() > self.ghost_cap {
-            self.ghost.pop_back();
-        }
+        let i = f.index();
+        self.ghost
+            .push_within(self.keys[i], self.sizes[i], self.ghost_cap);
     }
 
     /// Evict from S: promote frequent objects to M until an evictable cold one is found.
@@ -393,8 +388,7 @@ impl<const QUICK_DEMOTION: bool> Policy for SmallMainGhost<QUICK_DEMOTION> {
             S3FifoVariant::LibCacheSim => capacity,
         };
         self.ghost_cap = (ghost_base as f64 * self.ghost_share) as u64;
-        self.ghost.set_capacity(crate::entry_bound(self.ghost_cap));
-        while self.ghost.size_sum() > self.ghost_cap && self.ghost.pop_back().is_some() {}
+        self.ghost.bound_by_size(self.ghost_cap);
     }
 }
 

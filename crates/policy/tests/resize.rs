@@ -55,8 +55,26 @@ fn a_policy_told_a_new_capacity_runs_at_it() {
         let approx = approximate(&mut seed.rng());
         eprintln!("approximate after a resize: {approx:?}");
         for exact in [
-            "arc", "twoq", "s3fifo", "fifo", "lru", "clock", "sieve", "lfu", "mru", "sfifo",
-            "slru", "s4lru", "car", "lirs", "pinrange", "lruk", "clockpro", "lecar", "cacheus",
+            "arc",
+            "twoq",
+            "s3fifo",
+            "fifo",
+            "lru",
+            "clock",
+            "sieve",
+            "lfu",
+            "mru",
+            "sfifo",
+            "slru",
+            "s4lru",
+            "car",
+            "lirs",
+            "pinrange",
+            "lruk",
+            "clockpro",
+            "lecar",
+            "cacheus",
+            "clock2qplus",
         ] {
             assert!(
                 !approx.contains(&exact),
