@@ -1,12 +1,12 @@
-//! `bufcache.mrc`: miss-ratio curves, exact (one-pass LRU stack distances, or a replay at
-//! every size for other policies and byte mode) or approximate (SHARDS at a fixed rate or
+//! `bufcache.mrc`: miss-ratio curves, exact (one-pass LRU stack distances, in units or
+//! bytes, or a replay at every size for other policies) or approximate (SHARDS at a fixed rate or
 //! a fixed sample budget, miniature simulation), computed with the GIL released.
 
 use numpy::IntoPyArray;
 use policy::PolicySpec;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use sim::mrc::{approximate, even_grid, ApproxConfig, Method, StackDistances};
+use sim::mrc::{approximate, even_grid, exact_curve, ApproxConfig, Method};
 use sim::{CacheSize, CompactTrace, ReplayOptions};
 
 use crate::errors::{mrc_error, value_error};
@@ -44,8 +44,8 @@ fn exact_capacities(
     Ok(caps)
 }
 
-/// Exact curves: the one-pass stack algorithm where it applies (plain LRU, unit mode, no
-/// deletes), otherwise a replay at every capacity.
+/// Exact curves, each computed as [`sim::mrc::exact_curve`] decides (one pass for plain
+/// LRU, a replay at every capacity otherwise), as the CLI's `mrc` does.
 fn exact(
     trace: &CompactTrace,
     policies: &[PolicySpec],
@@ -54,19 +54,9 @@ fn exact(
 ) -> Result<Vec<Point>, sim::mrc::MrcError> {
     let mut out = Vec::new();
     for spec in policies {
-        let one_pass = spec.name == "lru"
-            && spec.params.is_empty()
-            && options.ignore_size
-            && trace.deletes().is_empty();
-        let (method, curve) = if one_pass {
-            ("exact", StackDistances::compute(trace)?.curve(caps))
-        } else {
-            (
-                "sweep",
-                sim::mrc::sweep(trace, spec, caps, options, &|_| {})?,
-            )
-        };
-        out.extend(curve.into_iter().map(|p| Point {
+        let curve = exact_curve(trace, spec, caps, options, &|_| {})?;
+        let method = curve.method.label();
+        out.extend(curve.points.into_iter().map(|p| Point {
             policy: spec.label(),
             method,
             capacity: p.capacity,

@@ -7,11 +7,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use indicatif::ProgressBar;
 use policy::PolicySpec;
 use report::{Axis, Bounds, Figure, Series};
 use serde::Serialize;
-use sim::mrc::histogram::Buckets;
-use sim::mrc::{even_grid, key_hash, sweep, MrcPoint, Sampling, Shards, StackDistances};
+use sim::mrc::{even_grid, exact_curve, ExactMethod, MrcPoint};
 use sim::{CacheSize, CompactTrace, ReplayOptions};
 
 use crate::input::{self, ReadArgs};
@@ -173,29 +173,6 @@ fn capacities(text: &str, trace: &CompactTrace, ignore_size: bool) -> Result<Vec
     Ok(caps)
 }
 
-/// The exact byte-LRU curve in one pass: byte-weighted stack distances, exact at the
-/// given capacities (a request hits when the bytes of the distinct objects touched since
-/// its previous access, itself included, fit), which is LRU's behaviour wherever no single
-/// object is larger than the cache.
-fn exact_bytes(trace: &CompactTrace, caps: &[u64]) -> Vec<Point> {
-    let mut shards = Shards::new(Sampling::Rate(1.0), Buckets::Edges(caps.to_vec()), true);
-    for item in trace.items() {
-        shards.access(key_hash(item.key), item.size);
-    }
-    shards
-        .curve(caps, true)
-        .into_iter()
-        .map(|p| Point {
-            capacity: p.capacity,
-            requests: trace.summary().requests,
-            misses: p.misses.round() as u64,
-            miss_ratio: p.miss_ratio,
-            byte_miss_ratio: Some(p.byte_miss_ratio),
-            resolved: None,
-        })
-        .collect()
-}
-
 /// Run `bufcache mrc`.
 pub fn run(args: MrcArgs) -> Result<()> {
     // A typo in a policy must not cost the time of reading the trace.
@@ -232,28 +209,31 @@ pub fn run(args: MrcArgs) -> Result<()> {
     for (label, trace) in &inputs {
         let caps = capacities(&args.sizes, trace, args.ignore_size)?;
         for spec in &policies {
-            let exact = spec.name == "lru" && spec.params.is_empty() && trace.deletes().is_empty();
-            let (method, points) = if exact && args.ignore_size {
-                let s = StackDistances::compute(trace)?;
-                (
-                    "exact",
-                    s.curve(&caps).into_iter().map(Point::from).collect(),
-                )
-            } else if exact {
-                ("exact", exact_bytes(trace, &caps))
-            } else {
-                let bar = util::progress(
+            // A bar only for replays: the one pass is over in moments.
+            let bar = match ExactMethod::for_spec(trace, spec) {
+                ExactMethod::Sweep => util::progress(
                     trace.summary().requests * caps.len() as u64,
                     &format!("{} sweep", spec.label()),
-                );
-                let done = AtomicU64::new(0);
-                let points = sweep(trace, spec, &caps, options, &|n| {
-                    bar.set_position(done.fetch_add(n, Ordering::Relaxed) + n);
-                })
-                .with_context(|| format!("{label}: {}", spec.label()))?;
-                bar.finish_and_clear();
-                ("sweep", points.into_iter().map(Point::from).collect())
+                ),
+                ExactMethod::OnePass => ProgressBar::hidden(),
             };
+            let done = AtomicU64::new(0);
+            let curve = exact_curve(trace, spec, &caps, options, &|n| {
+                bar.set_position(done.fetch_add(n, Ordering::Relaxed) + n);
+            })
+            .with_context(|| format!("{label}: {}", spec.label()))?;
+            bar.finish_and_clear();
+            let byte_ratios = curve.byte_miss_ratios.as_deref();
+            let points = curve
+                .points
+                .iter()
+                .enumerate()
+                .map(|(i, &p)| Point {
+                    byte_miss_ratio: byte_ratios.map(|b| b[i]),
+                    ..Point::from(p)
+                })
+                .collect();
+            let method = curve.method.label();
             curves.push(Curve {
                 trace: label.clone(),
                 policy: spec.label(),

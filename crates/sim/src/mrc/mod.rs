@@ -33,7 +33,7 @@ pub use approx::{
 };
 pub use exact::StackDistances;
 pub use filter::{key_hash, salted_key_hash, sample_salt, SpatialFilter};
-pub use histogram::CurvePoint;
+pub use histogram::{Buckets, CurvePoint};
 pub use shards::{scaled_distance, Sampling, Shards};
 
 /// Why a curve could not be computed.
@@ -125,4 +125,168 @@ pub fn sweep(
             misses: r.counts.misses(),
         })
         .collect())
+}
+
+/// How [`exact_curve`] computed a curve.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExactMethod {
+    /// One pass of stack distances: plain LRU over a trace without deletes, counting
+    /// objects or bytes.
+    OnePass,
+    /// A replay of the whole trace at every capacity: every other policy.
+    Sweep,
+}
+
+impl ExactMethod {
+    /// The method [`exact_curve`] uses for `spec` over `trace`: one pass for plain `lru`
+    /// without deletes, a sweep otherwise.
+    pub fn for_spec(trace: &CompactTrace, spec: &PolicySpec) -> Self {
+        if spec.name == "lru" && spec.params.is_empty() && trace.deletes().is_empty() {
+            ExactMethod::OnePass
+        } else {
+            ExactMethod::Sweep
+        }
+    }
+
+    /// The name results carry: `exact` for the one-pass curve, `sweep` for replays.
+    pub fn label(self) -> &'static str {
+        match self {
+            ExactMethod::OnePass => "exact",
+            ExactMethod::Sweep => "sweep",
+        }
+    }
+}
+
+/// An exact curve and how it was computed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExactCurve {
+    /// One pass or a sweep.
+    pub method: ExactMethod,
+    /// One point per capacity, in the order given.
+    pub points: Vec<MrcPoint>,
+    /// The byte miss ratio at each point, where the method gives it (the one-pass byte
+    /// curve).
+    pub byte_miss_ratios: Option<Vec<f64>>,
+}
+
+/// The exact curve of `spec` over `trace` at `capacities` (units in unit mode, bytes
+/// otherwise): the one-pass stack algorithm wherever it gives LRU's answer (plain `lru`,
+/// no deletes), a replay at every capacity otherwise. The CLI's `mrc` and the Python
+/// package both call this, so they choose alike.
+///
+/// In byte mode the one pass counts a request as a hit when the bytes of the distinct
+/// objects touched since its previous access, itself included, fit: LRU's behaviour
+/// wherever no single object is larger than the cache. Its misses are sums of whole
+/// requests, so they are integers.
+pub fn exact_curve(
+    trace: &CompactTrace,
+    spec: &PolicySpec,
+    capacities: &[u64],
+    options: ReplayOptions,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<ExactCurve, MrcError> {
+    if ExactMethod::for_spec(trace, spec) == ExactMethod::Sweep {
+        return Ok(ExactCurve {
+            method: ExactMethod::Sweep,
+            points: sweep(trace, spec, capacities, options, progress)?,
+            byte_miss_ratios: None,
+        });
+    }
+    if options.ignore_size {
+        return Ok(ExactCurve {
+            method: ExactMethod::OnePass,
+            points: StackDistances::compute(trace)?.curve(capacities),
+            byte_miss_ratios: None,
+        });
+    }
+    let mut shards = Shards::new(
+        Sampling::Rate(1.0),
+        Buckets::Edges(capacities.to_vec()),
+        true,
+    );
+    for item in trace.items() {
+        shards.access(key_hash(item.key), item.size);
+    }
+    let requests = trace.summary().requests;
+    let curve = shards.curve(capacities, true);
+    Ok(ExactCurve {
+        method: ExactMethod::OnePass,
+        byte_miss_ratios: Some(curve.iter().map(|p| p.byte_miss_ratio).collect()),
+        points: curve
+            .into_iter()
+            .map(|p| MrcPoint {
+                capacity: p.capacity,
+                requests,
+                misses: p.misses.round() as u64,
+            })
+            .collect(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trace::Request;
+
+    fn sized(reqs: &[(u64, u32)]) -> CompactTrace {
+        let reqs: Vec<Request> = reqs
+            .iter()
+            .map(|&(key, size)| Request {
+                key,
+                size,
+                ..Request::default()
+            })
+            .collect();
+        CompactTrace::from_requests(&reqs)
+    }
+
+    fn bytes() -> ReplayOptions {
+        ReplayOptions {
+            ignore_size: false,
+            seed: 1,
+        }
+    }
+
+    #[test]
+    fn byte_lru_in_one_pass_by_hand() {
+        // a(100) b(200) a c(300) b. At 300 bytes: a and b miss, a hits (a+b = 300 fit),
+        // c misses, b misses (b+a+c = 600 since its last access). At 600 only b's second
+        // access changes: a hit. Missed bytes: 800 and 600 of 900.
+        let t = sized(&[(1, 100), (2, 200), (1, 100), (3, 300), (2, 200)]);
+        let lru = PolicySpec::parse("lru").unwrap();
+        let c = exact_curve(&t, &lru, &[300, 600], bytes(), &|_| {}).unwrap();
+        assert_eq!(c.method, ExactMethod::OnePass);
+        let misses: Vec<u64> = c.points.iter().map(|p| p.misses).collect();
+        assert_eq!(misses, [4, 3]);
+        let ratios = c.byte_miss_ratios.unwrap();
+        assert!((ratios[0] - 800.0 / 900.0).abs() < 1e-12);
+        assert!((ratios[1] - 600.0 / 900.0).abs() < 1e-12);
+        // The replay at each size agrees.
+        assert_eq!(
+            sweep(&t, &lru, &[300, 600], bytes(), &|_| {}).unwrap(),
+            c.points
+        );
+    }
+
+    #[test]
+    fn other_policies_and_deletes_are_swept() {
+        let t = sized(&[(1, 1), (2, 1), (1, 1), (3, 1)]);
+        let fifo = PolicySpec::parse("fifo").unwrap();
+        let c = exact_curve(&t, &fifo, &[1, 2], bytes(), &|_| {}).unwrap();
+        assert_eq!(c.method, ExactMethod::Sweep);
+        assert_eq!(c.byte_miss_ratios, None);
+        assert_eq!(
+            c.points,
+            sweep(&t, &fifo, &[1, 2], bytes(), &|_| {}).unwrap()
+        );
+        let mut reqs = vec![Request::default(); 2];
+        reqs[1].op = trace::Op::Delete;
+        let with_delete = CompactTrace::from_requests(&reqs);
+        let lru = PolicySpec::parse("lru").unwrap();
+        assert_eq!(
+            ExactMethod::for_spec(&with_delete, &lru),
+            ExactMethod::Sweep
+        );
+        assert_eq!(ExactMethod::for_spec(&t, &lru), ExactMethod::OnePass);
+    }
 }
