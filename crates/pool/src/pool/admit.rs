@@ -176,10 +176,10 @@ mod tests {
         (pool, f)
     }
 
-    /// Read pages 10..20 once each; the bytes are right whatever the filter did.
-    fn scan(pool: &BufferPool, f: super::FileHandle) {
+    /// Read `pages` once each; the bytes are right whatever the filter did.
+    fn scan(pool: &BufferPool, f: super::FileHandle, pages: std::ops::Range<u64>) {
         let mut b = [0u8; 1];
-        for p in 10..20u64 {
+        for p in pages {
             pool.read(f, p * 4096, &mut b).unwrap();
             assert_eq!(u64::from(b[0]), p);
             pool.inner.check_invariants();
@@ -194,7 +194,7 @@ mod tests {
         // victim 0; 13 evicts 11; and so on. At the end 0 and 1 are resident, with 18 and
         // 19 transient.
         let (pool, f) = hot_pool(Some("secondhit"));
-        scan(&pool, f);
+        scan(&pool, f, 10..20);
         assert_eq!(resident_pages(&pool, f), [0, 1, 18, 19]);
         assert_eq!(pool.inner.policy.lock().transient.len(), 2);
         let before = pool.stats().misses;
@@ -213,7 +213,7 @@ mod tests {
     #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn without_a_filter_the_same_scan_flushes_the_hot_set() {
         let (pool, f) = hot_pool(None);
-        scan(&pool, f);
+        scan(&pool, f, 10..20);
         assert_eq!(resident_pages(&pool, f), [16, 17, 18, 19]);
     }
 
@@ -236,6 +236,21 @@ mod tests {
         pool.read(f, 5 * 4096, &mut b).unwrap();
         assert_eq!(b[0], 99);
         pool.inner.check_invariants();
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn truncation_drops_a_transient_page_from_the_list() {
+        let (pool, f) = hot_pool(Some("secondhit"));
+        let mut b = [0u8; 1];
+        pool.read(f, 20 * 4096, &mut b).unwrap();
+        assert_eq!(pool.inner.policy.lock().transient.len(), 1);
+        pool.set_len(f, 10 * 4096).unwrap();
+        assert_eq!(pool.inner.policy.lock().transient.len(), 0);
+        assert_eq!(resident_pages(&pool, f), [0, 1]);
+        pool.inner.check_invariants();
+        // The freed frame serves again; the stale queue entry is passed over.
+        scan(&pool, f, 2..10);
     }
 
     #[test]
