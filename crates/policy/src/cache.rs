@@ -321,6 +321,25 @@ impl<P: Policy, I: KeyIndex> Cache<P, I> {
         }
     }
 
+    /// Resize to `capacity` units, as the buffer pool's `resize` does: when shrinking,
+    /// the policy's victims are evicted down to the new capacity first (their keys in
+    /// [`Cache::evicted`]), then the policy is told ([`Policy::set_capacity`]), so its
+    /// contract holds with the capacity it was last told.
+    pub fn set_capacity(&mut self, capacity: u64) {
+        self.evicted.clear();
+        let shrink = Access::phantom();
+        while self.used > capacity {
+            let Some(victim) = self.policy.evict(&shrink, &|_| true) else {
+                break;
+            };
+            let key = self.keys[victim.index()];
+            self.release(victim, key);
+            self.evicted.push(key);
+        }
+        self.capacity = capacity;
+        self.policy.set_capacity(capacity);
+    }
+
     /// The keys the next `n` evictions would remove, in order (Burnett's victim list).
     pub fn victims(&self, n: usize) -> Vec<u64> {
         let mut frames = Vec::with_capacity(n);

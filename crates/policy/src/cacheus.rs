@@ -276,15 +276,20 @@ impl Cacheus {
         if let Some(dropped) = self.history.push_front(key, size) {
             self.history_counts.remove(&dropped);
         }
-        // `H` keeps less than the capacity
-        while self.history.size_sum() >= self.capacity {
+        self.trim_history(usize::MAX);
+        if self.history.contains(key) {
+            self.history_counts.insert(key, self.counts[frame.index()]);
+        }
+    }
+
+    /// `H` keeps less than the capacity (and at most `entries` keys): its oldest keys go
+    /// first, with the counts they left with.
+    fn trim_history(&mut self, entries: usize) {
+        while self.history.size_sum() >= self.capacity || self.history.len() > entries {
             let Some((old, _)) = self.history.pop_back() else {
                 break;
             };
             self.history_counts.remove(&old);
-        }
-        if self.history.contains(key) {
-            self.history_counts.insert(key, self.counts[frame.index()]);
         }
     }
 
@@ -305,8 +310,16 @@ impl Cacheus {
             return;
         }
         history.push_front(key, size);
-        while history.size_sum() > bound {
-            history.pop_back();
+        Self::trim_regrets(history, bound, usize::MAX);
+    }
+
+    /// Drop an expert history's oldest keys until it holds at most `bound` units and
+    /// `entries` keys.
+    fn trim_regrets(history: &mut GhostList, bound: u64, entries: usize) {
+        while history.size_sum() > bound || history.len() > entries {
+            if history.pop_back().is_none() {
+                break;
+            }
         }
     }
 
@@ -489,6 +502,24 @@ impl Policy for Cacheus {
         // invalidation leaves no history
         self.unlink(frame);
         self.lfu.remove(frame);
+    }
+
+    /// The new capacity and its half (SR-LRU's share: an over-full SR spills at the next
+    /// insertion, as it would after any insertion), `H` and the experts' histories bounded
+    /// by them (oldest keys forgotten first). The learning rate and the weights are kept:
+    /// they are what was learned; the rate is next updated at the next multiple of the
+    /// new capacity in requests.
+    fn set_capacity(&mut self, capacity: u64) {
+        self.capacity = capacity;
+        self.half = capacity / 2;
+        let entries = crate::entry_bound(capacity);
+        self.trim_history(entries);
+        self.history.set_capacity(entries);
+        let half_entries = crate::entry_bound(self.half);
+        for regrets in [&mut self.regret_lru, &mut self.regret_lfu] {
+            Self::trim_regrets(regrets, self.half, half_entries);
+            regrets.set_capacity(half_entries);
+        }
     }
 
     fn victims(&self, n: usize, evictable: &dyn Fn(FrameId) -> bool, out: &mut Vec<FrameId>) {

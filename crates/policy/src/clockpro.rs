@@ -172,9 +172,26 @@ pub struct ClockPro {
     cold_target: u64,
     nonres_max: u64,
     nonres_max_entries: usize,
+    /// The `cold` and `nonres` parameters, to size `m_c` and the non-resident bound again
+    /// when the capacity changes.
+    cold: f64,
+    nonres: f64,
+    /// `m_c` has moved from its initial `cold * capacity` (a test period ended or a cold
+    /// page was promoted).
+    cold_adapted: bool,
     /// New pages enter hot while the hot pages fit `m - m_c`, until the first eviction
     /// (the paper's warm-up); false from the start for `warmup=cold`.
     hot_warmup: bool,
+}
+
+/// The initial cold target `m_c = cold * capacity`.
+fn initial_cold_target(capacity: u64, cold: f64) -> u64 {
+    ((capacity as f64 * cold) as u64).min(capacity)
+}
+
+/// The bound on non-resident cold pages, `nonres * capacity` units.
+fn nonres_bound(capacity: u64, nonres: f64) -> u64 {
+    (capacity as f64 * nonres) as u64
 }
 
 impl ClockPro {
@@ -189,7 +206,7 @@ impl ClockPro {
     /// cold, also while the cache fills.
     pub fn with_warmup(capacity: u64, cold: f64, nonres: f64, hot_warmup: bool) -> Self {
         let frames = crate::prealloc_frames(capacity);
-        let nonres_max = (capacity as f64 * nonres) as u64;
+        let nonres_max = nonres_bound(capacity, nonres);
         let nonres_max_entries = crate::entry_bound(nonres_max);
         ClockPro {
             nodes: Vec::with_capacity(frames + nonres_max_entries.min(frames) + 1),
@@ -207,9 +224,12 @@ impl ClockPro {
             hot_used: 0,
             nonres_used: 0,
             capacity,
-            cold_target: ((capacity as f64 * cold) as u64).min(capacity),
+            cold_target: initial_cold_target(capacity, cold),
             nonres_max,
             nonres_max_entries,
+            cold,
+            nonres,
+            cold_adapted: false,
             hot_warmup,
         }
     }
@@ -419,6 +439,7 @@ impl ClockPro {
         let node = self.nodes[n as usize];
         if node.flags & REF == 0 {
             self.cold_target = self.cold_target.saturating_sub(u64::from(node.size));
+            self.cold_adapted = true;
         }
         if node.frame == NIL {
             self.drop_nonresident(n);
@@ -500,6 +521,7 @@ impl ClockPro {
     /// room among the hot pages.
     fn promote(&mut self, n: u32, size: u32) {
         self.cold_target = (self.cold_target + u64::from(size)).min(self.capacity);
+        self.cold_adapted = true;
         self.nodes[n as usize].flags = HOT;
         self.hot_count += 1;
         self.hot_used += u64::from(size);
@@ -638,6 +660,25 @@ impl Policy for ClockPro {
         self.evict_fallback(evictable)
     }
 
+    /// `m_c` for the new capacity: `cold * capacity` as built if it has not adapted yet,
+    /// else its adapted share of the old capacity carried over; the non-resident bound
+    /// `nonres * capacity`, trimmed at once by `HAND_test` when it shrank.
+    fn set_capacity(&mut self, capacity: u64) {
+        let old = self.capacity;
+        self.capacity = capacity;
+        self.cold_target = if self.cold_adapted && old > 0 {
+            let scaled = u128::from(self.cold_target) * u128::from(capacity) / u128::from(old);
+            (scaled as u64).min(capacity)
+        } else {
+            initial_cold_target(capacity, self.cold)
+        };
+        self.nonres_max = nonres_bound(capacity, self.nonres);
+        self.nonres_max_entries = crate::entry_bound(self.nonres_max);
+        if self.circle_len > 0 {
+            self.run_test();
+        }
+    }
+
     fn remove(&mut self, frame: FrameId) {
         let n = self.node_of[frame.index()];
         self.node_of[frame.index()] = NIL;
@@ -689,6 +730,41 @@ impl NamedPolicy for ClockPro {
             clockpro.nonres_map = KeyMap::for_keys(ctx.key_space, 0);
         }
         Ok(clockpro)
+    }
+}
+
+#[cfg(test)]
+mod resize_tests {
+    use crate::{Access, Cache, ClockPro, Policy};
+
+    #[test]
+    fn resizing_mid_run_keeps_the_structures_and_bounds() {
+        // A loop of 40 keys through 16 units: test periods end, m_c adapts, non-resident
+        // pages fill their bound (16). Then the driver shrinks to 8 and grows to 24.
+        let mut cache = Cache::new(ClockPro::new(16, 0.25, 1.0), 16);
+        let mut t = 0;
+        let mut run = |cache: &mut Cache<ClockPro>, n: u64| {
+            for _ in 0..n {
+                cache.access(&Access::unit(t % 40, t));
+                t += 1;
+            }
+        };
+        run(&mut cache, 400);
+        cache.policy().validate();
+        let before = cache.policy().cold_target();
+        assert!(cache.policy().nonres_used > 8, "enough non-resident pages to trim");
+        cache.set_capacity(8);
+        let p = cache.policy();
+        p.validate();
+        assert!(p.nonres_used <= 8, "HAND_test trimmed to the new bound");
+        assert_eq!(p.cold_target(), before / 2, "m_c keeps its adapted share");
+        assert!(p.len() <= 8);
+        run(&mut cache, 200);
+        cache.policy().validate();
+        cache.set_capacity(24);
+        run(&mut cache, 200);
+        cache.policy().validate();
+        assert_eq!(cache.policy().len(), 24);
     }
 }
 

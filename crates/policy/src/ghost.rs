@@ -209,8 +209,6 @@ impl GhostList {
         }
     }
 
-    /// Move the live entries, in order, to the front of `entries` and repoint the index.
-    #[cold]
     /// Remember at most `capacity` keys from now on (the policy's cache was resized):
     /// when shrinking, the oldest keys beyond it are forgotten now.
     pub fn set_capacity(&mut self, capacity: usize) {
@@ -226,6 +224,8 @@ impl GhostList {
         }
     }
 
+    /// Move the live entries, in order, to the front of `entries` and repoint the index.
+    #[cold]
     fn compact(&mut self) {
         let mut kept = 0;
         for pos in self.tail..self.entries.len() {

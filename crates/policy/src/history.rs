@@ -106,11 +106,73 @@ impl HistoryRing {
             self.live[slot as usize] = false;
         }
     }
+
+    /// Hold `slots` entries from now on (the policy's cache was resized): the newest
+    /// live entries are kept, in their order, and the oldest beyond `slots` forgotten.
+    /// O(entries), once per resize.
+    pub(crate) fn set_slots(&mut self, slots: usize) {
+        let len = self.keys.len();
+        // The oldest slot: `next` once the ring has come round, else the first.
+        let start = if len == self.slots { self.next } else { 0 };
+        let order: Vec<usize> = (0..len)
+            .map(|i| (start + i) % len)
+            .filter(|&slot| self.live[slot])
+            .collect();
+        let forget = order.len().saturating_sub(slots);
+        let kept: Vec<(u64, Vec<u64>)> = order[forget..]
+            .iter()
+            .map(|&slot| {
+                let values = self.data[slot * self.stride..(slot + 1) * self.stride].to_vec();
+                (self.keys[slot], values)
+            })
+            .collect();
+        for &slot in &order {
+            self.index.remove(self.keys[slot]);
+        }
+        self.keys.clear();
+        self.live.clear();
+        self.data.clear();
+        self.next = 0;
+        self.slots = slots;
+        for (key, values) in kept {
+            self.insert(key, &values);
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::HistoryRing;
+
+    #[test]
+    fn resizing_keeps_the_newest_entries_in_order() {
+        let mut ring = HistoryRing::new(4, 1);
+        // 1..=6 into 4 slots: 3, 4, 5, 6 remain (the ring has come round); 4 is taken.
+        for k in 1..=6 {
+            ring.insert(k, &[k * 10]);
+        }
+        let mut out = [0];
+        assert!(ring.take(4, &mut out));
+        ring.set_slots(2);
+        assert_eq!(ring.len(), 2);
+        assert!(
+            !ring.take(3, &mut out),
+            "the oldest live entry is forgotten"
+        );
+        // Growing keeps both, and the ring fills up to 3 before 5 is overwritten.
+        ring.set_slots(3);
+        ring.insert(7, &[70]);
+        assert_eq!(ring.len(), 3);
+        ring.insert(8, &[80]);
+        assert!(!ring.take(5, &mut out), "5 was the oldest");
+        for (k, v) in [(6, 60), (7, 70), (8, 80)] {
+            assert!(ring.take(k, &mut out));
+            assert_eq!(out, [v]);
+        }
+        ring.set_slots(0);
+        ring.insert(9, &[90]);
+        assert_eq!(ring.len(), 0);
+    }
 
     #[test]
     fn oldest_is_forgotten_and_take_frees() {

@@ -118,6 +118,8 @@ pub struct LeCaR {
     weights: Weights,
     learning_rate: f64,
     discount: f64,
+    /// The discount follows the capacity (`auto`, the paper's `0.005^(1/capacity)`).
+    discount_auto: bool,
     draws: Draws,
     /// Requests seen.
     now: u64,
@@ -129,8 +131,15 @@ pub struct LeCaR {
 impl LeCaR {
     /// LeCaR for `capacity` units with the paper's learning rate and discount.
     pub fn new(capacity: u64, draws_from_libcachesim: bool, seed: u64) -> Self {
-        let discount = 0.005f64.powf(1.0 / capacity.max(1) as f64);
-        Self::with_rates(capacity, 0.45, discount, draws_from_libcachesim, seed)
+        let mut lecar = Self::with_rates(
+            capacity,
+            0.45,
+            auto_discount(capacity),
+            draws_from_libcachesim,
+            seed,
+        );
+        lecar.discount_auto = true;
+        lecar
     }
 
     /// LeCaR with a given learning rate and discount.
@@ -155,6 +164,7 @@ impl LeCaR {
             weights: Weights::even(),
             learning_rate,
             discount,
+            discount_auto: false,
             draws: if draws_from_libcachesim {
                 Draws::libcachesim()
             } else {
@@ -225,15 +235,27 @@ impl LeCaR {
         if let Some(dropped) = history.push_front(key, size) {
             self.evicted_at.remove(&dropped);
         }
-        while history.size_sum() > self.history_units {
-            let Some((old, _)) = history.pop_back() else {
-                break;
-            };
-            self.evicted_at.remove(&old);
-        }
+        trim(history, &mut self.evicted_at, self.history_units, usize::MAX);
         if history.contains(key) {
             self.evicted_at.insert(key, self.now);
         }
+    }
+}
+
+/// `0.005^(1/capacity)`: the paper's discount, which makes a regret from a capacity's
+/// worth of requests ago weigh 0.5% of a fresh one.
+fn auto_discount(capacity: u64) -> f64 {
+    0.005f64.powf(1.0 / capacity.max(1) as f64)
+}
+
+/// Drop `history`'s oldest keys (and their eviction times) until its sizes sum to at
+/// most `units` and it holds at most `entries` keys.
+fn trim(history: &mut GhostList, evicted_at: &mut FixedHashMap<u64>, units: u64, entries: usize) {
+    while history.size_sum() > units || history.len() > entries {
+        let Some((old, _)) = history.pop_back() else {
+            break;
+        };
+        evicted_at.remove(&old);
     }
 }
 
@@ -296,6 +318,21 @@ impl Policy for LeCaR {
         self.lfu.remove(frame);
     }
 
+    /// Half the new capacity for each history (oldest keys forgotten first when
+    /// shrinking), and the `auto` discount recomputed; the experts' weights are kept:
+    /// they are what was learned, not a size.
+    fn set_capacity(&mut self, capacity: u64) {
+        self.history_units = capacity / 2;
+        let entries = crate::entry_bound(capacity / 2);
+        for history in [&mut self.history_lru, &mut self.history_lfu] {
+            trim(history, &mut self.evicted_at, self.history_units, entries);
+            history.set_capacity(entries);
+        }
+        if self.discount_auto {
+            self.discount = auto_discount(capacity);
+        }
+    }
+
     fn victims(&self, n: usize, evictable: &dyn Fn(FrameId) -> bool, out: &mut Vec<FrameId>) {
         crate::victims_by_simulation(self, n, evictable, out);
     }
@@ -331,10 +368,8 @@ impl NamedPolicy for LeCaR {
 
     fn build(ctx: &BuildContext, params: &Params) -> Result<Self, ConfigError> {
         let learning_rate = params.fraction("learning_rate", 0.0, 10.0)?;
-        let discount = match params.fraction_or_auto("discount", 0.0, 1.0)? {
-            Some(d) => d,
-            None => 0.005f64.powf(1.0 / ctx.capacity.max(1) as f64),
-        };
+        let given = params.fraction_or_auto("discount", 0.0, 1.0)?;
+        let discount = given.unwrap_or_else(|| auto_discount(ctx.capacity));
         let seed = match params.integer("seed", 0, u64::MAX)? {
             0 => ctx.seed ^ STREAM,
             s => s,
@@ -342,6 +377,7 @@ impl NamedPolicy for LeCaR {
         let libcachesim = params.choice("variant", &["paper", "libcachesim"], "paper or libcachesim")?
             == "libcachesim";
         let mut lecar = LeCaR::with_rates(ctx.capacity, learning_rate, discount, libcachesim, seed);
+        lecar.discount_auto = given.is_none();
         lecar.history_lru.set_key_space(ctx.key_space);
         lecar.history_lfu.set_key_space(ctx.key_space);
         Ok(lecar)

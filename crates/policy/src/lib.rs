@@ -282,7 +282,8 @@ pub trait Policy {
     /// with the capacity last told. The default does nothing, which is exact for every
     /// policy whose decisions do not depend on its capacity (FIFO, LRU, Clock, SIEVE, LFU,
     /// ...). Policies with capacity-sized partitions or histories recompute them here
-    /// (ARC, CAR, 2Q, S3-FIFO, SFIFO, SLRU, LIRS, PinRange); the few others keep the
+    /// (ARC, CAR, 2Q, S3-FIFO, SFIFO, SLRU, LIRS, PinRange, LRU-K, CLOCK-Pro, LeCaR,
+    /// Cacheus, TinyUFO's small queue); the few others keep the
     /// sizes they were built with and are approximate after a resize (`docs/policies.md`,
     /// "Resizing", lists both).
     fn set_capacity(&mut self, capacity: u64) {

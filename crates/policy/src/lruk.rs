@@ -109,6 +109,9 @@ pub struct LruK {
     links: Links,
     pos: Vec<u32>,
     retained: HistoryRing,
+    /// The `history` parameter (entries per unit of capacity) when built from the
+    /// registry: `set_capacity` sizes the retained history by it.
+    history_per_unit: Option<f64>,
     /// Reused by `evict` for the best-first search; empty between calls.
     scratch: BinaryHeap<Reverse<(u64, u64, u32, u32)>>,
     /// Reused buffer of K + 1 values for the retained history.
@@ -131,6 +134,7 @@ impl LruK {
             links: Links::with_capacity(frames),
             pos: vec![NIL; frames],
             retained: HistoryRing::new(history, k + 1),
+            history_per_unit: None,
             scratch: BinaryHeap::new(),
             buf: vec![0; k + 1],
         }
@@ -272,6 +276,11 @@ impl LruK {
     }
 }
 
+/// Retained history entries for `history` per unit of `capacity`.
+fn retained_entries(history: f64, capacity: u64) -> usize {
+    (history * crate::entry_bound(capacity) as f64).round() as usize
+}
+
 impl Policy for LruK {
     fn name(&self) -> &'static str {
         Self::NAME
@@ -366,6 +375,15 @@ impl Policy for LruK {
         self.retained.forget(self.keys[frame.index()]);
     }
 
+    /// The retained history follows the capacity (`history` entries per unit, the newest
+    /// kept when it shrinks); a policy built with [`LruK::new`] keeps the count it was
+    /// given.
+    fn set_capacity(&mut self, capacity: u64) {
+        if let Some(history) = self.history_per_unit {
+            self.retained.set_slots(retained_entries(history, capacity));
+        }
+    }
+
     fn victims(&self, n: usize, evictable: &dyn Fn(FrameId) -> bool, out: &mut Vec<FrameId>) {
         crate::victims_by_simulation(self, n, evictable, out);
     }
@@ -398,13 +416,9 @@ impl NamedPolicy for LruK {
         let crp = params.integer("crp", 0, u64::MAX / 2)?;
         let history = params.fraction("history", 0.0, 16.0)?;
         let frames = crate::prealloc_frames(ctx.capacity);
-        let mut lruk = LruK::new(
-            frames,
-            k,
-            crp,
-            (history * crate::entry_bound(ctx.capacity) as f64).round() as usize,
-        );
+        let mut lruk = LruK::new(frames, k, crp, retained_entries(history, ctx.capacity));
         lruk.retained.set_key_space(ctx.key_space);
+        lruk.history_per_unit = Some(history);
         Ok(lruk)
     }
 }

@@ -56,7 +56,7 @@ fn a_policy_told_a_new_capacity_runs_at_it() {
         eprintln!("approximate after a resize: {approx:?}");
         for exact in [
             "arc", "twoq", "s3fifo", "fifo", "lru", "clock", "sieve", "lfu", "mru", "sfifo",
-            "slru", "s4lru", "car", "lirs", "pinrange",
+            "slru", "s4lru", "car", "lirs", "pinrange", "lruk", "clockpro", "lecar", "cacheus",
         ] {
             assert!(
                 !approx.contains(&exact),
@@ -106,4 +106,27 @@ fn every_policy_survives_a_shrink_and_a_growth_mid_run() {
         }
         assert!(p.is_empty(), "{}", info.name);
     }
+}
+
+/// `Cache::set_capacity` evicts down to the new size in policy order before telling the
+/// policy. LRU over 1 2 3 4 shrunk to 2 drops 1 and 2; then 3 hits, and 1 misses and
+/// evicts 4, the least recent; grown to 3, a new key evicts nothing.
+#[test]
+fn a_cache_shrinks_in_policy_order_and_grows() {
+    let lru = PolicySpec::parse("lru").unwrap();
+    let mut cache = Cache::new(lru.build(&BuildContext::new(4, 1)).unwrap(), 4);
+    for k in 1..=4 {
+        cache.access(&Access::unit(k, k));
+    }
+    cache.set_capacity(2);
+    assert_eq!(cache.evicted(), &[1, 2]);
+    assert_eq!((cache.len(), cache.capacity()), (2, 2));
+    assert!(cache.access(&Access::unit(3, 5)).is_hit());
+    assert!(!cache.access(&Access::unit(1, 6)).is_hit());
+    assert_eq!(cache.evicted(), &[4]);
+    cache.set_capacity(3);
+    assert!(cache.evicted().is_empty());
+    assert!(!cache.access(&Access::unit(9, 7)).is_hit());
+    assert!(cache.evicted().is_empty());
+    assert_eq!(cache.len(), 3);
 }
