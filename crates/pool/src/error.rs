@@ -36,6 +36,9 @@ pub enum PoolError {
     /// The policy spec did not parse or name a policy.
     #[error("policy: {0}")]
     Policy(#[from] policy::ConfigError),
+    /// The admission filter's spec did not parse or name a filter.
+    #[error("admission: {0}")]
+    Admission(policy::ConfigError),
     /// The policy exists but cannot run in a concurrent pool (its hits are order-sensitive).
     #[error("policy '{name}' cannot run concurrently in the pool (usable: {allowed})")]
     PolicyNotConcurrent {

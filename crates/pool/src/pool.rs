@@ -10,6 +10,7 @@
 //! | `files` | handles and slots, `open`, `close`, `set_len`, latching all of a file's pages |
 //! | `hits` | recording hits for the policy without its lock (counters or queues) |
 //! | `load` | finding or loading a page and latching it, read-ahead, `prefetch` |
+//! | `admit` | the admission filter and the transient list of pages it refused |
 //! | `evict` | free frames, batch eviction, dirty victims, dropping frames |
 //! | `writeback` | dirty tracking, writing pages, `fsync`, the trim, the flusher |
 //! | `info` | `stats`, residency, the victim list |
@@ -24,8 +25,10 @@
 //!    written before the mapping is published and cleared only after it is removed, both
 //!    under the frame's exclusive latch. A reader that pins a frame and finds another owner
 //!    therefore knows its mapping was stale and may remove it while still pinned.
-//! 3. The policy holds exactly the frames that are mapped and loaded (`PolicyState::resident`
-//!    mirrors it); free frames and frames being loaded are not in it.
+//! 3. The policy holds exactly the frames that are mapped, loaded and admitted
+//!    (`PolicyState::resident` mirrors it); free frames and frames being loaded are not in
+//!    it. A loaded frame the admission filter refused is on the transient list instead
+//!    (`PolicyState::transient`), never on both.
 //! 4. Bytes of a cached page beyond the file's logical length are zero, so growing a file
 //!    never exposes old data.
 //! 5. A dirty frame is never evicted and never dropped: it leaves the dirty state only by a
@@ -35,6 +38,7 @@
 //!    `write` only tries latches under it, `set_len` and `close` refuse application pins.
 //! 7. At most one write of a page to storage is in flight (`Header::writing`).
 
+mod admit;
 #[cfg(test)]
 mod check;
 mod config;
@@ -91,6 +95,9 @@ struct PolicyState {
     /// Mirrors which frames the policy holds (invariant 3), so that stale hit counters
     /// are never fed for a frame the policy does not know.
     resident: Vec<bool>,
+    /// Loaded frames the admission filter refused (invariant 3): mapped, served, but not
+    /// in the policy, and evicted before any policy victim (see `admit`).
+    transient: admit::Transient,
 }
 
 struct Inner {
@@ -144,6 +151,8 @@ struct Inner {
     flusher_wake: std::sync::atomic::AtomicBool,
     /// Barriers, graph writes and their levels (`ordering`).
     order: ordering::Order,
+    /// The admission filter asked on read misses (`None`: admit everything).
+    admission: Option<Mutex<policy::Admitter>>,
 }
 
 impl PolicyState {

@@ -120,6 +120,11 @@ impl KeyNumbering {
         self.max_size.len()
     }
 
+    /// The original key of each dense id (a prefetcher's successors are found from them).
+    pub fn originals(&self) -> &[u64] {
+        &self.originals
+    }
+
     /// The counts so far, with the working set (an object only ever deleted is not in it).
     pub fn summary(&self) -> Summary {
         Summary {

@@ -431,13 +431,13 @@ pub struct Job {
 /// bad parameter or size fails before any request is served. `future` is the trace's
 /// next-access times, needed by offline policies: `None` refuses them
 /// ([`ReplayError::NeedsFuture`]). `originals` are the original keys of the dense ids,
-/// which a prefetcher needs to know what comes next: `None` refuses prefetching.
+/// which a prefetcher needs to know what comes next.
 pub fn plan(
     grid: &Grid<'_>,
     working_set: crate::size::WorkingSet,
     key_space: usize,
     future: Option<&dyn Fn() -> std::sync::Arc<[u64]>>,
-    originals: Option<&[u64]>,
+    originals: &[u64],
 ) -> Result<Vec<Job>, ReplayError> {
     let Grid {
         policies,
@@ -455,11 +455,6 @@ pub fn plan(
                 reason,
             };
             let built = spec.build().map_err(|e| refuse(e.to_string()))?;
-            let originals = originals.ok_or_else(|| {
-                refuse(
-                    "needs the trace in memory to know each key's successor (drop --stream)".into(),
-                )
-            })?;
             let table = Successors::from_originals(originals, built.depth());
             Some((built, std::sync::Arc::new(table)))
         }
@@ -589,7 +584,7 @@ pub fn replay_scheduled(
         trace.working_set(),
         trace.key_space(),
         Some(&future),
-        Some(trace.originals()),
+        trace.originals(),
     )?;
     feed(&mut jobs, trace, progress);
     Ok(results(jobs))

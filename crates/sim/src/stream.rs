@@ -10,6 +10,10 @@
 //! of requests. The in-memory replay keeps the trace (16 bytes a request) and reads it once,
 //! which is faster when it fits.
 //!
+//! A prefetcher needs each object's successor (original key + 1): the first pass keeps the
+//! original keys of the dense ids, so streaming prefetches exactly as the in-memory replay
+//! does.
+//!
 //! Offline policies (Belady) need every request's next access, which would take 8 bytes a
 //! request: streaming refuses them ([`ReplayError::NeedsFuture`]) and the in-memory replay
 //! runs them.
@@ -95,7 +99,9 @@ pub fn replay_numbered(
         bytes: summary.footprint_bytes,
     };
     let key_space = numbering.key_space();
-    let mut jobs = plan(grid, working_set, key_space, None, None)?;
+    // The successor table a prefetcher follows comes from the first pass's original keys:
+    // 8 bytes per distinct object and depth, like the numbering itself.
+    let mut jobs = plan(grid, working_set, key_space, None, numbering.originals())?;
     let mut batch = vec![Request::default(); CHUNK_OPS];
     let mut base = 0u64;
     loop {
@@ -170,7 +176,6 @@ mod tests {
             warmup: 10_000,
             interval: crate::replay::Intervals::Every(50_000),
         };
-        let mem = CompactTrace::from_requests(&reqs);
         let always = policy::AdmissionSpec::parse("always").unwrap();
         let grid = Grid {
             policies: &policies,
@@ -180,9 +185,17 @@ mod tests {
             options,
             schedule,
         };
-        let want = replay_scheduled(&mem, &grid, &|_| {}).unwrap();
+        let got = stream_equals_memory(&reqs, &grid);
+        assert_eq!(got[0].intervals.len(), 3);
+    }
+
+    /// Replays `reqs` in memory and streamed through `grid`; asserts every count agrees
+    /// and returns the streamed results.
+    fn stream_equals_memory(reqs: &[Request], grid: &Grid<'_>) -> Vec<RunResult> {
+        let mem = CompactTrace::from_requests(reqs);
+        let want = replay_scheduled(&mem, grid, &|_| {}).unwrap();
         let (summary, got) =
-            replay_stream(&|| Ok(reader_over(reqs.clone())), &grid, &|_| {}).unwrap();
+            replay_stream(&|| Ok(reader_over(reqs.to_vec())), grid, &|_| {}).unwrap();
         assert_eq!(summary, *mem.summary());
         assert_eq!(want.len(), got.len());
         for (w, g) in want.iter().zip(&got) {
@@ -192,8 +205,38 @@ mod tests {
             );
             assert_eq!(w.counts, g.counts, "{} {}", w.policy, w.size);
             assert_eq!(w.intervals, g.intervals);
+            assert_eq!(w.prefetch, g.prefetch, "{} {}", w.policy, w.size);
         }
-        assert_eq!(got[0].intervals.len(), 3);
+        got
+    }
+
+    #[test]
+    fn streaming_prefetches_and_filters_as_the_in_memory_replay_does() {
+        // Runs of consecutive block numbers (far apart, so dense ids are not in key order)
+        // across a chunk boundary, behind a filter and a read-ahead prefetcher.
+        let reqs: Vec<Request> = (0..(CHUNK_OPS as u64 + 4321))
+            .map(|i| Request {
+                key: 1_000_000 * ((i / 16 * 7919) % 301) + i % 16,
+                size: 1,
+                ..Request::default()
+            })
+            .collect();
+        let secondhit = policy::AdmissionSpec::parse("secondhit").unwrap();
+        let readahead = policy::PrefetchSpec::parse("readahead:depth=4").unwrap();
+        let grid = Grid {
+            policies: &[PolicySpec::parse("lru").unwrap()],
+            sizes: &[CacheSize::units(500)],
+            admission: &secondhit,
+            prefetch: Some(&readahead),
+            options: ReplayOptions {
+                ignore_size: true,
+                seed: 1,
+            },
+            schedule: Schedule::default(),
+        };
+        let got = stream_equals_memory(&reqs, &grid);
+        let p = got[0].prefetch;
+        assert!(p.issued > 1000 && p.used > 1000, "{p:?}");
     }
 
     #[test]

@@ -73,8 +73,8 @@ impl Inner {
                     "frame {id}: retired but holds a page"
                 );
                 assert!(
-                    !state.resident[id as usize],
-                    "frame {id}: retired but in the policy"
+                    !state.resident[id as usize] && !state.transient.contains(id),
+                    "frame {id}: retired but in the policy or transient"
                 );
                 assert!(self.frames.is_idle(id), "frame {id}: retired but latched");
                 continue;
@@ -86,8 +86,8 @@ impl Inner {
             if owner == NO_OWNER {
                 assert!(free.contains(&id), "frame {id}: no owner and not free");
                 assert!(
-                    !state.resident[id as usize],
-                    "frame {id}: free but in the policy (3)"
+                    !state.resident[id as usize] && !state.transient.contains(id),
+                    "frame {id}: free but in the policy or transient (3)"
                 );
                 assert!(!is_dirty, "frame {id}: free but dirty (5)");
                 continue;
@@ -97,8 +97,8 @@ impl Inner {
                 "frame {id}: owned and on the free list"
             );
             assert!(
-                state.resident[id as usize],
-                "frame {id}: loaded but not in the policy (3)"
+                state.resident[id as usize] != state.transient.contains(id),
+                "frame {id}: loaded, and not in exactly one of the policy and the transient list (3)"
             );
             assert!(
                 pages.insert((owner, page)),
@@ -128,9 +128,9 @@ impl Inner {
             "policy and `resident` disagree (3)"
         );
         assert_eq!(
-            resident + free.len() + retired.len(),
+            resident + state.transient.len() + free.len() + retired.len(),
             frames,
-            "frames neither free nor resident nor retired"
+            "frames neither free nor resident nor transient nor retired"
         );
         assert_eq!(
             self.capacity(),
@@ -211,10 +211,20 @@ mod tests {
     /// The checker can fail: a loaded frame the policy does not know (invariant 3).
     #[test]
     #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
-    #[should_panic(expected = "loaded but not in the policy (3)")]
+    #[should_panic(expected = "not in exactly one of the policy and the transient list (3)")]
     fn the_checker_sees_a_frame_missing_from_the_policy() {
         let pool = loaded_pool();
         pool.inner.policy.lock().resident[1] = false;
+        pool.inner.check_invariants();
+    }
+
+    /// ... and one both in the policy and on the admission filter's transient list.
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    #[should_panic(expected = "not in exactly one of the policy and the transient list (3)")]
+    fn the_checker_sees_a_frame_in_the_policy_and_transient() {
+        let pool = loaded_pool();
+        pool.inner.park_refused_unchecked(1);
         pool.inner.check_invariants();
     }
 

@@ -102,6 +102,7 @@ pub struct BufferPoolBuilder {
     pub(super) pin_limit: usize,
     pub(super) seed: u64,
     pub(super) free_reserve: Option<usize>,
+    pub(super) admission: Option<String>,
 }
 
 impl Default for BufferPoolBuilder {
@@ -118,6 +119,7 @@ impl Default for BufferPoolBuilder {
             pin_limit: 4,
             seed: 0,
             free_reserve: None,
+            admission: None,
         }
     }
 }
@@ -209,6 +211,16 @@ impl BufferPoolBuilder {
         self
     }
 
+    /// Admission filter as a `policy::AdmissionSpec` string (`secondhit`, `prob:p=0.1`;
+    /// default none: every page is admitted). It is asked on each page read from storage
+    /// for a shared access; a page it refuses is still read and served, from a frame kept
+    /// out of the policy and reused before any policy victim (docs/pool.md). Checked by
+    /// [`build`](Self::build): a bad spec is [`PoolError::Admission`].
+    pub fn admission(mut self, spec: &str) -> Self {
+        self.admission = Some(spec.to_string());
+        self
+    }
+
     /// Build a pool over real files.
     pub fn build(self) -> Result<BufferPool, PoolError> {
         self.build_with_storage(FileStorage)
@@ -248,6 +260,14 @@ impl BufferPoolBuilder {
         let spec = PolicySpec::parse(&self.policy)?;
         let ctx = BuildContext::new(frames as u64, self.seed);
         let policy = spec.build(&ctx)?;
+        let admission = match &self.admission {
+            Some(text) => Some(Mutex::new(
+                policy::AdmissionSpec::parse(text)
+                    .and_then(|a| a.build(&ctx))
+                    .map_err(PoolError::Admission)?,
+            )),
+            None => None,
+        };
         let Some(mode) = HitMode::of(policy.hit_path()) else {
             return Err(PoolError::PolicyNotConcurrent {
                 name: spec.name,
@@ -281,6 +301,7 @@ impl BufferPoolBuilder {
                 time: 0,
                 policy,
                 resident: vec![false; frames],
+                transient: super::admit::Transient::new(frames),
             }),
             hit_mode: mode,
             hit_cap: match mode {
@@ -314,6 +335,7 @@ impl BufferPoolBuilder {
             flusher: (Mutex::new(false), Condvar::new()),
             flusher_wake: std::sync::atomic::AtomicBool::new(false),
             order: super::ordering::Order::new(frames),
+            admission,
         });
         let interval = match self.write_policy {
             WritePolicy::WriteBack { interval, .. } => interval,

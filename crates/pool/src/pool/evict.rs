@@ -101,6 +101,8 @@ impl Inner {
             |f: FrameId| frames.is_idle(f.0) && !frames.header(f.0).dirty.load(Ordering::Relaxed);
         let batch = self.batch();
         let goal = freed.len() + count;
+        // Pages the admission filter refused go before any of the policy's.
+        self.evict_transient(state, freed, goal);
         let mut refused = 0;
         while freed.len() < goal && refused < batch {
             let Some(f) = state.policy.evict(&incoming, &clean_idle) else {
@@ -260,6 +262,7 @@ impl Inner {
             state.policy.remove(FrameId(id));
             state.resident[id as usize] = false;
         }
+        state.transient.remove(id);
         self.order_frame_dropped(id);
         self.clear_dirty(id, h);
         h.write_failed.store(false, Ordering::Relaxed);

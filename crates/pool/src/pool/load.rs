@@ -281,8 +281,15 @@ impl Inner {
         }
         slot.ra_next
             .store(page + 1 + extra.len() as u64, Ordering::Relaxed);
+        // Admission is asked of pages read for a shared access only (see `admit`); the
+        // read-ahead pages skip it.
+        let refused = !excl && fill != Fill::Zero && !self.admits(fh, page);
         let mut ids = Vec::with_capacity(1 + extra.len());
-        ids.push(g.id());
+        if refused {
+            self.park_refused(g.id());
+        } else {
+            ids.push(g.id());
+        }
         ids.extend(extra.iter().map(|x| x.id()));
         self.insert_loaded(&ids);
         if let Some(first) = extra.first() {

@@ -233,6 +233,7 @@ impl Inner {
             let mut state = self.policy.lock();
             state.policy.set_capacity(target as u64);
             state.resident.resize(self.frames.len(), false);
+            state.transient.grow(self.frames.len());
         }
         for &id in &back {
             self.frames

@@ -64,11 +64,22 @@ impl Config {
             // far fewer frames than the three files' pages: most misses evict
             frames: THREADS * (MAX_HELD + 1) + read_ahead + rng.gen_range(2..12),
             faults: rng.gen_bool(0.5),
+            // Drawn last, so the other fields of a seed are what they were before filters.
+            admission: if rng.gen_bool(0.5) {
+                None
+            } else {
+                let all = policy::ADMITTERS;
+                Some(all[rng.gen_range(0..all.len())].name)
+            },
         }
     }
 
     pub(super) fn build(&self, st: &RecordingStorage) -> BufferPool {
-        BufferPool::builder()
+        let builder = match self.admission {
+            Some(a) => BufferPool::builder().admission(a),
+            None => BufferPool::builder(),
+        };
+        builder
             .capacity_frames(self.frames)
             .page_size(self.page_size)
             .pin_limit(THREADS * (MAX_HELD + 1))

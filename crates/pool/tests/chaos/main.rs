@@ -77,6 +77,8 @@ struct Config {
     page_size: usize,
     frames: usize,
     faults: bool,
+    /// The admission filter, a catalogue name with its defaults (`None`: no filter).
+    admission: Option<&'static str>,
 }
 
 /// Pins of one page: held now, and taken ever (to judge a `PagePinned` refusal).

@@ -115,6 +115,16 @@ pub struct CacheConfig {
     pub flush_age_s: f64,
     /// Blocks read ahead when a process reads sequentially (0: off).
     pub read_ahead: u32,
+    /// Admission filter asked on every miss, as `bufcache replay --admission` names it
+    /// (`secondhit`, `prob:p=0.1`); none when absent. A refused block is served by
+    /// uncached I/O and takes no buffer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub admission: Option<String>,
+    /// Prefetcher asked after every block access, as `bufcache replay --prefetch` names it
+    /// (`obl`, `readahead:depth=4`); none when absent. Its prefetches are asynchronous
+    /// disk reads into buffers, like `read_ahead`'s.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefetch: Option<String>,
     /// CPU time charged to a process for each file-system call, in microseconds.
     pub syscall_us: f64,
     /// CPU time for each cached block a call touches (lookup, copy, bookkeeping), in
@@ -139,6 +149,8 @@ impl Default for CacheConfig {
             flush_interval_s: 5.0,
             flush_age_s: 30.0,
             read_ahead: 0,
+            admission: None,
+            prefetch: None,
             syscall_us: 0.0,
             block_us: 0.0,
             ignore_ordering: false,
@@ -233,6 +245,16 @@ impl SystemConfig {
                     format!("`{}` needs future knowledge, which a simulation that runs forward does not have", c.policy),
                 ));
             }
+        }
+        if let Some(text) = &c.admission {
+            policy::AdmissionSpec::parse(text)
+                .and_then(|spec| spec.check())
+                .map_err(|e| problem("cache.admission", e.to_string()))?;
+        }
+        if let Some(text) = &c.prefetch {
+            policy::PrefetchSpec::parse(text)
+                .and_then(|spec| spec.check())
+                .map_err(|e| problem("cache.prefetch", e.to_string()))?;
         }
         if c.write_policy == WritePolicy::Delayed {
             let interval = check_time(c.flush_interval_s, NS_PER_S, "seconds")
@@ -329,6 +351,14 @@ mod tests {
         let mut c = SystemConfig::default();
         c.disks.count = 0;
         assert_eq!(c.validate().unwrap_err().key, "disks.count");
+        let mut c = SystemConfig::default();
+        c.cache.admission = Some("bloom".into());
+        let e = c.validate().unwrap_err();
+        assert_eq!(e.key, "cache.admission");
+        assert!(e.message.contains("known: always, prob, secondhit"), "{e}");
+        let mut c = SystemConfig::default();
+        c.cache.prefetch = Some("readahead:depth=0".into());
+        assert_eq!(c.validate().unwrap_err().key, "cache.prefetch");
     }
 
     #[test]

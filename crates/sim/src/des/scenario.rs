@@ -207,6 +207,9 @@ pub const METRICS: &[&str] = &[
     "disk_writes",
     "rewrite_mistakes",
     "readahead_reads",
+    "admission_refused",
+    "prefetch_reads",
+    "prefetch_used",
     "flusher_writes",
     "cleaner_writes",
     "dirty_discarded",
@@ -382,8 +385,11 @@ fn one_line(message: &str) -> String {
     }
 }
 
-/// Set `key` (dotted) in a TOML table tree; the key must already exist, so a typo is an
-/// error rather than a new, ignored field.
+/// Keys of the system that are absent unless set (they serialize to nothing when unset).
+const OPTIONAL_KEYS: &[&str] = &["cache.admission", "cache.prefetch"];
+
+/// Set `key` (dotted) in a TOML table tree; the key must already exist (or be one of the
+/// [`OPTIONAL_KEYS`]), so a typo is an error rather than a new, ignored field.
 fn set_path(tree: &mut toml::Value, key: &str, value: toml::Value) -> Result<(), String> {
     let mut node = tree;
     let parts: Vec<&str> = key.split('.').collect();
@@ -391,8 +397,20 @@ fn set_path(tree: &mut toml::Value, key: &str, value: toml::Value) -> Result<(),
         let table = node
             .as_table_mut()
             .ok_or_else(|| format!("`{}` is not a table", parts[..i].join(".")))?;
-        if !table.contains_key(*part) {
-            let known: Vec<&str> = table.keys().map(String::as_str).collect();
+        // An optional key left out of the base system is absent from its tree, yet may be
+        // swept.
+        let here = parts[..i].join(".");
+        let optional: Vec<&str> = OPTIONAL_KEYS
+            .iter()
+            .filter_map(|k| k.rsplit_once('.'))
+            .filter(|(table, _)| *table == here)
+            .map(|(_, name)| name)
+            .collect();
+        let settable = i + 1 == parts.len() && optional.contains(part);
+        if !table.contains_key(*part) && !settable {
+            let mut known: Vec<&str> = table.keys().map(String::as_str).collect();
+            known.extend(optional.iter().filter(|k| !table.contains_key(**k)));
+            known.sort_unstable();
             return Err(format!("no key `{part}` here; known: {}", known.join(", ")));
         }
         if i + 1 == parts.len() {
@@ -457,6 +475,32 @@ mod tests {
         assert!(e.contains("system.disks.count"), "{e}");
         let e = err(&GOOD.replace("[measure]", "[measure]\nmetrics = [\"speed\"]"));
         assert!(e.contains("speed") && e.contains("time_s"), "{e}");
+    }
+
+    #[test]
+    fn admission_and_prefetch_may_be_swept_though_absent_and_are_checked_up_front() {
+        let sweep = |values: &str| {
+            GOOD.replace(
+                "{ key = \"cache.buffers\", values = [20, 40] }",
+                &format!("{{ key = \"cache.admission\", values = {values} }}"),
+            )
+        };
+        let s =
+            Scenario::parse(&sweep("[\"always\", \"secondhit\"]"), Path::new("s.toml")).unwrap();
+        let systems = s.systems(Path::new("s.toml")).unwrap();
+        assert_eq!(systems[1].cache.admission.as_deref(), Some("secondhit"));
+        assert_eq!(systems[0].cache.prefetch, None);
+        let e = err(&sweep("[\"bloom\"]"));
+        assert!(
+            e.contains("system.cache.admission") && e.contains("secondhit"),
+            "{e}"
+        );
+        // A misspelt optional key is still an error that lists it.
+        let e = err(&GOOD.replace("cache.buffers", "cache.admision"));
+        assert!(
+            e.contains("admision") && e.contains("admission, block_bytes"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -26,9 +26,23 @@
 //!   busy; the [`Cleaner`] decides what happens when they are dirty.
 //! * Hits and misses are counted once per block access (a process that waits and retries
 //!   is not counted twice), and the policy sees each block access exactly once.
+//! * An admission filter (`cache.admission`, the policy crate's [`Admitter`]) is asked
+//!   once per missed block access, before a buffer is sought. A refused block takes no
+//!   buffer and evicts nothing: the access is still a miss, and the process moves its data
+//!   by uncached I/O, as with no cache at all ([`Served::Uncached`]). A buffer cannot be
+//!   lent for the transfer instead: it would have to come from the policy's victims, which
+//!   is exactly the eviction the filter exists to prevent.
+//! * A prefetcher (`cache.prefetch`, the policy crate's [`Prefetcher`]) is told every
+//!   block access (hit, miss or refused, reads and writes, as `Cache` replay does) and
+//!   names blocks to bring in: each one not cached and on disk gets a buffer that can be
+//!   had without waiting and an asynchronous disk read, skipping the filter. Read-ahead
+//!   (`cache.read_ahead`) is the older, per-process form of the same idea; both may run.
 
 use bufcache_core::FixedHashMap;
-use policy::{Access, AnyPolicy, BuildContext, FrameId, Policy, PolicySpec, NEVER};
+use policy::{
+    Access, AdmissionSpec, Admitter, AnyPolicy, BuildContext, FrameId, Policy, PolicySpec,
+    PrefetchSpec, Prefetcher, NEVER,
+};
 
 use super::super::config::{s_to_ns, Cleaner, ConfigProblem, SystemConfig, WritePolicy};
 use super::super::ops::FileId;
@@ -58,6 +72,19 @@ pub(super) trait Env {
     fn submit(&mut self, key: BlockKey, write: bool, frame: u32);
     /// Let process `pid` run again (it retries what it waited for).
     fn wake(&mut self, pid: u32);
+}
+
+/// How a block access went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[must_use]
+pub(super) enum Served {
+    /// The data was copied; the process moves on.
+    Ready,
+    /// The process waits (for the buffer's I/O or for any buffer) and calls again.
+    Wait,
+    /// The admission filter refused the block: the process moves the data by uncached
+    /// I/O and does not call again for this block.
+    Uncached,
 }
 
 /// The state of a buffer's disk I/O.
@@ -92,6 +119,8 @@ pub(super) struct Buffer {
     pub dup: bool,
     /// Order in which writes were started (to wait on the latest).
     pub write_seq: u64,
+    /// Brought in by the prefetcher and not yet accessed.
+    pub prefetched: bool,
 }
 
 impl Buffer {
@@ -111,6 +140,7 @@ impl Buffer {
         node: NO_NODE,
         dup: false,
         write_seq: 0,
+        prefetched: false,
     };
 }
 
@@ -140,6 +170,9 @@ pub(super) struct CacheStats {
     pub cleaner_writes: u64,
     pub dirty_discarded: u64,
     pub duplicates: u64,
+    pub admission_refused: u64,
+    pub prefetch_reads: u64,
+    pub prefetch_used: u64,
 }
 
 /// A process as the cache sees it.
@@ -163,6 +196,10 @@ pub(super) struct BufferCache {
     pub(super) bufs: Vec<Buffer>,
     pub(super) map: FixedHashMap<u32>,
     pub(super) policy: AnyPolicy,
+    admission: Admitter,
+    prefetcher: Option<Prefetcher>,
+    /// Scratch list of the blocks the prefetcher names.
+    prefetch_wanted: Vec<u64>,
     /// Freed buffers, for reuse before anything is evicted.
     pub(super) free: Vec<u32>,
     /// Cache buffers handed out so far (indices `0..issued`; duplicates live above
@@ -197,10 +234,28 @@ impl BufferCache {
             key: "cache.policy".into(),
             message: e.to_string(),
         };
+        let ctx = BuildContext::new(u64::from(c.buffers), seed);
         let policy = PolicySpec::parse(&c.policy)
-            .map_err(|e| problem(&e))?
-            .build(&BuildContext::new(u64::from(c.buffers), seed))
+            .and_then(|spec| spec.build(&ctx))
             .map_err(|e| problem(&e))?;
+        let module_problem = |key: &str, e: policy::ConfigError| ConfigProblem {
+            key: key.into(),
+            message: e.to_string(),
+        };
+        let admission = match &c.admission {
+            Some(text) => AdmissionSpec::parse(text)
+                .and_then(|spec| spec.build(&ctx))
+                .map_err(|e| module_problem("cache.admission", e))?,
+            None => Admitter::Always,
+        };
+        let prefetcher = match &c.prefetch {
+            Some(text) => Some(
+                PrefetchSpec::parse(text)
+                    .and_then(|spec| spec.build())
+                    .map_err(|e| module_problem("cache.prefetch", e))?,
+            ),
+            None => None,
+        };
         let buffers = c.buffers as usize;
         let (pool_low, pool_high) = cfg.pool_watermarks();
         Ok(BufferCache {
@@ -213,6 +268,9 @@ impl BufferCache {
             bufs: Vec::with_capacity(buffers),
             map: FixedHashMap::with_capacity_and_hasher(buffers, Default::default()),
             policy,
+            admission,
+            prefetcher,
+            prefetch_wanted: Vec::new(),
             free: Vec::new(),
             issued: 0,
             busy: 0,
@@ -250,10 +308,12 @@ impl BufferCache {
         }
     }
 
-    /// Process `pid` copies `n` bytes into or out of block `key`; true when done, false
-    /// when it now waits (it is woken through [`Env::wake`] and calls again). `first` is
-    /// true on the first call for this block access (later calls are retries, not counted
-    /// and not shown to the policy again); `write` is `Some` for a write.
+    /// Process `pid` copies `n` bytes into or out of block `key`: [`Served::Ready`] when
+    /// done, [`Served::Wait`] when it now waits (it is woken through [`Env::wake`] and
+    /// calls again), [`Served::Uncached`] when the admission filter refused the block.
+    /// `first` is true on the first call for this block access (later calls are retries,
+    /// not counted and not shown to the policy, the filter or the prefetcher again);
+    /// `write` is `Some` for a write.
     // Called from one place, once per block of every transfer: inlined, the per-block
     // path costs what it did before the cache became a type of its own (callgrind).
     #[inline(always)]
@@ -265,7 +325,7 @@ impl BufferCache {
         n: u64,
         write: Option<WriteTag>,
         first: bool,
-    ) -> bool {
+    ) -> Served {
         let p = pid as usize;
         let (file, block) = (key_file(key), key_block(key));
         let access = self.next_access(key, pid);
@@ -281,21 +341,45 @@ impl BufferCache {
             } else if first && b.in_policy {
                 self.policy.on_hit(FrameId(f), &access);
             }
+            if first && b.prefetched {
+                self.bufs[f as usize].prefetched = false;
+                self.stats.prefetch_used += 1;
+            }
             if first && write.is_none() {
                 self.read_ahead(env, p, file, block);
             }
             if b.io == Io::Reading || (write.is_some() && b.io == Io::Writing) {
                 self.waiters.wait_for_buffer(pid, f);
-                return false;
+                if first {
+                    self.prefetch(env, key);
+                }
+                return Served::Wait;
             }
             self.apply(env, p, f, n, write);
-            return true;
+            if first {
+                self.prefetch(env, key);
+            }
+            return Served::Ready;
         }
         if first {
             self.stats.misses += 1;
+            if !self.admission.is_always() && !self.admission.admit(&access) {
+                self.stats.admission_refused += 1;
+                // The process touches a block outside the cache: it holds none now.
+                self.release_held(env, p);
+                if write.is_none() {
+                    self.read_ahead(env, p, file, block);
+                }
+                self.prefetch(env, key);
+                return Served::Uncached;
+            }
         }
         let Some(f) = self.allocate(env, Some(pid), &access) else {
-            return false;
+            if first {
+                // The prefetcher hears of every access once, even one that waits here.
+                self.prefetch(env, key);
+            }
+            return Served::Wait;
         };
         self.install(f, key, &access);
         if write.is_none() {
@@ -305,10 +389,43 @@ impl BufferCache {
         if needs_read {
             self.start_read(env, f);
             self.waiters.wait_for_buffer(pid, f);
-            return false;
+            if first {
+                self.prefetch(env, key);
+            }
+            return Served::Wait;
         }
         self.apply(env, p, f, n, write);
-        true
+        if first {
+            self.prefetch(env, key);
+        }
+        Served::Ready
+    }
+
+    /// Tell the prefetcher that `key` was accessed and read in what it names. Called once
+    /// per block access, after the accessed block is either busy (so no prefetch can take
+    /// its buffer) or copied (so taking it no longer matters).
+    fn prefetch<E: Env>(&mut self, env: &mut E, key: BlockKey) {
+        let Some(prefetcher) = self.prefetcher.as_mut() else {
+            return;
+        };
+        let mut wanted = std::mem::take(&mut self.prefetch_wanted);
+        wanted.clear();
+        prefetcher.after_request(key, &mut wanted);
+        for &ahead in &wanted {
+            // A block never written has nothing to read.
+            if self.map.contains_key(&ahead) || !env.on_disk(ahead) {
+                continue;
+            }
+            let access = self.next_access(ahead, PREFETCH_STREAM);
+            let Some(f) = self.allocate(env, None, &access) else {
+                break;
+            };
+            self.install(f, ahead, &access);
+            self.bufs[f as usize].prefetched = true;
+            self.stats.prefetch_reads += 1;
+            self.start_read(env, f);
+        }
+        self.prefetch_wanted = wanted;
     }
 
     fn install(&mut self, f: u32, key: BlockKey, access: &Access) {
@@ -320,6 +437,7 @@ impl BufferCache {
         b.filled = 0;
         b.holders = 0;
         b.doomed = false;
+        b.prefetched = false;
         b.in_policy = true;
         self.policy.on_insert(FrameId(f), access);
         if self.order.enabled {
@@ -449,6 +567,7 @@ impl BufferCache {
             let buf = &mut self.bufs[f as usize];
             buf.in_policy = false;
             buf.dirty = false;
+            buf.prefetched = false;
             buf.key = NO_KEY;
             if b.io == Io::Idle {
                 self.release(env, f);

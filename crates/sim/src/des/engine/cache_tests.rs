@@ -84,11 +84,11 @@ const W: Option<WriteTag> = Some(WriteTag::PLAIN);
 
 /// Process 0 reads block `b` of file 0 whole, waiting for the disk if it must.
 fn read(c: &mut BufferCache, env: &mut Fake, b: u64) -> bool {
-    let done = c.access(env, 0, b, B, None, true);
+    let done = c.ready(env, 0, b, B, None, true);
     if !done {
         env.complete_all(c);
         assert_eq!(env.woken(), [0]);
-        assert!(c.access(env, 0, b, B, None, false));
+        assert!(c.ready(env, 0, b, B, None, false));
     }
     done
 }
@@ -108,13 +108,13 @@ fn a_miss_reads_the_block_once_and_the_next_access_hits() {
     let mut env = Fake::new(4);
     let mut c = lru(2, WritePolicy::WriteBack);
     // The miss starts a read and the process waits for it.
-    assert!(!c.access(&mut env, 0, 1, B, None, true));
+    assert!(!c.ready(&mut env, 0, 1, B, None, true));
     assert_eq!(env.io, [(1, false, 0)]);
     env.complete_all(&mut c);
     assert_eq!(env.woken(), [0]);
     // The retry is not counted again.
-    assert!(c.access(&mut env, 0, 1, B, None, false));
-    assert!(c.access(&mut env, 0, 1, B, None, true));
+    assert!(c.ready(&mut env, 0, 1, B, None, false));
+    assert!(c.ready(&mut env, 0, 1, B, None, true));
     assert_eq!((c.stats.hits, c.stats.misses), (1, 1));
     assert_eq!(env.log, [(1, false)]);
     assert_eq!(c.invariants(), Ok(()));
@@ -124,9 +124,9 @@ fn a_miss_reads_the_block_once_and_the_next_access_hits() {
 fn a_second_reader_waits_for_the_read_in_flight() {
     let mut env = Fake::new(4);
     let mut c = lru(2, WritePolicy::WriteBack);
-    assert!(!c.access(&mut env, 0, 0, B, None, true));
+    assert!(!c.ready(&mut env, 0, 0, B, None, true));
     // Process 1 finds the buffer being read: a hit, but it waits too.
-    assert!(!c.access(&mut env, 1, 0, B, None, true));
+    assert!(!c.ready(&mut env, 1, 0, B, None, true));
     env.complete_all(&mut c);
     assert_eq!(env.woken(), [0, 1]);
     assert_eq!((c.stats.hits, c.stats.misses), (1, 1));
@@ -138,15 +138,15 @@ fn writes_read_the_block_first_only_when_part_of_an_existing_block_is_written() 
     let mut env = Fake::new(2);
     let mut c = lru(4, WritePolicy::WriteBack);
     // Whole block 0, on disk: no read.
-    assert!(c.access(&mut env, 0, 0, B, W, true));
+    assert!(c.ready(&mut env, 0, 0, B, W, true));
     // Part of block 3, never on disk: no read.
-    assert!(c.access(&mut env, 0, 3, 100, W, true));
+    assert!(c.ready(&mut env, 0, 3, 100, W, true));
     assert!(env.log.is_empty());
     // Part of block 1, on disk: read, then write into it.
-    assert!(!c.access(&mut env, 0, 1, 100, W, true));
+    assert!(!c.ready(&mut env, 0, 1, 100, W, true));
     assert_eq!(env.log, [(1, false)]);
     env.complete_all(&mut c);
-    assert!(c.access(&mut env, 0, 1, 100, W, false));
+    assert!(c.ready(&mut env, 0, 1, 100, W, false));
     assert!(dirty(&c, 0) && dirty(&c, 1) && dirty(&c, 3));
     assert_eq!(c.invariants(), Ok(()));
 }
@@ -171,17 +171,17 @@ fn lru_evicts_the_least_recently_used_clean_block() {
 fn the_scan_cleaner_writes_dirty_victims_and_passes_over_the_held_one() {
     let mut env = Fake::new(0);
     let mut c = lru(2, WritePolicy::WriteBack);
-    assert!(c.access(&mut env, 0, 0, B, W, true));
-    assert!(c.access(&mut env, 0, 1, B, W, true));
+    assert!(c.ready(&mut env, 0, 0, B, W, true));
+    assert!(c.ready(&mut env, 0, 1, B, W, true));
     // Block 2 needs a buffer: 0 is dirty (written, the process waits), 1 is dirty and
     // held by the process, so passed over.
-    assert!(!c.access(&mut env, 0, 2, B, W, true));
+    assert!(!c.ready(&mut env, 0, 2, B, W, true));
     assert_eq!(env.io, [(0, true, 0)]);
     assert_eq!(c.stats.cleaner_writes, 1);
     env.complete_all(&mut c);
     assert_eq!(env.woken(), [0]);
     // Block 0 is clean now: evicted, its buffer takes block 2.
-    assert!(c.access(&mut env, 0, 2, B, W, false));
+    assert!(c.ready(&mut env, 0, 2, B, W, false));
     assert!(!cached(&c, 0) && dirty(&c, 1) && dirty(&c, 2));
     assert_eq!((c.stats.misses, c.stats.cleaner_writes), (3, 1));
     assert_eq!(c.invariants(), Ok(()));
@@ -192,17 +192,17 @@ fn the_sync_cleaner_writes_one_victim_per_try() {
     let mut env = Fake::new(0);
     let mut c = cache(3, "lru", WritePolicy::WriteBack, Cleaner::Sync);
     for b in 0..3 {
-        assert!(c.access(&mut env, 0, b, B, W, true));
+        assert!(c.ready(&mut env, 0, b, B, W, true));
     }
     // Process 1 needs a buffer: 0 and 1 are dirty and not held; one write per try.
-    assert!(!c.access(&mut env, 1, 5, B, None, true));
+    assert!(!c.ready(&mut env, 1, 5, B, None, true));
     assert_eq!(env.io, [(0, true, 0)]);
     let mut scan = cache(3, "lru", WritePolicy::WriteBack, Cleaner::Scan);
     let mut env2 = Fake::new(0);
     for b in 0..3 {
-        assert!(scan.access(&mut env2, 0, b, B, W, true));
+        assert!(scan.ready(&mut env2, 0, b, B, W, true));
     }
-    assert!(!scan.access(&mut env2, 1, 5, B, None, true));
+    assert!(!scan.ready(&mut env2, 1, 5, B, None, true));
     assert_eq!(env2.io, [(0, true, 0), (1, true, 1)]);
 }
 
@@ -210,15 +210,15 @@ fn the_sync_cleaner_writes_one_victim_per_try() {
 fn writethru_writes_every_request_and_a_rewrite_waits_for_the_write() {
     let mut env = Fake::new(0);
     let mut c = lru(2, WritePolicy::WriteThru);
-    assert!(c.access(&mut env, 0, 0, 100, W, true));
+    assert!(c.ready(&mut env, 0, 0, 100, W, true));
     assert_eq!(env.io, [(0, true, 0)]);
     // Writing into the buffer being written waits for that write (B_BUSY).
-    assert!(!c.access(&mut env, 0, 0, 100, W, true));
+    assert!(!c.ready(&mut env, 0, 0, 100, W, true));
     env.complete_all(&mut c);
     assert_eq!(env.woken(), [0]);
-    assert!(c.access(&mut env, 0, 0, 100, W, false));
+    assert!(c.ready(&mut env, 0, 0, 100, W, false));
     // Reading a buffer being written does not wait.
-    assert!(c.access(&mut env, 1, 0, B, None, true));
+    assert!(c.ready(&mut env, 1, 0, B, None, true));
     assert_eq!(env.log, [(0, true), (0, true)]);
 }
 
@@ -226,9 +226,9 @@ fn writethru_writes_every_request_and_a_rewrite_waits_for_the_write() {
 fn writefull_writes_a_block_once_every_byte_was_written() {
     let mut env = Fake::new(0);
     let mut c = lru(2, WritePolicy::WriteFull);
-    assert!(c.access(&mut env, 0, 0, B / 2, W, true));
+    assert!(c.ready(&mut env, 0, 0, B / 2, W, true));
     assert!(env.log.is_empty() && dirty(&c, 0));
-    assert!(c.access(&mut env, 0, 0, B / 2, W, true));
+    assert!(c.ready(&mut env, 0, 0, B / 2, W, true));
     assert_eq!(env.log, [(0, true)]);
 }
 
@@ -236,10 +236,10 @@ fn writefull_writes_a_block_once_every_byte_was_written() {
 fn writefree_writes_a_block_when_its_last_holder_moves_on() {
     let mut env = Fake::new(0);
     let mut c = lru(4, WritePolicy::WriteFree);
-    assert!(c.access(&mut env, 0, 0, 100, W, true));
+    assert!(c.ready(&mut env, 0, 0, 100, W, true));
     // Process 1 touches block 0 too: two holders.
-    assert!(c.access(&mut env, 1, 0, 100, W, true));
-    assert!(c.access(&mut env, 0, 1, 100, W, true));
+    assert!(c.ready(&mut env, 1, 0, 100, W, true));
+    assert!(c.ready(&mut env, 0, 1, 100, W, true));
     assert!(env.log.is_empty());
     // The last holder lets go (its process ends): written.
     c.release_held(&mut env, 1);
@@ -252,9 +252,9 @@ fn the_flusher_writes_buffers_dirty_for_the_flush_age() {
     let mut c = lru(4, WritePolicy::Delayed);
     assert!(c.delays_writes());
     let age = c.flush_age;
-    assert!(c.access(&mut env, 0, 0, B, W, true));
+    assert!(c.ready(&mut env, 0, 0, B, W, true));
     env.now = VTime::ZERO.later(age / 2);
-    assert!(c.access(&mut env, 0, 1, B, W, true));
+    assert!(c.ready(&mut env, 0, 1, B, W, true));
     env.now = VTime::ZERO.later(age);
     c.flush(&mut env);
     // Only block 0 is old enough.
@@ -281,7 +281,7 @@ fn the_daemon_refills_its_pool_and_a_hit_takes_a_buffer_back() {
     assert_eq!(c.pool.count, 1);
     assert!(c.bufs[c.map[&block_key(0, 1)] as usize].in_pool);
     // A hit on block 1 takes its buffer back out of the pool.
-    assert!(c.access(&mut env, 0, 1, B, None, true));
+    assert!(c.ready(&mut env, 0, 1, B, None, true));
     assert_eq!(c.pool.count, 0);
     assert_eq!(c.invariants(), Ok(()));
 }
@@ -291,10 +291,10 @@ fn the_daemon_cleans_dirty_victims_on_their_way_into_the_pool() {
     let mut env = Fake::new(0);
     let mut c = cache(4, "lru", WritePolicy::WriteBack, Cleaner::Daemon);
     for b in 0..4 {
-        assert!(c.access(&mut env, 0, b, B, W, true));
+        assert!(c.ready(&mut env, 0, b, B, W, true));
     }
     // Blocks 0 and 1 are dirty and not held: written; nothing is free until one lands.
-    assert!(!c.access(&mut env, 1, 9, B, None, true));
+    assert!(!c.ready(&mut env, 1, 9, B, None, true));
     assert_eq!(env.io, [(0, true, 0), (1, true, 1)]);
     assert_eq!((c.pool.cleaning, c.stats.cleaner_writes), (2, 2));
     env.complete_all(&mut c);
@@ -307,14 +307,14 @@ fn the_daemon_cleans_dirty_victims_on_their_way_into_the_pool() {
 fn dropping_a_file_discards_its_dirty_blocks_and_frees_their_buffers() {
     let mut env = Fake::new(0);
     let mut c = lru(2, WritePolicy::WriteBack);
-    assert!(c.access(&mut env, 0, 0, B, W, true));
-    assert!(c.access(&mut env, 0, 1, B, W, true));
+    assert!(c.ready(&mut env, 0, 0, B, W, true));
+    assert!(c.ready(&mut env, 0, 1, B, W, true));
     // Keep block 0, drop block 1.
     c.drop_blocks(&mut env, 0, 1);
     assert!(dirty(&c, 0) && !cached(&c, 1));
     assert_eq!((c.stats.dirty_discarded, c.free.len()), (1, 1));
     // The freed buffer serves the next miss without any write.
-    assert!(c.access(&mut env, 1, 7, B, W, true));
+    assert!(c.ready(&mut env, 1, 7, B, W, true));
     assert!(env.log.is_empty());
     assert_eq!(c.invariants(), Ok(()));
 }
@@ -323,7 +323,7 @@ fn dropping_a_file_discards_its_dirty_blocks_and_frees_their_buffers() {
 fn a_buffer_dropped_during_its_io_is_freed_when_the_io_completes() {
     let mut env = Fake::new(4);
     let mut c = lru(2, WritePolicy::WriteBack);
-    assert!(!c.access(&mut env, 0, 2, B, None, true));
+    assert!(!c.ready(&mut env, 0, 2, B, None, true));
     c.drop_blocks(&mut env, 0, 0);
     assert!(c.free.is_empty() && !cached(&c, 2));
     env.complete_all(&mut c);
@@ -359,13 +359,89 @@ fn sequential_reads_read_ahead_blocks_on_disk_and_not_cached() {
 fn with_every_buffer_held_and_dirty_the_held_ones_are_cleaned_last() {
     let mut env = Fake::new(0);
     let mut c = lru(2, WritePolicy::WriteBack);
-    assert!(c.access(&mut env, 0, 0, B, W, true));
-    assert!(c.access(&mut env, 1, 1, B, W, true));
+    assert!(c.ready(&mut env, 0, 0, B, W, true));
+    assert!(c.ready(&mut env, 1, 1, B, W, true));
     // Both dirty buffers are held and nothing is in flight: the scan cleans held ones
     // after all, in replacement order, and the process waits for one.
-    assert!(!c.access(&mut env, 0, 2, B, W, true));
+    assert!(!c.ready(&mut env, 0, 2, B, W, true));
     assert_eq!(env.io, [(0, true, 0), (1, true, 1)]);
     env.complete_all(&mut c);
-    assert!(c.access(&mut env, 0, 2, B, W, false));
+    assert!(c.ready(&mut env, 0, 2, B, W, false));
     assert!(!cached(&c, 0) && cached(&c, 1));
+}
+
+impl BufferCache {
+    /// [`BufferCache::access`] of a cache without an admission filter: true when done.
+    fn ready<E: Env>(
+        &mut self,
+        env: &mut E,
+        pid: u32,
+        key: BlockKey,
+        n: u64,
+        write: Option<WriteTag>,
+        first: bool,
+    ) -> bool {
+        match self.access(env, pid, key, n, write, first) {
+            Served::Ready => true,
+            Served::Wait => false,
+            Served::Uncached => panic!("block {key} refused by a cache with no filter"),
+        }
+    }
+}
+
+fn with_modules(buffers: u32, admission: Option<&str>, prefetch: Option<&str>) -> BufferCache {
+    let mut cfg = SystemConfig::default();
+    cfg.cache.block_bytes = B as u32;
+    cfg.cache.buffers = buffers;
+    cfg.cache.admission = admission.map(str::to_string);
+    cfg.cache.prefetch = prefetch.map(str::to_string);
+    BufferCache::new(&cfg, 2, 1, false, 1).unwrap()
+}
+
+#[test]
+fn a_refused_block_takes_no_buffer_and_evicts_nothing() {
+    // LRU of 2 behind secondhit; process 0 reads 1 2 1 3 1 2 3, all on disk:
+    // 1 refused, 2 refused, 1 admitted (read), 3 refused, 1 hit, 2 admitted (read),
+    // 3 admitted (read; evicts 1) — the sequence `Cache` gives (policy::admit's test).
+    let mut env = Fake::new(4);
+    let mut c = with_modules(2, Some("secondhit"), None);
+    let mut served = Vec::new();
+    for b in [1, 2, 1, 3, 1, 2, 3] {
+        let s = c.access(&mut env, 0, b, B, None, true);
+        if s == Served::Wait {
+            env.complete_all(&mut c);
+            assert_eq!(env.woken(), [0]);
+            assert_eq!(c.access(&mut env, 0, b, B, None, false), Served::Ready);
+        }
+        served.push(s);
+    }
+    use Served::{Ready, Uncached, Wait};
+    assert_eq!(
+        served,
+        [Uncached, Uncached, Wait, Uncached, Ready, Wait, Wait]
+    );
+    // The cache read only the admitted blocks; the refused ones are the process's to read.
+    assert_eq!(env.log, [(1, false), (2, false), (3, false)]);
+    assert!(!cached(&c, 1) && cached(&c, 2) && cached(&c, 3));
+    let s = c.stats;
+    assert_eq!((s.hits, s.misses, s.admission_refused), (1, 6, 3));
+    assert_eq!(c.invariants(), Ok(()));
+}
+
+#[test]
+fn prefetched_blocks_are_read_asynchronously_and_counted_when_used() {
+    // OBL over 4 buffers; process 0 reads 0 1 2. Reading 1 after 0 prefetches 2 (its read
+    // queued behind the demand read of 1); reading 2 hits it and prefetches 3.
+    let mut env = Fake::new(8);
+    let mut c = with_modules(4, None, Some("obl"));
+    assert!(!read(&mut c, &mut env, 0));
+    assert!(!read(&mut c, &mut env, 1));
+    assert!(read(&mut c, &mut env, 2));
+    assert_eq!(env.log, [(0, false), (1, false), (2, false), (3, false)]);
+    // The read of 3 is still in flight: the buffer is busy, not yet used.
+    assert_eq!(env.io, [(3, false, 3)]);
+    let s = c.stats;
+    assert_eq!((s.hits, s.misses), (1, 2));
+    assert_eq!((s.prefetch_reads, s.prefetch_used), (2, 1));
+    assert_eq!(c.invariants(), Ok(()));
 }

@@ -72,6 +72,13 @@ pub struct Report {
     pub rewrite_mistakes: u64,
     /// Disk reads started by read-ahead.
     pub readahead_reads: u64,
+    /// Missed block accesses the admission filter refused (served by uncached I/O; part
+    /// of `misses`).
+    pub admission_refused: u64,
+    /// Disk reads started by the prefetcher.
+    pub prefetch_reads: u64,
+    /// Prefetched blocks that a later access found in the cache (counted once each).
+    pub prefetch_used: u64,
     /// Disk writes started by the delayed-write flusher.
     pub flusher_writes: u64,
     /// Disk writes started to make room (scan, sync or daemon cleaning).
@@ -211,6 +218,14 @@ impl<'w> Engine<'w> {
     pub fn new(cfg: &SystemConfig, workload: &'w Workload, seed: u64) -> Result<Self, RunError> {
         cfg.validate()?;
         check::check_workload(workload, u64::from(cfg.cache.block_bytes))?;
+        if workload.uses_ordering() && cfg.cache.buffers > 0 && cfg.cache.admission.is_some() {
+            // A refused write would reach the disk by uncached I/O, outside the ordering's
+            // view (epochs, graph nodes, the checker).
+            return Err(RunError::Config(super::config::ConfigProblem {
+                key: "cache.admission".into(),
+                message: "a workload that orders its writes (fsync, barrier, graphwrite) needs every write in the cache; drop the admission filter".into(),
+            }));
+        }
         let cache = if cfg.cache.buffers > 0 {
             Cache::On(Box::new(BufferCache::new(
                 cfg,
@@ -371,6 +386,9 @@ impl<'w> Engine<'w> {
             disk_writes: self.storage.writes,
             rewrite_mistakes: self.storage.rewrites,
             readahead_reads: stats.readahead_reads,
+            admission_refused: stats.admission_refused,
+            prefetch_reads: stats.prefetch_reads,
+            prefetch_used: stats.prefetch_used,
             flusher_writes: stats.flusher_writes,
             cleaner_writes: stats.cleaner_writes,
             dirty_discarded: stats.dirty_discarded,

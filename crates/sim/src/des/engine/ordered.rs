@@ -449,6 +449,7 @@ impl BufferCache {
 #[cfg(test)]
 mod tests {
     use super::super::cache::tests::Fake;
+    use super::super::cache::Served;
     use super::*;
     use crate::des::config::{SystemConfig, WritePolicy};
     use crate::des::time::VTime;
@@ -470,7 +471,7 @@ mod tests {
     /// Process 0 writes block `b` whole (never on disk: no read).
     fn write(c: &mut BufferCache, env: &mut Fake, b: u64) {
         let tag = c.order.begin_write(0, None);
-        assert!(c.access(env, 0, b, B, Some(tag), true));
+        assert_eq!(c.access(env, 0, b, B, Some(tag), true), Served::Ready);
     }
 
     #[test]

@@ -12,7 +12,7 @@ use super::super::config::SystemConfig;
 use super::super::event::Event;
 use super::super::ops::{FileId, Op, Workload};
 use super::super::time::Nanos;
-use super::cache::WriteTag;
+use super::cache::{Served, WriteTag};
 use super::storage::{block_key, Requester};
 use super::{Cache, World};
 
@@ -30,7 +30,8 @@ struct Transfer {
     then_compute: bool,
 }
 
-/// Where a process's uncached I/O of its current block stands (no cache).
+/// Where a process's uncached I/O of its current block stands (no cache, or a block the
+/// admission filter refused).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Direct {
     Idle,
@@ -274,9 +275,19 @@ impl<'w> Processes<'w> {
             let first = !self.procs[p].counted;
             self.procs[p].counted = true;
             let ready = match cache {
+                // A block the admission filter refused is moved by uncached I/O until done.
+                Cache::On(_) if self.procs[p].direct != Direct::Idle => {
+                    self.direct_block(pid, t.file, block, n, t.write, world)
+                }
                 Cache::On(c) => {
                     let write = t.write.then_some(t.tag);
-                    c.access(world, pid, block_key(t.file, block), n, write, first)
+                    match c.access(world, pid, block_key(t.file, block), n, write, first) {
+                        Served::Ready => true,
+                        Served::Wait => false,
+                        Served::Uncached => {
+                            self.direct_block(pid, t.file, block, n, t.write, world)
+                        }
+                    }
                 }
                 Cache::Off => {
                     if first {
