@@ -35,9 +35,10 @@ pub(crate) enum Counter {
     WriteErrors,
     Evictions,
     PrefetchedPages,
+    AdmissionRefused,
 }
 
-const COUNTERS: usize = 13;
+const COUNTERS: usize = 14;
 const STRIPES: usize = 16;
 
 #[repr(align(128))]

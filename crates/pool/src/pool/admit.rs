@@ -196,6 +196,8 @@ mod tests {
         let (pool, f) = hot_pool(Some("secondhit"));
         scan(&pool, f, 10..20);
         assert_eq!(resident_pages(&pool, f), [0, 1, 18, 19]);
+        // Every scan page was a first miss: all ten refused (the hot pages never asked).
+        assert_eq!(pool.stats().admission_refused, 10);
         assert_eq!(pool.inner.policy.lock().transient.len(), 2);
         let before = pool.stats().misses;
         let mut b = [0u8; 1];

@@ -41,6 +41,10 @@ pub struct PoolStats {
     pub write_errors: u64,
     /// Pages evicted.
     pub evictions: u64,
+    /// Misses whose page the admission filter refused: read and served from a transient
+    /// frame, evicted before any of the policy's pages (0 without a filter; see
+    /// `docs/pool.md`, "Admission").
+    pub admission_refused: u64,
     /// Pages dirty now.
     pub dirty_pages: u64,
     /// Free frames now.
@@ -211,6 +215,7 @@ impl BufferPool {
             flusher_runs: c.get(Counter::FlusherRuns),
             write_errors: c.get(Counter::WriteErrors),
             evictions: c.get(Counter::Evictions),
+            admission_refused: c.get(Counter::AdmissionRefused),
             dirty_pages: i.dirty_pages.load(Ordering::Relaxed),
             free_frames: i.free.lock().len() as u64,
             capacity_frames: i.capacity() as u64,

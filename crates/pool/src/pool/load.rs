@@ -286,6 +286,7 @@ impl Inner {
         let refused = !excl && fill != Fill::Zero && !self.admits(fh, page);
         let mut ids = Vec::with_capacity(1 + extra.len());
         if refused {
+            self.counters.bump(Counter::AdmissionRefused);
             self.park_refused(g.id());
         } else {
             ids.push(g.id());
