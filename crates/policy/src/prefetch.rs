@@ -20,7 +20,11 @@
 //! | `obl:k=K` | the next object (one-block lookahead, Smith 1978) | the previous K requests were the K objects just before this one (libCacheSim's OBL with `sequential-confidence-k=K`; K = 0 prefetches on every request) |
 //! | `readahead:depth=N,k=K` | the next N objects (sequential read-ahead, as XMF-style and Linux read-ahead do) | the same |
 //!
-//! History-based prefetchers (Mithril, AMP) are not implemented yet.
+//! | `pg:lookahead=L,threshold=T,entries=N` | the objects that followed this one within L requests often enough (a share of its arcs' weight above T), heaviest first | every request: a history-based prefetcher (Griffioen & Appleton's probability graph, counted as libCacheSim's `PG`; [`graph`]) |
+//!
+//! Mithril and AMP are not implemented.
+
+mod graph;
 
 use std::sync::Arc;
 
@@ -60,6 +64,27 @@ pub const PREFETCHERS: &[PrefetcherInfo] = &[
                 help: "objects prefetched after a sequential run, 1..=256",
             },
             CONFIDENCE,
+        ],
+    },
+    PrefetcherInfo {
+        name: "pg",
+        summary: "probability graph: prefetch what followed this object before (Griffioen & Appleton 1994, libCacheSim's PG)",
+        params: &[
+            ParamInfo {
+                name: "lookahead",
+                default: "20",
+                help: "requests after an object that count as following it, 1..=1024",
+            },
+            ParamInfo {
+                name: "threshold",
+                default: "0.05",
+                help: "least share of the object's arc weight a successor needs, 0..=1",
+            },
+            ParamInfo {
+                name: "entries",
+                default: "1000000",
+                help: "most nodes and arcs the graph records (memory: about 40 bytes each), 1..=2^32",
+            },
         ],
     },
 ];
@@ -106,17 +131,29 @@ impl PrefetchSpec {
                     .join(", "),
             })?;
         let p = Params::new(info.name, info.params, self.params.clone())?;
-        let k = p.integer("k", 0, 64)? as usize;
         let depth = match info.name {
             "obl" => 1,
             "readahead" => p.integer("depth", 1, 256)? as usize,
+            "pg" => {
+                let graph = graph::ProbabilityGraph::new(
+                    p.integer("lookahead", 1, 1024)? as usize,
+                    p.fraction("threshold", 0.0, 1.0)?,
+                    p.integer("entries", 1, 1 << 32)? as usize,
+                );
+                return Ok(Prefetcher {
+                    kind: Kind::Graph(Box::new(graph)),
+                });
+            }
             other => unreachable!("prefetcher {other} is catalogued but not built"),
         };
+        let k = p.integer("k", 0, 64)? as usize;
         Ok(Prefetcher {
-            depth,
-            k,
-            recent: Vec::with_capacity(k),
-            successors: None,
+            kind: Kind::Sequential(Sequential {
+                depth,
+                k,
+                recent: Vec::with_capacity(k),
+                successors: None,
+            }),
         })
     }
 }
@@ -177,9 +214,23 @@ impl Successors {
     }
 }
 
-/// A built prefetcher: the trigger's memory of recent requests and how far it reads ahead.
+/// A built prefetcher.
 #[derive(Clone, Debug)]
 pub struct Prefetcher {
+    kind: Kind,
+}
+
+#[derive(Clone, Debug)]
+enum Kind {
+    /// `obl` and `readahead`: key + 1 onwards after a sequential run.
+    Sequential(Sequential),
+    /// `pg`: what followed the object before.
+    Graph(Box<graph::ProbabilityGraph>),
+}
+
+/// The trigger's memory of recent requests and how far it reads ahead.
+#[derive(Clone, Debug)]
+struct Sequential {
     depth: usize,
     k: usize,
     /// The last `k` requested keys, oldest first.
@@ -189,18 +240,36 @@ pub struct Prefetcher {
 
 impl Prefetcher {
     /// Follow `table` instead of key + 1 (for densely renumbered keys). Its depth must
-    /// cover this prefetcher's.
+    /// cover this prefetcher's. A history-based prefetcher names keys it has seen, so it
+    /// needs no table.
     pub fn with_successors(mut self, table: Arc<Successors>) -> Self {
-        assert!(table.depth >= self.depth, "successor table too shallow");
-        self.successors = Some(table);
+        if let Kind::Sequential(s) = &mut self.kind {
+            assert!(table.depth >= s.depth, "successor table too shallow");
+            s.successors = Some(table);
+        }
         self
     }
 
-    /// How many objects ahead it may prefetch (what a [`Successors`] table must cover).
+    /// How many objects ahead of a key it may prefetch (what a [`Successors`] table must
+    /// cover): 0 for a history-based prefetcher, which only names keys it has seen.
     pub fn depth(&self) -> usize {
-        self.depth
+        match &self.kind {
+            Kind::Sequential(s) => s.depth,
+            Kind::Graph(_) => 0,
+        }
     }
 
+    /// Record a request for `key`, and push onto `out` the keys to prefetch now (in the
+    /// order to insert them; the caller skips resident ones). Called once per request.
+    pub fn after_request(&mut self, key: u64, out: &mut Vec<u64>) {
+        match &mut self.kind {
+            Kind::Sequential(s) => s.after_request(key, out),
+            Kind::Graph(g) => g.after_request(key, out),
+        }
+    }
+}
+
+impl Sequential {
     /// The key `j` objects after `key`.
     fn ahead(&self, key: u64, j: usize) -> u64 {
         match &self.successors {
@@ -209,9 +278,7 @@ impl Prefetcher {
         }
     }
 
-    /// Record a request for `key`, and push onto `out` the keys to prefetch now (nearest
-    /// first; the caller skips resident ones). Called once per request.
-    pub fn after_request(&mut self, key: u64, out: &mut Vec<u64>) {
+    fn after_request(&mut self, key: u64, out: &mut Vec<u64>) {
         let sequential = self.recent.len() == self.k
             && self
                 .recent

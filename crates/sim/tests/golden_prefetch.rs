@@ -84,3 +84,37 @@ fn deeper_readahead_issues_more() {
     let deep = &runs(&trace, "lru", "readahead:depth=8", &[1_000])[0];
     assert!(deep.prefetch.issued > obl.prefetch.issued);
 }
+
+/// The probability graph against libCacheSim's `PG`, LRU at 200 / 1,000 / 5,000 objects:
+///
+/// ```text
+/// cachesim SLICE oracleGeneral lru 200,1000,5000 --ignore-obj-size 1 --num-thread 2 \
+///   -p PG --prefetch-params "max-metadata-size=100000"
+/// ```
+///
+/// gives 15,950 / 15,519 / 15,350 misses. Its default metadata bound (a tenth of the cache
+/// size in bytes, 32 bytes an entry) records a handful of arcs for a cache counted in
+/// objects, so prefetching never starts there; `max-metadata-size=100000` lifts it, as
+/// `entries` (default 1,000,000) does here. The counting rules are the same; the order
+/// of the prefetches is not: libCacheSim pops them from a heap it does not reorder when a
+/// weight grows, this module sorts them by weight (`policy::prefetch::graph`). The counts
+/// differ by 3, 2 and 1 misses; our own are pinned exactly so that a change shows.
+#[test]
+fn pg_is_within_three_misses_of_libcachesim_pg() {
+    let trace = slice();
+    let sizes = [200, 1_000, 5_000];
+    let libcachesim = [15_950u64, 15_519, 15_350];
+    let got: Vec<u64> = runs(&trace, "lru", "pg", &sizes)
+        .iter()
+        .map(RunResult::misses)
+        .collect();
+    assert_eq!(got, [15_953, 15_517, 15_349]);
+    for (ours, theirs) in got.iter().zip(libcachesim) {
+        assert!(
+            ours.abs_diff(theirs) <= 3,
+            "{ours} against libCacheSim's {theirs}"
+        );
+    }
+    // It helps plain LRU (15,529 and 15,354 misses at 1,000 and 5,000 objects).
+    assert!(got[1] < 15_529 && got[2] < 15_354);
+}
