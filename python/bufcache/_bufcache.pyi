@@ -115,6 +115,14 @@ def mrc(
     threads: Optional[int] = None,
 ) -> Table: ...
 def des_run(path: Union[str, PathLike[str]]) -> List[Dict[str, Any]]: ...
+def dust(
+    target: str,
+    *,
+    iterations: int = 300,
+    seed: int = 42,
+    size_hint: Optional[int] = None,
+    judge: str = "auto",
+) -> Dict[str, Any]: ...
 
 SweepSpecLike = Union[Dict[str, Any], str, PathLike[str]]
 

@@ -1,5 +1,5 @@
 //! Python bindings of bufcache (`import bufcache`): traces, caches driven request by
-//! request, replays, miss-ratio curves, simulator scenarios and sweeps, all running the
+//! request, replays, miss-ratio curves, simulator scenarios, Dust and sweeps, all running the
 //! Rust engine. Built by maturin
 //! (`python/pyproject.toml`), which alone turns on pyo3's `extension-module` feature, so
 //! that this crate still builds and links as part of the Cargo workspace.
@@ -7,6 +7,7 @@
 mod cache;
 mod des;
 mod errors;
+mod fingerprint;
 mod mrc;
 mod plugin;
 mod replay;
@@ -53,6 +54,7 @@ fn _bufcache(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(replay::replay, m)?)?;
     m.add_function(wrap_pyfunction!(mrc::mrc, m)?)?;
     m.add_function(wrap_pyfunction!(des::des_run, m)?)?;
+    m.add_function(wrap_pyfunction!(fingerprint::dust, m)?)?;
     m.add_class::<sweep::SweepDriver>()?;
     m.add_function(wrap_pyfunction!(sweep::sweep, m)?)?;
     m.add_function(wrap_pyfunction!(sweep::sweep_task, m)?)?;
