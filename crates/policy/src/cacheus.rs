@@ -304,24 +304,6 @@ impl Cacheus {
         self.w_lfu = 1.0 - self.w_lru;
     }
 
-    /// Remember `key` in an expert's history of half the capacity.
-    fn regret_later(history: &mut GhostList, key: u64, size: u32, bound: u64) {
-        if u64::from(size) > bound {
-            return;
-        }
-        history.push_front(key, size);
-        Self::trim_regrets(history, bound, usize::MAX);
-    }
-
-    /// Drop an expert history's oldest keys until it holds at most `bound` units and
-    /// `entries` keys.
-    fn trim_regrets(history: &mut GhostList, bound: u64, entries: usize) {
-        while history.size_sum() > bound || history.len() > entries {
-            if history.pop_back().is_none() {
-                break;
-            }
-        }
-    }
 
     /// One eviction as libCacheSim's `Cacheus_evict` makes it.
     fn evict_one(&mut self, evictable: &dyn Fn(FrameId) -> bool) -> Option<FrameId> {
@@ -341,7 +323,7 @@ impl Cacheus {
             } else {
                 &mut self.regret_lfu
             };
-            Self::regret_later(history, key, size, self.half);
+            history.push_within(key, size, self.half);
         }
         Some(victim)
     }
@@ -515,11 +497,8 @@ impl Policy for Cacheus {
         let entries = crate::entry_bound(capacity);
         self.trim_history(entries);
         self.history.set_capacity(entries);
-        let half_entries = crate::entry_bound(self.half);
-        for regrets in [&mut self.regret_lru, &mut self.regret_lfu] {
-            Self::trim_regrets(regrets, self.half, half_entries);
-            regrets.set_capacity(half_entries);
-        }
+        self.regret_lru.bound_by_size(self.half);
+        self.regret_lfu.bound_by_size(self.half);
     }
 
     fn victims(&self, n: usize, evictable: &dyn Fn(FrameId) -> bool, out: &mut Vec<FrameId>) {

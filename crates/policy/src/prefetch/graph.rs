@@ -80,8 +80,8 @@ impl ProbabilityGraph {
             }
             None => return,
         };
+        node.total += self.window.len() as u64;
         for &to in &self.window {
-            node.total += 1;
             match node.arcs.get_mut(&to) {
                 Some(weight) => *weight += 1,
                 None if self.entries < self.max_entries => {
