@@ -11,4 +11,5 @@ echo "== cargo test --workspace --release"
 cargo test --workspace --release
 
 echo "== Python package"
-scripts/test-python.sh
+# The tests' CLI is the binary the workspace tests above just built (and tested).
+BUFCACHE_BIN=${CARGO_TARGET_DIR:-$PWD/target}/release/bufcache scripts/test-python.sh

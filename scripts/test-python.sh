@@ -5,7 +5,9 @@
 # The venv lives in target/py-venv (PYTHON picks the interpreter, default python3); the
 # wheel is built in release mode into target/wheels, sharing target/ with cargo, so the
 # workspace's crates compiled by `cargo test --release` are reused, not rebuilt. The replay
-# tests compare with the release `bufcache` binary (built here if missing). Ray, for the
+# tests compare with a release `bufcache` binary: BUFCACHE_BIN if set (scripts/test-all.sh
+# passes the one `cargo test --workspace --release` just built, whose feature set differs
+# from a lone `cargo build -p bufcache-cli` and would rebuild every crate), else built here. Ray, for the
 # tests of bufcache.ray_sweep in local mode, comes from python/requirements-ray.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,13 +26,16 @@ rm -rf target/wheels
     --interpreter "$venv/bin/python"
 "$venv/bin/python" -m pip install --quiet --force-reinstall --no-deps target/wheels/bufcache-*.whl
 
-echo "== the bufcache binary the tests compare with"
-cargo build --release -p bufcache-cli
+if [[ -z ${BUFCACHE_BIN:-} ]]; then
+    echo "== the bufcache binary the tests compare with"
+    cargo build --release -p bufcache-cli
+    BUFCACHE_BIN=$root/target/release/bufcache
+fi
 
 echo "== pytest"
 # From outside the source tree, so that `import bufcache` finds the installed wheel.
 cd "$root/target"
 "$venv/bin/python" -c 'import bufcache, sys; print("testing", bufcache.__file__)'
 # BUFCACHE_REQUIRE_RAY: the Ray tests fail, rather than skip, if Ray did not install.
-BUFCACHE_REQUIRE_RAY=1 BUFCACHE_BIN=$root/target/release/bufcache "$venv/bin/python" -m pytest -q \
+BUFCACHE_REQUIRE_RAY=1 BUFCACHE_BIN=$BUFCACHE_BIN "$venv/bin/python" -m pytest -q \
     -p no:cacheprovider "$root/python/tests" "$@"
