@@ -18,6 +18,8 @@ pub struct HillClimber {
     /// Signed step in units: positive grows the window.
     step: f64,
     full_step: f64,
+    /// Sample periods completed (steps taken).
+    periods: u64,
 }
 
 /// A step is this fraction of the capacity when it (re)starts (Caffeine's 6.25%).
@@ -39,7 +41,29 @@ impl HillClimber {
             previous_hit_rate: 0.0,
             step: -full_step,
             full_step,
+            periods: 0,
         }
+    }
+
+    /// Steps taken so far (0: the window is still where it started).
+    pub fn periods(&self) -> u64 {
+        self.periods
+    }
+
+    /// The cache now has `capacity` units and the climber decides every `sample`
+    /// requests. Steps are a fraction of the capacity, so the full step is recomputed and
+    /// the current step keeps its direction and its decay (the same fraction of the new
+    /// full step); the period under way and the last hit rate are kept.
+    pub fn resize(&mut self, capacity: u64, sample: u64) {
+        let full_step = STEP_FRACTION * capacity as f64;
+        let fraction = if self.full_step > 0.0 {
+            self.step / self.full_step
+        } else {
+            -1.0
+        };
+        self.step = fraction * full_step;
+        self.full_step = full_step;
+        self.sample = sample.max(1);
     }
 
     /// Count one request; at the end of a sample period, the change of the window size
@@ -62,6 +86,7 @@ impl HillClimber {
         self.previous_hit_rate = hit_rate;
         self.hits = 0;
         self.requests = 0;
+        self.periods += 1;
         Some(amount)
     }
 }
@@ -93,5 +118,21 @@ mod tests {
         assert_eq!(period(&mut c, 10, 4), 10.0);
         assert_eq!(period(&mut c, 10, 4), 9.8);
         assert!((period(&mut c, 10, 4) - 9.604).abs() < 1e-9);
+        assert_eq!(c.periods(), 6);
+    }
+
+    #[test]
+    fn a_resize_scales_the_step_and_keeps_its_direction() {
+        let mut c = HillClimber::new(160, 10);
+        assert_eq!(period(&mut c, 10, 5), -10.0); // step now -10 (full)
+        assert_eq!(period(&mut c, 10, 5), -10.0); // no change: decays to -9.8
+                                                  // 320 units, sampling every 20: full step 20, the step -9.8/10 of it
+        c.resize(320, 20);
+        assert!((period(&mut c, 20, 10) + 19.6).abs() < 1e-9);
+        // a fresh climber resized before any request is a fresh one at the new size
+        let mut r = HillClimber::new(32, 10);
+        r.resize(64, 20);
+        let mut f = HillClimber::new(64, 20);
+        assert_eq!(period(&mut r, 20, 3), period(&mut f, 20, 3));
     }
 }

@@ -18,13 +18,18 @@ pub struct Doorkeeper {
 /// false-positive rate near 1.7%, and a false positive only adds one to an estimate.
 const PROBES: u64 = 3;
 
+/// The filter's size for about `keys` insertions: 10 bits each, a power of two, at least
+/// 512.
+fn bits_for(keys: usize) -> usize {
+    keys.saturating_mul(10)
+        .clamp(512, 1 << 32)
+        .next_power_of_two()
+}
+
 impl Doorkeeper {
     /// A filter for about `keys` insertions between clears (10 bits each, at least 512).
     pub fn new(keys: usize, seed: u64) -> Self {
-        let bits = keys
-            .saturating_mul(10)
-            .clamp(512, 1 << 32)
-            .next_power_of_two();
+        let bits = bits_for(keys);
         Doorkeeper {
             bits: vec![0; bits / 64],
             mask: bits as u64 - 1,
@@ -66,6 +71,28 @@ impl Doorkeeper {
     pub fn clear(&mut self) {
         self.bits.fill(0);
     }
+
+    /// Resize for about `keys` insertions between clears, as [`Doorkeeper::new`] sizes it,
+    /// keeping what the filter holds. A probe is a bit index masked to the filter's
+    /// power-of-two size, so a key's probes in a smaller filter are its probes in the larger
+    /// one with the top bits dropped: shrinking ORs the halves together, which gives exactly
+    /// the filter that inserting the same keys at the smaller size would have built.
+    /// Growing cannot tell which half a bit came from, so each bit is copied to every
+    /// position it may have come from: every key inserted is still found (no false
+    /// negative), at the old filter's false-positive rate until the next clear.
+    pub fn resize(&mut self, keys: usize) {
+        let words = bits_for(keys) / 64;
+        let old = self.bits.len();
+        if words < old {
+            for i in words..old {
+                self.bits[i % words] |= self.bits[i];
+            }
+            self.bits.truncate(words);
+        } else {
+            self.bits = (0..words).map(|i| self.bits[i % old]).collect();
+        }
+        self.mask = (words * 64) as u64 - 1;
+    }
 }
 
 #[cfg(test)]
@@ -94,5 +121,28 @@ mod tests {
         assert!((0..1_000).all(|k| d.contains(k)));
         let fp = (1_000_000..1_010_000).filter(|&k| d.contains(k)).count();
         assert!(fp < 400, "{fp} false positives in 10,000");
+    }
+
+    #[test]
+    fn a_shrunk_filter_is_the_small_one_and_a_grown_one_keeps_every_key() {
+        // 1,000 keys take 16,384 bits, 100 keys 1,024.
+        let keys: Vec<u64> = (0..80).map(|k| k * 7919).collect();
+        let mut big = Doorkeeper::new(1_000, 3);
+        let mut small = Doorkeeper::new(100, 3);
+        for &k in &keys {
+            big.insert(k);
+            small.insert(k);
+        }
+        let mut shrunk = big.clone();
+        shrunk.resize(100);
+        assert_eq!(
+            (shrunk.bits.clone(), shrunk.mask),
+            (small.bits.clone(), 1023)
+        );
+        small.resize(1_000);
+        assert_eq!((small.bits.len(), small.mask), (256, 16_383));
+        assert!(keys.iter().all(|&k| small.contains(k)));
+        // a grown filter is the small one repeated: 16 copies
+        assert_eq!(small.bits[..16], small.bits[240..]);
     }
 }

@@ -88,6 +88,17 @@ pub struct Mq {
     resident: usize,
     /// `lifetime=online`: the temporal distances seen, which set `lifetime`.
     online: Option<PeakDistance>,
+    /// How the registry derived the sizes from the capacity, for `set_capacity` (`None`
+    /// for an `Mq` built with explicit sizes by [`Mq::new`]: it keeps them).
+    sizing: Option<Sizing>,
+}
+
+/// What the capacity sets: `Qout`'s bound (the `out` multiple) and, for `lifetime=auto`
+/// and `online`, the lifetime.
+#[derive(Clone, Copy, Debug)]
+struct Sizing {
+    out: f64,
+    lifetime_is_capacity: bool,
 }
 
 /// The statistics of `lifetime=online`: a histogram of temporal distances by power of two
@@ -99,6 +110,8 @@ struct PeakDistance {
     buckets: [u32; 64],
     /// Requests between two recounts.
     period: u64,
+    /// A recount has set the lifetime (it no longer follows the capacity).
+    adapted: bool,
     /// Per frame: the request of its last reference.
     last_ref: Vec<u64>,
     /// `Qout`'s keys: the last reference before eviction, modulo 2^32 (a distance beyond
@@ -111,6 +124,7 @@ impl PeakDistance {
         PeakDistance {
             buckets: [0; 64],
             period: period.max(64),
+            adapted: false,
             last_ref: vec![0; frames],
             out_times: KeyMap::for_keys(key_space, out_entries.min(1 << 16)),
         }
@@ -155,6 +169,7 @@ impl Mq {
             now: 0,
             resident: 0,
             online: None,
+            sizing: None,
         }
     }
 
@@ -206,6 +221,7 @@ impl Mq {
             if (self.now + 1).is_multiple_of(online.period) {
                 if let Some(peak) = online.recount() {
                     self.lifetime = peak;
+                    online.adapted = true;
                 }
             }
         }
@@ -309,6 +325,28 @@ impl Policy for Mq {
         // Exact: eviction only takes from the order, never reorders it.
         out.extend(self.eviction_order().filter(|&f| evictable(f)).take(n));
     }
+
+    /// Recomputes what construction derives from the capacity: `Qout`'s bound (the oldest
+    /// entries beyond a smaller one are forgotten now), the lifetime under `auto`, and
+    /// under `online` the recount period and, until a recount has measured a peak, the
+    /// starting lifetime. A measured peak is a property of the workload (requests between
+    /// references), not of the cache's size, so it is kept; so is a lifetime given as a
+    /// number. Residents keep their queues and expiry times.
+    fn set_capacity(&mut self, capacity: u64) {
+        let Some(sizing) = self.sizing else { return };
+        self.out_bound = (crate::entry_bound(capacity) as f64 * sizing.out) as usize;
+        self.out.set_capacity(self.out_bound);
+        let adapted = match &mut self.online {
+            Some(online) => {
+                online.period = capacity.max(64);
+                online.adapted
+            }
+            None => false,
+        };
+        if sizing.lifetime_is_capacity && !adapted {
+            self.lifetime = capacity.max(1);
+        }
+    }
 }
 
 impl NamedPolicy for Mq {
@@ -337,16 +375,20 @@ impl NamedPolicy for Mq {
     fn build(ctx: &BuildContext, params: &Params) -> Result<Self, ConfigError> {
         let queues = params.integer("queues", 1, QUEUES_MAX)? as usize;
         let online = params.raw("lifetime") == "online";
-        let lifetime = if online {
+        let given = if online {
             None
         } else {
             params.integer_or_auto("lifetime", 1, u64::MAX / 4)?
-        }
-        .unwrap_or(ctx.capacity.max(1));
+        };
+        let lifetime = given.unwrap_or(ctx.capacity.max(1));
         let out = params.fraction("out", 0.0, 64.0)?;
         let out_entries = (crate::entry_bound(ctx.capacity) as f64 * out) as usize;
         let frames = crate::prealloc_frames(ctx.capacity);
         let mut mq = Mq::new(frames, queues, lifetime, out_entries);
+        mq.sizing = Some(Sizing {
+            out,
+            lifetime_is_capacity: given.is_none(),
+        });
         mq.out.set_key_space(ctx.key_space);
         if online {
             mq.adapt_lifetime(ctx.capacity, ctx.key_space);
@@ -439,6 +481,33 @@ mod tests {
         let mut phased = trace.clone();
         phased.extend((0..600u64).map(|i| 1000 + i % 3));
         assert_eq!(after("mq", 10, &phased).lifetime(), 3);
+    }
+
+    #[test]
+    fn a_resize_recomputes_what_the_capacity_set() {
+        use crate::Policy;
+        let trace: Vec<u64> = (0..1_000u64).map(|i| i % 100).collect();
+        // Before the first recount an online lifetime is still the capacity: it follows.
+        let mut mq = after("mq", 200, &trace[..150]);
+        mq.set_capacity(400);
+        assert_eq!(mq.lifetime(), 400);
+        assert_eq!(mq.online.as_ref().map(|o| o.period), Some(400));
+        // A measured peak (96) stays; `auto` follows the capacity; a number stays.
+        for (spec, lifetime) in [("mq", 96), ("mq:lifetime=auto", 400), ("mq:lifetime=7", 7)] {
+            let mut mq = after(spec, 200, &trace);
+            mq.set_capacity(400);
+            assert_eq!(mq.lifetime(), lifetime, "{spec}");
+        }
+        // Qout (bound 40): 40 keys looping through 10 frames. Requests 10-39 evict 0-29
+        // from Q0; 40-49 bring 0-9 back into Q1 and evict 30-39; 50-62 bring 10-22 back
+        // and evict 0-12 from Q1. Qout, oldest first: 23-29, 30-39, 0-12 (30 keys). At
+        // capacity 5 the bound is 20: 23-29 and 30-32 go now.
+        let looped: Vec<u64> = (0..63u64).map(|i| i % 40).collect();
+        let mut mq = after("mq", 10, &looped);
+        assert_eq!((mq.out.len(), mq.out_bound), (30, 40));
+        mq.set_capacity(5);
+        assert_eq!((mq.out.len(), mq.out_bound), (20, 20));
+        assert!(!mq.out.contains(32) && mq.out.contains(33) && mq.out.contains(0));
     }
 
     #[test]

@@ -84,6 +84,8 @@ const AUTO_ITEMS_MAX: u64 = 1 << 20;
 /// counts. Public so that reference models in tests can share it.
 #[derive(Clone, Debug)]
 pub struct MissSketch {
+    /// The objects it was sized for.
+    items: u64,
     counters: Vec<u8>,
     width: u64,
     seeds: Vec<u64>,
@@ -102,6 +104,7 @@ impl MissSketch {
             .map(|r| mix(0x7469_6e79_7566_6f00 ^ r) | 1)
             .collect();
         MissSketch {
+            items,
             counters: vec![0; (width * u64::from(rows)) as usize],
             width,
             seeds,
@@ -165,6 +168,9 @@ pub struct TinyUfo {
     small_limit: u64,
     sketch: MissSketch,
     contest: bool,
+    /// `Some(rows)` when the sketch is sized from the capacity (`items=auto`), with the
+    /// `rows` given (`None`: auto too): `set_capacity` then resizes it.
+    auto_sketch: Option<Option<u32>>,
     /// The key whose miss `contest` counted, so that its `on_insert` does not count it
     /// again.
     counted: Option<u64>,
@@ -173,7 +179,9 @@ pub struct TinyUfo {
 impl TinyUfo {
     /// TinyUFO with pingora's defaults for `capacity` unit-sized objects.
     pub fn new(capacity: u64) -> Self {
-        Self::with_params(capacity, 0.1, capacity.min(AUTO_ITEMS_MAX), None, true)
+        let mut policy = Self::with_params(capacity, 0.1, auto_items(capacity), None, true);
+        policy.auto_sketch = Some(None);
+        policy
     }
 
     /// TinyUFO with small's share, the sketch's items and rows, and whether it contests.
@@ -199,6 +207,7 @@ impl TinyUfo {
             small_limit: small_limit(capacity, small_share),
             sketch: MissSketch::new(items, rows),
             contest,
+            auto_sketch: None,
             counted: None,
         }
     }
@@ -252,6 +261,11 @@ impl TinyUfo {
         }
         None
     }
+}
+
+/// `items=auto`: the capacity, at least 1, at most [`AUTO_ITEMS_MAX`].
+fn auto_items(capacity: u64) -> u64 {
+    capacity.clamp(1, AUTO_ITEMS_MAX)
 }
 
 /// Small's limit in units: `floor(share * capacity) + 1`, in `f32` as pingora computes it.
@@ -340,10 +354,21 @@ impl Policy for TinyUfo {
         }
     }
 
-    /// Small's limit follows the capacity; the sketch keeps its size (pingora sizes it
-    /// once).
+    /// Small's limit follows the capacity, and so does the sketch when its size is
+    /// `auto` (given `items` keep it). A count-min sketch cannot be resized with its
+    /// counts: a key's column is its hash scaled to the row's width and the number of
+    /// rows grows with the items, so no counter of the old sketch maps to one of the
+    /// new. The sketch is rebuilt empty, as construction builds it: the misses counted
+    /// before the resize are forgotten, as at a reset, and until newcomers are counted
+    /// again the contest lets almost every newcomer in (its estimate is at least one).
     fn set_capacity(&mut self, capacity: u64) {
         self.small_limit = small_limit(capacity, self.small_share);
+        if let Some(rows) = self.auto_sketch {
+            let items = auto_items(capacity);
+            if items != self.sketch.items {
+                self.sketch = MissSketch::new(items, rows);
+            }
+        }
     }
 }
 
@@ -377,14 +402,17 @@ impl NamedPolicy for TinyUfo {
 
     fn build(ctx: &BuildContext, params: &Params) -> Result<Self, ConfigError> {
         let small = params.fraction("small", 0.0, 1.0)? as f32;
-        let items = params
-            .integer_or_auto("items", 1, 1 << 32)?
-            .unwrap_or_else(|| ctx.capacity.clamp(1, AUTO_ITEMS_MAX));
+        let given_items = params.integer_or_auto("items", 1, 1 << 32)?;
+        let items = given_items.unwrap_or_else(|| auto_items(ctx.capacity));
         let rows = params
             .integer_or_auto("rows", 1, 64)?
             .map(|r| r as u32);
         let contest = params.boolean("contest")?;
-        Ok(TinyUfo::with_params(ctx.capacity, small, items, rows, contest))
+        let mut policy = TinyUfo::with_params(ctx.capacity, small, items, rows, contest);
+        if given_items.is_none() {
+            policy.auto_sketch = Some(rows);
+        }
+        Ok(policy)
     }
 }
 
@@ -403,6 +431,24 @@ mod tests {
         assert_eq!(s.estimate(7), 16);
         assert_eq!(s.increment(7), 9, "16 halves to 8, then counts");
         assert_eq!(s.estimate(8), 0);
+    }
+
+    #[test]
+    fn a_resize_rebuilds_an_auto_sketch_and_keeps_a_given_one() {
+        use crate::Policy;
+        let shape = |p: &TinyUfo| (p.small_limit, p.sketch.items, p.sketch.width, p.sketch.seeds.len());
+        // 64 items: width ceil(64e) = 174, ceil(log2 64) = 6 rows; small's limit 7.
+        let mut p = TinyUfo::new(32);
+        assert_eq!(shape(&p), (4, 32, 87, 5));
+        p.sketch.increment(5);
+        p.set_capacity(64);
+        assert_eq!(shape(&p), (7, 64, 174, 6));
+        assert_eq!(p.sketch.estimate(5), 0, "rebuilt empty");
+        // items given: only small's limit moves, the counts stay
+        let mut p = TinyUfo::with_params(32, 0.1, 32, None, true);
+        p.sketch.increment(5);
+        p.set_capacity(64);
+        assert_eq!((shape(&p), p.sketch.estimate(5)), ((7, 32, 87, 5), 1));
     }
 
     #[test]

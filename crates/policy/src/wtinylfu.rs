@@ -108,6 +108,22 @@ pub struct FrequencySketch {
     doorkeeper: Option<Doorkeeper>,
 }
 
+/// The window's size for a share of the capacity: at least one unit, at most all of it.
+fn window_units(capacity: u64, share: f64) -> u64 {
+    ((capacity as f64 * share) as u64).clamp(1, capacity.max(1))
+}
+
+/// A sketch row's width for about `entries` keys: a power of two, 64 to 2^26 counters.
+fn sketch_width(entries: usize) -> usize {
+    entries.clamp(64, 1 << 26).next_power_of_two()
+}
+
+/// The word and bit shift of counter `idx` of `row`, sixteen 4-bit counters a word.
+#[inline]
+fn counter_at(words_per_row: usize, row: usize, idx: usize) -> (usize, u32) {
+    (row * words_per_row + (idx >> 4), ((idx & 15) * 4) as u32)
+}
+
 #[inline]
 pub(crate) fn mix(mut x: u64) -> u64 {
     // splitmix64 finalizer: a cheap, well-distributed bijection
@@ -120,7 +136,7 @@ impl FrequencySketch {
     /// A sketch for about `entries` distinct hot keys, halving after `sample_size`
     /// increments, with hashes derived from `seed`.
     pub fn new(entries: usize, sample_size: u64, seed: u64) -> Self {
-        let width = entries.clamp(64, 1 << 26).next_power_of_two();
+        let width = sketch_width(entries);
         let words_per_row = width / 16;
         let mut seeds = [0; 4];
         for (i, s) in seeds.iter_mut().enumerate() {
@@ -137,6 +153,47 @@ impl FrequencySketch {
         }
     }
 
+    /// Resize for `entries` keys and a period of `sample_size` increments, as
+    /// [`FrequencySketch::new`] sizes it, keeping what has been counted (a cache that
+    /// is resized keeps its history of frequencies).
+    ///
+    /// A key's counter in a row is its hash masked to the row's power-of-two width, so
+    /// the counter a key uses in a narrower row gathers the counters of the wider row
+    /// that agree on the low bits: shrinking adds them up (saturating at 15), which is
+    /// what the narrower sketch would have counted. Growing cannot split a count
+    /// between the keys that shared it, so each new counter starts at the count of the
+    /// one it comes from: estimates never fall below what was counted, as a count-min
+    /// sketch promises, and the extra collisions wash out with the following halvings.
+    /// A period that the new sample size has already passed ends now (one halving).
+    /// The doorkeeper is resized the same way ([`Doorkeeper::resize`]).
+    pub fn resize(&mut self, entries: usize, sample_size: u64) {
+        let width = sketch_width(entries);
+        let old_width = (self.mask + 1) as usize;
+        if width != old_width {
+            let words_per_row = width / 16;
+            let mut words = vec![0u64; 4 * words_per_row];
+            for row in 0..4 {
+                for idx in 0..width.max(old_width) {
+                    let (from_w, from_sh) = counter_at(self.words_per_row, row, idx % old_width);
+                    let (to_w, to_sh) = counter_at(words_per_row, row, idx % width);
+                    let count = (self.words[from_w] >> from_sh) & 15;
+                    let sum = (((words[to_w] >> to_sh) & 15) + count).min(15);
+                    words[to_w] = (words[to_w] & !(15 << to_sh)) | (sum << to_sh);
+                }
+            }
+            self.words = words;
+            self.words_per_row = words_per_row;
+            self.mask = width as u64 - 1;
+        }
+        self.sample_size = sample_size.max(1);
+        if let Some(d) = &mut self.doorkeeper {
+            d.resize(usize::try_from(self.sample_size).unwrap_or(usize::MAX));
+        }
+        if self.additions >= self.sample_size {
+            self.halve();
+        }
+    }
+
     /// The same sketch with a doorkeeper sized for `sample_size` keys: a key's first access
     /// after each reset sets the filter's bits, later ones count in the sketch.
     pub fn with_doorkeeper(mut self, seed: u64) -> Self {
@@ -148,10 +205,7 @@ impl FrequencySketch {
     #[inline]
     fn slot(&self, row: usize, key: u64) -> (usize, u32) {
         let idx = mix(key.wrapping_mul(self.seeds[row])) & self.mask;
-        (
-            row * self.words_per_row + (idx >> 4) as usize,
-            ((idx & 15) * 4) as u32,
-        )
+        counter_at(self.words_per_row, row, idx as usize)
     }
 
     /// Estimated recent frequency of `key` (0..=15, 0..=16 with a doorkeeper).
@@ -219,6 +273,8 @@ pub struct WTinyLfu {
     main_cap: u64,
     protected_cap: u64,
     capacity: u64,
+    /// The `window` parameter: the window's share at construction (and the climber's start).
+    window_share: f64,
     protected_share: f64,
     /// Caffeine's parts: `None` in the static variant.
     adaptive: Option<Adaptive>,
@@ -264,7 +320,7 @@ impl WTinyLfu {
 
     fn build_static(capacity: u64, window: f64, protected: f64, seed: u64) -> Self {
         let frames = crate::prealloc_frames(capacity);
-        let window_cap = ((capacity as f64 * window) as u64).clamp(1, capacity.max(1));
+        let window_cap = window_units(capacity, window);
         let main_cap = capacity.saturating_sub(window_cap);
         WTinyLfu {
             links: Links::with_capacity(frames),
@@ -282,6 +338,7 @@ impl WTinyLfu {
             main_cap,
             protected_cap: (main_cap as f64 * protected) as u64,
             capacity,
+            window_share: window,
             protected_share: protected,
             adaptive: None,
         }
@@ -448,6 +505,35 @@ impl Policy for WTinyLfu {
     fn victims(&self, n: usize, evictable: &dyn Fn(FrameId) -> bool, out: &mut Vec<FrameId>) {
         crate::victims_by_simulation(self, n, evictable, out);
     }
+
+    /// Every size derived from the capacity is recomputed as construction computes it:
+    /// the window (from the `window` share; in the Caffeine variant, a window the climber
+    /// has moved keeps its share of the capacity instead), the main and protected
+    /// segments, the sketch's width and reset period and the doorkeeper's size
+    /// ([`FrequencySketch::resize`] keeps the counts), and the climber's step and sample
+    /// period. The segments follow the new sizes lazily, as they follow the climber.
+    fn set_capacity(&mut self, capacity: u64) {
+        let old = self.capacity.max(1) as f64;
+        self.capacity = capacity;
+        let initial = window_units(capacity, self.window_share);
+        let entries = crate::entry_bound(capacity);
+        let sample = 10 * entries.max(1) as u64;
+        self.window_cap = match &mut self.adaptive {
+            None => initial,
+            Some(a) => {
+                a.window_target = if a.climber.periods() == 0 {
+                    initial as f64
+                } else {
+                    (a.window_target * capacity as f64 / old).clamp(1.0, capacity.max(1) as f64)
+                };
+                a.climber.resize(capacity, sample);
+                a.window_target as u64
+            }
+        };
+        self.main_cap = capacity.saturating_sub(self.window_cap);
+        self.protected_cap = (self.main_cap as f64 * self.protected_share) as u64;
+        self.sketch.resize(entries, sample);
+    }
 }
 
 impl NamedPolicy for WTinyLfu {
@@ -508,6 +594,35 @@ mod tests {
         assert_eq!(s.estimate(7), 9);
         s.increment(7); // tenth addition: 10 halves to 5
         assert_eq!(s.estimate(7), 5);
+    }
+
+    #[test]
+    fn a_resized_sketch_folds_and_copies_its_counts() {
+        // 200 keys, each counted (key % 3) + 1 times, into a sketch 256 counters wide (no
+        // counter reaches 15) and one 64 wide (where some saturate, as the fold must too).
+        let mut wide = FrequencySketch::new(256, 10_000, 3);
+        let mut narrow = FrequencySketch::new(64, 10_000, 3);
+        for k in 0..200u64 {
+            for _ in 0..=(k % 3) {
+                wide.increment(k);
+                narrow.increment(k);
+            }
+        }
+        let mut folded = wide.clone();
+        folded.resize(64, 10_000);
+        assert_eq!(folded.words, narrow.words, "shrinking gives the narrow sketch");
+        // Growing back: every key's estimate is still at least what was counted.
+        folded.resize(256, 10_000);
+        assert_eq!(folded.words.len(), wide.words.len());
+        assert!((0..200u64).all(|k| folded.estimate(k) >= wide.estimate(k)));
+        // A period that has already passed at the new sample size ends at once: 8
+        // additions against a sample of 8 halve the count of 8.
+        let mut s = FrequencySketch::new(64, 10_000, 3);
+        for _ in 0..8 {
+            s.increment(7);
+        }
+        s.resize(64, 8);
+        assert_eq!(s.estimate(7), 4);
     }
 
     #[test]
