@@ -24,7 +24,10 @@
 //!   (`mm/workingset.c`, `lru_note_cost`, `get_scan_count`);
 //! * [`balance::GhostBalance`] — ours, with no tuned constant: ARC's adaptation applied to
 //!   consumers instead of lists (a refault of a page a consumer recently gave up moves
-//!   memory to it, in proportion to how often the others refault).
+//!   memory to it, in proportion to how often the others refault);
+//! * [`regret::Regret`] — ours too, with no tuned constant: the consumer whose recent
+//!   evictions came back least often (counted in the transfers they caused) gives the
+//!   page.
 //!
 //! Every negotiation can be counted with [`Negotiations`], as Nelson's Table 2 does.
 
@@ -33,6 +36,7 @@ pub mod balance;
 pub mod fixed;
 mod negotiation;
 pub mod refault;
+pub mod regret;
 mod shadow;
 mod spec;
 

@@ -8,6 +8,7 @@ use crate::age::OldestPage;
 use crate::balance::GhostBalance;
 use crate::fixed::FixedSplit;
 use crate::refault::RefaultCost;
+use crate::regret::Regret;
 use crate::{Arbiter, Kind};
 
 /// The largest penalty accepted: one day. Nelson's Sprite used 20 minutes; a penalty
@@ -38,13 +39,15 @@ pub enum ArbiterSpec {
     },
     /// `balance`: ghost-driven balance, no parameter.
     Balance,
+    /// `regret`: the consumer whose recent evictions cost least gives, no parameter.
+    Regret,
 }
 
 /// An arbiter configuration that cannot be built.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ArbiterError {
     /// The name is not one of the arbiters.
-    #[error("unknown arbiter {name:?}; valid: fixed:PAGES, sprite, penalty:SECONDS, refault[:SWAPPINESS], balance")]
+    #[error("unknown arbiter {name:?}; valid: fixed:PAGES, sprite, penalty:SECONDS, refault[:SWAPPINESS], balance, regret")]
     UnknownName {
         /// What was given.
         name: String,
@@ -77,7 +80,7 @@ impl ArbiterSpec {
     pub const LINUX: ArbiterSpec = ArbiterSpec::Refault { swappiness: 60 };
 
     /// Short name for reports and file names: `fixed-256`, `sprite`, `penalty-120`,
-    /// `refault`, `balance`.
+    /// `refault`, `balance`, `regret`.
     pub fn label(&self) -> String {
         match self {
             ArbiterSpec::Fixed { file_pages } => format!("fixed-{file_pages}"),
@@ -86,6 +89,7 @@ impl ArbiterSpec {
             ArbiterSpec::Refault { swappiness: 60 } => "refault".into(),
             ArbiterSpec::Refault { swappiness } => format!("refault-{swappiness}"),
             ArbiterSpec::Balance => "balance".into(),
+            ArbiterSpec::Regret => "regret".into(),
         }
     }
 
@@ -130,6 +134,7 @@ impl ArbiterSpec {
                 Box::new(RefaultCost::new(swappiness, memory_pages, kinds.to_vec()))
             }
             ArbiterSpec::Balance => Box::new(GhostBalance::new(memory_pages, kinds.len())),
+            ArbiterSpec::Regret => Box::new(Regret::new(memory_pages, kinds.len())),
         })
     }
 }
@@ -159,6 +164,7 @@ impl fmt::Display for ArbiterSpec {
             ArbiterSpec::Age { penalty_s } => write!(f, "penalty:{penalty_s}"),
             ArbiterSpec::Refault { swappiness } => write!(f, "refault:{swappiness}"),
             ArbiterSpec::Balance => f.write_str("balance"),
+            ArbiterSpec::Regret => f.write_str("regret"),
         }
     }
 }
@@ -167,7 +173,7 @@ impl FromStr for ArbiterSpec {
     type Err = ArbiterError;
 
     /// `fixed:PAGES`, `sprite`, `penalty:SECONDS`, `refault` or `refault:SWAPPINESS`,
-    /// `balance`. Ranges that depend on the memory size are checked by
+    /// `balance`, `regret`. Ranges that depend on the memory size are checked by
     /// [`ArbiterSpec::validate`].
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let (name, param) = match s.split_once(':') {
@@ -205,6 +211,7 @@ impl FromStr for ArbiterSpec {
                 spec
             }
             ("balance", None) => ArbiterSpec::Balance,
+            ("regret", None) => ArbiterSpec::Regret,
             _ => {
                 return Err(ArbiterError::UnknownName {
                     name: s.to_string(),
@@ -227,6 +234,7 @@ mod tests {
             "penalty:120",
             "refault:60",
             "balance",
+            "regret",
         ] {
             let spec: ArbiterSpec = s.parse().unwrap();
             assert_eq!(spec.to_string(), s);
