@@ -12,10 +12,12 @@
 //! it as they leave.
 //!
 //! A consumer's *regret* is its average cost per eviction on record. When a page is
-//! needed, the consumer with the least regret gives one (the requester on a tie, Sprite's
-//! rule; a consumer with nothing on record has no regret yet, so it is asked first and its
-//! record starts). Giving from the consumer whose evictions have been the cheapest
-//! mistakes minimises the expected transfers of the next eviction.
+//! needed, the consumer with the least regret gives one. Another consumer's page is taken
+//! only on evidence: both the requester and the giver must have evictions on record, and
+//! the giver's regret must be strictly lower; otherwise the requester recycles its own
+//! page (Sprite's rule for ties), which starts its record. Only a requester that cannot
+//! give at all takes a page without evidence. Giving from the consumer whose evictions
+//! have been the cheapest mistakes minimises the expected transfers of the next eviction.
 //!
 //! Why it needs no constant: the record's length is the memory size (as ARC bounds its
 //! ghost lists by the cache size); the costs are transfers, one unit for a read and one
@@ -58,8 +60,11 @@ impl Regret {
 
 impl Arbiter for Regret {
     fn pick(&mut self, requester: ConsumerId, consumers: &[ConsumerView]) -> Option<ConsumerId> {
+        let on_record = |c: ConsumerId| !self.records[c].entries.is_empty();
+        let evidence = on_record(requester);
         best_by(requester, consumers, |c, _| {
-            std::cmp::Reverse(self.records.get(c).map_or(Cost::ZERO, EvictionRecord::cost))
+            (c == requester || (evidence && on_record(c)))
+                .then(|| std::cmp::Reverse(self.records[c].cost()))
         })
     }
 
@@ -178,7 +183,7 @@ mod tests {
     fn the_consumer_whose_evictions_came_back_least_gives() {
         let mut a = Regret::new(4, 2);
         let v = pair((2, Some(1)), (2, Some(1)));
-        // Nothing on record: no regret either side, the requester gives its own page.
+        // Nothing on record: no evidence either way, the requester gives its own page.
         assert_eq!(a.pick(FILE, &v), Some(FILE));
         assert_eq!(a.pick(VM, &v), Some(VM));
         // File evicts 1, 2, 3 (all clean), and 2 comes back: one read in three evictions.
@@ -189,8 +194,12 @@ mod tests {
         a.note_miss(FILE, 2, &v); // refaults once per eviction
         a.note_miss(FILE, 9, &v); // never evicted: no refault
         assert_eq!(a.regret(FILE), 1.0 / 3.0);
-        // Memory has nothing on record: it gives, even when the file cache asks.
-        assert_eq!(a.pick(FILE, &v), Some(VM));
+        // Memory has nothing on record: no evidence that its pages are cheaper, so the
+        // file cache recycles its own; memory asking recycles its own too.
+        assert_eq!(a.pick(FILE, &v), Some(FILE));
+        assert_eq!(a.pick(VM, &v), Some(VM));
+        // ... unless the requester cannot give at all.
+        assert_eq!(a.pick(FILE, &pair((2, None), (2, Some(1)))), Some(VM));
         // Memory evicts 7 dirty (a write at once: 1 for 1 eviction); file asking, file
         // gives (1/3 < 1).
         a.note_eviction(VM, 7, true, &v);
@@ -207,8 +216,25 @@ mod tests {
         a.note_miss(FILE, 9, &v);
         assert_eq!(a.regret(FILE), 1.0);
         assert_eq!(a.pick(VM, &v), Some(FILE));
+        // Memory evicts 10, 11, 12 clean, none back: (2 + 0 + 0 + 0) / 4 = 0.5 < 1: now
+        // memory gives, to either requester.
+        for k in [10, 11, 12] {
+            a.note_eviction(VM, k, false, &v);
+        }
+        assert_eq!(a.regret(VM), 0.5);
+        assert_eq!(a.pick(FILE, &v), Some(VM));
+        assert_eq!(a.pick(VM, &v), Some(VM));
         // A consumer that cannot give is passed over whatever its regret.
-        assert_eq!(a.pick(FILE, &pair((2, None), (2, Some(1)))), Some(VM));
+        assert_eq!(a.pick(FILE, &pair((2, Some(1)), (2, None))), Some(FILE));
+        // Equal regrets: the requester gives (Sprite's tie rule).
+        a.note_eviction(FILE, 13, false, &v); // file: 3, 8, 9, 13 = (0 + 1 + 2 + 0) / 4
+        a.note_eviction(VM, 14, false, &v); // memory: 10, 11, 12, 14 = 0 / 4
+        a.note_miss(VM, 10, &v);
+        a.note_miss(VM, 11, &v);
+        a.note_miss(VM, 12, &v); // memory: 3 / 4, file 3 / 4
+        assert_eq!((a.regret(FILE), a.regret(VM)), (0.75, 0.75));
+        assert_eq!(a.pick(FILE, &v), Some(FILE));
+        assert_eq!(a.pick(VM, &v), Some(VM));
     }
 
     #[test]

@@ -267,12 +267,12 @@ fn nelson_quick_writes_every_table_and_figure() {
     ] {
         assert!(files.contains(&f.to_string()), "{f} missing in {files:?}");
     }
-    // One CSV row per run: 4 fixed sizes and 6 variable arbiters at 16 MB; 6 arbiters at
+    // One CSV row per run: 4 fixed sizes and 7 variable arbiters at 16 MB; 7 arbiters at
     // 2 sleep intervals.
     let ecd = std::fs::read_to_string(dir.path().join("nelson-ecd.csv")).unwrap();
-    assert_eq!(ecd.lines().count(), 1 + 10);
+    assert_eq!(ecd.lines().count(), 1 + 11);
     let ifs = std::fs::read_to_string(dir.path().join("nelson-ifs.csv")).unwrap();
-    assert_eq!(ifs.lines().count(), 1 + 12);
+    assert_eq!(ifs.lines().count(), 1 + 14);
     assert!(ifs.lines().next().unwrap().contains("response_p90_s"));
     assert!(ok(&["experiment", "list"]).contains("nelson"));
 }

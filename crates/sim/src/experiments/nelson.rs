@@ -1,8 +1,8 @@
 //! Nelson 1990, "Virtual Memory vs. The File System": the ECD and IFS benchmarks on the
 //! memory simulator under every arbiter — the fixed-size file caches of Figures 1-2, the
 //! variable-size cache of Figures 3-4 and Table 2, the penalties of Figures 5-6 and
-//! Table 4, the IFS runs of Table 3 — and, beyond the paper, Linux's refault-cost split
-//! and the ghost balance.
+//! Table 4, the IFS runs of Table 3 — and, beyond the paper, Linux's refault-cost split,
+//! the ghost balance and regret.
 
 use arbiter::ArbiterSpec;
 use rayon::prelude::*;
@@ -27,12 +27,16 @@ pub const IFS_MIN_FILE_PAGES: u32 = 16;
 /// User memory of the IFS machine: 6.7 MB.
 pub const IFS_MEMORY_PAGES: u32 = 1715;
 
-/// The variable-size arbiters: Sprite with each penalty, then Linux's and ours.
+/// The variable-size arbiters: Sprite with each penalty, then Linux's and our two.
 pub fn variable_arbiters() -> Vec<ArbiterSpec> {
     PENALTIES_S
         .iter()
         .map(|&penalty_s| ArbiterSpec::Age { penalty_s })
-        .chain([ArbiterSpec::LINUX, ArbiterSpec::Balance])
+        .chain([
+            ArbiterSpec::LINUX,
+            ArbiterSpec::Balance,
+            ArbiterSpec::Regret,
+        ])
         .collect()
 }
 
@@ -41,7 +45,8 @@ pub fn variable_arbiters() -> Vec<ArbiterSpec> {
 pub struct EcdPoint {
     /// Client memory, MB (the kernel's 1.3 MB included).
     pub memory_mb: f64,
-    /// Arbiter label (`fixed-128`, `sprite`, `penalty-120`, `refault`, `balance`).
+    /// Arbiter label (`fixed-128`, `sprite`, `penalty-120`, `refault`, `balance`,
+    /// `regret`).
     pub arbiter: String,
     /// The fixed cache size in MB, for fixed splits.
     pub fixed_cache_mb: Option<f64>,
