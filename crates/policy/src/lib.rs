@@ -285,9 +285,8 @@ pub trait Policy {
     /// policy whose decisions do not depend on its capacity (FIFO, LRU, Clock, SIEVE, LFU,
     /// ...). Policies with capacity-sized partitions or histories recompute them here
     /// (ARC, CAR, 2Q, S3-FIFO, SFIFO, SLRU, LIRS, PinRange, LRU-K, CLOCK-Pro, LeCaR,
-    /// Cacheus, TinyUFO's small queue); the few others keep the
-    /// sizes they were built with and are approximate after a resize (`docs/policies.md`,
-    /// "Resizing", lists both).
+    /// Cacheus, Clock2Q+), and their sketches and lifetimes (W-TinyLFU, MQ, TinyUFO);
+    /// `docs/policies.md`, "Resizing", says what each keeps.
     fn set_capacity(&mut self, capacity: u64) {
         let _ = capacity;
     }
