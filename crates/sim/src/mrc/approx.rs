@@ -484,7 +484,7 @@ impl Sampler {
         out: &mut [Vec<SampledOp>],
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<bool, MrcError> {
-        while out.first().map_or(true, |b| b.len() < SAMPLED_BATCH) {
+        while out.first().is_none_or(|b| b.len() < SAMPLED_BATCH) {
             let n = self.reader.read_batch(&mut self.batch)?;
             if n == 0 {
                 return Ok(true);
