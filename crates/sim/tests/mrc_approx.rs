@@ -77,6 +77,15 @@ fn mixed_trace(seed: testutil::Seed, n: usize, keys: u64) -> Vec<Request> {
         .collect()
 }
 
+/// `reqs` with every `every`-th request turned into a delete (not a request: it drops
+/// the object).
+fn with_deletes(mut reqs: Vec<Request>, every: usize) -> Vec<Request> {
+    for r in reqs.iter_mut().step_by(every) {
+        r.op = Op::Delete;
+    }
+    reqs
+}
+
 #[test]
 fn shards_at_rate_one_is_the_exact_curve() {
     testutil::explore(|seed| {
@@ -132,11 +141,7 @@ fn byte_shards_at_rate_one_is_byte_lru_where_objects_fit() {
 #[test]
 fn minisim_at_rate_one_is_the_full_replay_for_every_online_policy() {
     testutil::explore(|seed| {
-        let mut reqs = mixed_trace(seed, 6_000, 600);
-        // A few deletes, which are not requests but drop the object.
-        for i in (0..reqs.len()).step_by(97) {
-            reqs[i].op = Op::Delete;
-        }
+        let reqs = with_deletes(mixed_trace(seed, 6_000, 600), 97);
         let trace = CompactTrace::from_requests(&reqs);
         for byte_mode in [false, true] {
             let caps: Vec<u64> = if byte_mode {
@@ -459,10 +464,7 @@ fn a_size_raised_to_rate_one_is_the_full_replay() {
     // 20 / 20 = 1 (every request, the full replay); one of 2,000 holds 100 at the base
     // rate and stays there, exactly as in the plain pass.
     testutil::explore(|seed| {
-        let mut reqs = mixed_trace(seed, 20_000, 2_000);
-        for i in (0..reqs.len()).step_by(89) {
-            reqs[i].op = Op::Delete;
-        }
+        let reqs = with_deletes(mixed_trace(seed, 20_000, 2_000), 89);
         let trace = CompactTrace::from_requests(&reqs);
         let specs: Vec<PolicySpec> = ["lru", "fifo", "arc", "wtinylfu", "lirs"]
             .iter()
