@@ -13,14 +13,18 @@ For each method it prints the mean absolute error over all 20 points, the same o
 points the method resolves (capacity times rate at least MIN_SAMPLED objects, the rule
 `bufcache mrc` prints; see docs/mrc.md), the largest error and where, wall and user
 seconds and peak resident memory (GNU time). SEEDS=N repeats every sampled run with
---sample-seed 0..N-1 and prints the mean and the range of the errors. BUFCACHE names the
-binary (default target/release/bufcache); VERBOSE=1 prints every point.
+--sample-seed 0..N-1 and prints the mean and the range of the errors. MIN_SAMPLED lists
+the --min-sampled values every fixed-rate run is made with (default "0,500": the plain
+method, then nested rates; docs/mrc.md), and the miniature caches' requests of each run
+are printed (the cost of the raised sizes). BUFCACHE names the binary (default
+target/release/bufcache); VERBOSE=1 prints every point with the rate that served it.
 """
 import json, os, subprocess, sys
 
 B = os.environ.get("BUFCACHE", "target/release/bufcache")
 SEEDS = int(os.environ.get("SEEDS", "1"))
 VERBOSE = os.environ.get("VERBOSE") == "1"
+MIN_SAMPLED = os.environ.get("MIN_SAMPLED", "0,500").split(",")
 
 
 def run(args):
@@ -49,7 +53,8 @@ def curves(rows):
     for r in rows:
         if r.get("summary"):
             continue
-        c.setdefault(r["policy"], []).append((r["capacity"], r["miss_ratio"], r.get("resolved", True)))
+        c.setdefault(r["policy"], []).append((r["capacity"], r["miss_ratio"], r.get("resolved", True),
+                                              r.get("rate")))
     return c
 
 
@@ -71,29 +76,33 @@ def show(name, results, exact, base_wall, base_user):
     extra = ""
     if s:
         s = s[0]
-        extra = f" state {s['shards_state_bytes'] / 2**20:.2f}MiB rate {s['rate']:.5f}"
+        extra = (f" state {s['shards_state_bytes'] / 2**20:.2f}MiB rate {s['rate']:.5f}"
+                 f" mini-requests {s.get('miniature_requests', 0):,} of {s['requests']:,} read")
     spread = lambda v: f"{sum(v) / len(v):.5f}" + (f" [{min(v):.5f}..{max(v):.5f}]" if len(v) > 1 else "")
     print(f"  {name}: MAE {spread(maes)} resolved({errs[0][2]}) {spread(res)} max {errs[0][3]:.4f}@{errs[0][4]}"
           f"  {r0['wall']:.2f}s wall {r0['user']:.2f}s user (vs exact: wall {base_wall / r0['wall']:.1f}x"
           f" user {base_user / max(r0['user'], 1e-3):.1f}x) rss {r0['rss'] / 2**20:.0f}MiB{extra}")
     if VERBOSE:
-        for (c, m, ok), (_, x, _) in zip(curves(r0["rows"])[results[0][1]], exact):
-            print(f"      {c:>12} exact {x:.4f} approx {m:.4f} err {m - x:+.4f}{'' if ok else ' (unresolved)'}")
+        for (c, m, ok, rate), (_, x, _, _) in zip(curves(r0["rows"])[results[0][1]], exact):
+            print(f"      {c:>12} rate {rate:.4f} exact {x:.4f} approx {m:.4f} err {m - x:+.4f}"
+                  f"{'' if ok else ' (unresolved)'}")
 
 
 trace, mode = sys.argv[1], sys.argv[2]
 fr = [0.001 * (1000 ** (i / 19)) for i in range(20)]
 frs = ",".join("%.6f" % f for f in fr)
 ex = cached(trace + ".exact-lru.json", ["--trace", trace, "--sizes", frs])
-caps = ",".join(str(c) for c, _, _ in curves(ex["rows"])["lru"])
+caps = ",".join(str(c[0]) for c in curves(ex["rows"])["lru"])
 exc = curves(ex["rows"])["lru"]
 print(f"{trace}: exact lru {ex['wall']:.2f}s wall {ex['user']:.2f}s user rss {ex['rss'] / 2**20:.0f}MiB; caps {caps}")
 seeds = [["--sample-seed", str(s)] for s in range(SEEDS)] if SEEDS > 1 else [[]]
 if mode == "shards":
     rates = sys.argv[3:] or ["0.01", "0.1", "0.001"]
-    configs = [(["--method", "shards", "--rate", r], f"shards R={r}") for r in rates]
+    configs = [(["--method", "shards", "--rate", r, "--min-sampled", m], f"shards R={r} min-sampled {m}")
+               for r in rates for m in MIN_SAMPLED]
     configs += [(["--method", "shards-fixed", "--samples", "32768"], "fixed 32768"),
-                (["--method", "shards", "--rate", "0.01", "--no-adjust"], "shards R=0.01 noadj")]
+                (["--method", "shards", "--rate", "0.01", "--no-adjust", "--min-sampled", "0"],
+                 "shards R=0.01 noadj")]
     for args, name in configs:
         results = [(run(["--trace", trace, "--sizes", caps] + args + s), "lru") for s in seeds]
         show(name, results, exc, ex["wall"], ex["user"])
@@ -103,11 +112,13 @@ else:
     sw = cached(trace + ".sweep-" + pols.replace(",", "_") + ".json",
                 ["--trace", trace, "--sizes", caps, "--policy", pols])
     swc = curves(sw["rows"])
-    runs = [run(["--trace", trace, "--sizes", caps, "--policy", pols, "--method", "minisim", "--rate", rate] + s)
-            for s in seeds]
-    t = runs[0]
-    print(f"  sweep {sw['wall']:.1f}s wall {sw['user']:.1f}s user; minisim {t['wall']:.2f}s wall {t['user']:.2f}s user;"
-          f" ratio wall {sw['wall'] / t['wall']:.1f}x user {sw['user'] / t['user']:.1f}x"
-          f" rss sweep {sw['rss'] / 2**20:.0f}MiB minisim {t['rss'] / 2**20:.0f}MiB")
-    for p in pols.split(","):
-        show(p, [(r, p) for r in runs], swc[p], sw["wall"], sw["user"])
+    for m in MIN_SAMPLED:
+        runs = [run(["--trace", trace, "--sizes", caps, "--policy", pols, "--method", "minisim", "--rate", rate,
+                     "--min-sampled", m] + s)
+                for s in seeds]
+        t = runs[0]
+        print(f"  min-sampled {m}: sweep {sw['wall']:.1f}s wall {sw['user']:.1f}s user; minisim {t['wall']:.2f}s wall"
+              f" {t['user']:.2f}s user; ratio wall {sw['wall'] / t['wall']:.1f}x user {sw['user'] / t['user']:.1f}x"
+              f" rss sweep {sw['rss'] / 2**20:.0f}MiB minisim {t['rss'] / 2**20:.0f}MiB")
+        for p in pols.split(","):
+            show(p, [(r, p) for r in runs], swc[p], sw["wall"], sw["user"])

@@ -70,10 +70,11 @@ fn exact(
 /// Miss-ratio curve(s) of `trace`. `method`: `exact` (default), `shards` (fixed `rate`),
 /// `shards-fixed` (at most `samples` keys) or `minisim` (every policy in miniature at
 /// `rate`). `sizes`: a list of sizes, or None for `points` sizes spread evenly over the
-/// working set. Returns columns `policy`, `method` (lists), `capacity` (uint64), `misses`
+/// working set. `min_sampled`: sizes whose cache would hold fewer sampled objects are
+/// served at a higher, nested rate (`shards`, `minisim`; 0 turns it off; docs/mrc.md). Returns columns `policy`, `method` (lists), `capacity` (uint64), `misses`
 /// and `miss_ratio` (float64; approximate misses are estimates).
 #[pyfunction]
-#[pyo3(signature = (trace, *, method="exact", policy=None, sizes=None, points=20, ignore_size=false, rate=0.01, samples=32768, adjust=true, seed=42, threads=None))]
+#[pyo3(signature = (trace, *, method="exact", policy=None, sizes=None, points=20, ignore_size=false, rate=0.01, samples=32768, adjust=true, seed=42, threads=None, min_sampled=500))]
 #[allow(clippy::too_many_arguments)] // Python keyword arguments, each with a default
 pub fn mrc<'py>(
     py: Python<'py>,
@@ -88,6 +89,7 @@ pub fn mrc<'py>(
     adjust: bool,
     seed: u64,
     threads: Option<usize>,
+    min_sampled: u64,
 ) -> PyResult<Bound<'py, PyDict>> {
     let policies = match policy {
         Some(p) => policy_specs(p)?,
@@ -130,6 +132,7 @@ pub fn mrc<'py>(
                 policies,
                 adjust,
                 seed,
+                min_sampled,
                 ..ApproxConfig::new(method)
             };
             let source = me.source.clone();

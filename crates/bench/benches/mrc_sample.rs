@@ -14,7 +14,7 @@ use std::io::Cursor;
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use sim::mrc::histogram::Buckets;
 use sim::mrc::{key_hash, Sampling, Shards, SpatialFilter};
-use trace::{OracleGeneralReader, OracleGeneralWriter, Request, TraceReader};
+use trace::{OracleGeneralReader, OracleGeneralWriter, Request, TraceReader, NEVER};
 
 const REQUESTS: usize = 4 << 20;
 
@@ -29,6 +29,8 @@ fn requests() -> Vec<Request> {
             Request {
                 key: (u * u * 10_000_000.0) as u64,
                 size: 4096,
+                // The oracleGeneral reader checks next-access positions; none is known.
+                next_access: NEVER,
                 ..Request::default()
             }
         })

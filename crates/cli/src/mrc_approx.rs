@@ -35,6 +35,8 @@ struct Summary<'a> {
     working_set_bytes: f64,
     shards_state_bytes: u64,
     min_resolved_capacity: u64,
+    min_sampled: u64,
+    miniature_requests: u64,
     peak_rss_bytes: Option<u64>,
     passes: u32,
     wall_s: f64,
@@ -133,6 +135,7 @@ pub(crate) fn run(args: &MrcArgs) -> Result<Computed> {
         adjust: !args.no_adjust,
         seed: args.seed,
         sample_seed: args.sample_seed,
+        min_sampled: args.min_sampled,
     };
     config.validate()?;
     let mut computed = Computed {
@@ -180,6 +183,7 @@ pub(crate) fn run(args: &MrcArgs) -> Result<Computed> {
                         miss_ratio: p.miss_ratio,
                         byte_miss_ratio: Some(p.byte_miss_ratio),
                         resolved: Some(p.resolved),
+                        rate: Some(p.rate),
                     })
                     .collect(),
             });
@@ -197,6 +201,8 @@ pub(crate) fn run(args: &MrcArgs) -> Result<Computed> {
             working_set_bytes: result.working_set.bytes,
             shards_state_bytes: result.shards_state_bytes,
             min_resolved_capacity: result.curves[0].min_resolved_capacity,
+            min_sampled: config.min_sampled,
+            miniature_requests: result.miniature_requests,
             peak_rss_bytes: peak_rss_bytes(),
             passes: result.passes,
             wall_s,
@@ -206,7 +212,7 @@ pub(crate) fn run(args: &MrcArgs) -> Result<Computed> {
              working set (estimated): {} objects, {}\n\
              SHARDS state at most {}; peak resident memory {}\n\
              sizes below {} ({} at rate {rate:.6}: under one sampled object) are not \
-             resolved\n",
+             resolved{}\n",
             method.name(),
             util::thousands(result.sampled_requests),
             util::thousands(result.requests),
@@ -225,10 +231,32 @@ pub(crate) fn run(args: &MrcArgs) -> Result<Computed> {
             } else {
                 "1/rate objects of mean size"
             },
+            raised_note(&result, config.min_sampled),
         );
         computed
             .notes
             .push((text, serde_json::to_string(&summary)?));
     }
     Ok(computed)
+}
+
+/// The note on sizes served above the base rate: how many, and what the miniature caches
+/// served in all (the cost of raising them). Empty when no size was raised.
+fn raised_note(result: &sim::mrc::ApproxResult, min_sampled: u64) -> String {
+    let raised = result
+        .curves
+        .iter()
+        .map(|c| c.points.iter().filter(|p| p.rate > c.rate).count())
+        .max()
+        .unwrap_or(0);
+    if raised == 0 {
+        return String::new();
+    }
+    format!(
+        "\n{raised} smaller size(s) served at a higher rate of the same sample (column rate) \
+         so that each cache holds at least {} sampled objects; the miniature caches served \
+         {} requests in all",
+        util::thousands(min_sampled),
+        util::thousands(result.miniature_requests),
+    )
 }

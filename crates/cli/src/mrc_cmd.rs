@@ -48,6 +48,12 @@ pub struct MrcArgs {
     /// Sample budget (keys) of shards-fixed.
     #[arg(long, value_name = "N", default_value_t = 32_768)]
     pub samples: usize,
+    /// shards and minisim: the fewest sampled objects a cache should hold. Smaller sizes
+    /// are served at a higher rate of the same (nested) sample, up to 1, so that their
+    /// caches hold this many (objects of the mean size in byte mode); 0 keeps every size at
+    /// --rate. The rate of each point is in the output.
+    #[arg(long, value_name = "N", default_value_t = sim::mrc::DEFAULT_MIN_SAMPLED)]
+    pub min_sampled: u64,
     /// Leave out SHARDS' first-bucket adjustment (see docs/mrc.md).
     #[arg(long)]
     pub no_adjust: bool,
@@ -94,6 +100,8 @@ pub(crate) struct Point {
     pub byte_miss_ratio: Option<f64>,
     /// Sampled curves: whether the sample resolves this size (see docs/mrc.md).
     pub resolved: Option<bool>,
+    /// Sampled curves: the rate that served this size (raised at small sizes).
+    pub rate: Option<f64>,
 }
 
 impl From<MrcPoint> for Point {
@@ -105,6 +113,7 @@ impl From<MrcPoint> for Point {
             miss_ratio: p.miss_ratio(),
             byte_miss_ratio: None,
             resolved: None,
+            rate: None,
         }
     }
 }
@@ -258,7 +267,7 @@ pub(crate) fn output(args: &MrcArgs, curves: &[Curve], notes: &[(String, String)
             trace: &c.trace,
             policy: &c.policy,
             method: c.method,
-            rate: c.rate,
+            rate: p.rate.or(c.rate),
             mode,
             capacity: p.capacity,
             requests: p.requests,
@@ -308,6 +317,17 @@ pub(crate) fn output(args: &MrcArgs, curves: &[Curve], notes: &[(String, String)
             } else {
                 "bytes".to_string()
             }];
+            // A rate column when some size was served above its curve's base rate (every
+            // miniature policy of a pass has the same rate at a size; a SHARDS curve shown
+            // beside them keeps its base rate, named in its header).
+            let raised = mine.iter().find(|c| {
+                c.points
+                    .iter()
+                    .any(|p| p.rate.is_some() && p.rate != c.rate)
+            });
+            if raised.is_some() {
+                header.push("rate".to_string());
+            }
             header.extend(mine.iter().map(|c| match c.rate {
                 Some(r) => format!("{} ({} R={r:.4})", c.policy, c.method),
                 None => format!("{} ({})", c.policy, c.method),
@@ -315,6 +335,9 @@ pub(crate) fn output(args: &MrcArgs, curves: &[Curve], notes: &[(String, String)
             let rows: Vec<Vec<String>> = (0..mine[0].points.len())
                 .map(|i| {
                     let mut row = vec![util::thousands(mine[0].points[i].capacity)];
+                    if let Some(c) = raised {
+                        row.push(format!("{:.4}", c.points[i].rate.unwrap_or(1.0)));
+                    }
                     row.extend(
                         mine.iter()
                             .map(|c| format!("{:.4}", c.points[i].miss_ratio)),

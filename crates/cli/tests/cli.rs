@@ -247,6 +247,24 @@ fn mrc_sampled_methods_at_rate_one_match_and_report_themselves() {
     let fixed = with(&["--method", "shards-fixed", "--samples", "10"]);
     assert_eq!(misses(&fixed[..3]), [6, 4, 3]);
     assert_eq!(fixed[0]["method"], "shards-fixed");
+    // --min-sampled 3 at base rate 0.5: a cache of 1 to 3 objects needs rate 3 / c >= 1
+    // to hold 3 sampled objects, so each point is served at rate 1 by a miniature LRU
+    // cache that sees all 6 requests: the exact curve, 18 miniature requests in all.
+    let raised = ["--method", "shards", "--rate", "0.5", "--min-sampled", "3"];
+    let rows = with(&raised);
+    assert_eq!(misses(&rows[..3]), [6, 4, 3]);
+    assert!(rows[..3].iter().all(|r| r["rate"] == 1.0));
+    assert_eq!(
+        (rows[3]["rate"].as_f64(), rows[3]["min_sampled"].as_u64()),
+        (Some(0.5), Some(3))
+    );
+    assert_eq!(rows[3]["miniature_requests"], 18);
+    let table = ok(&[&base[..6], &raised[..]].concat());
+    assert!(
+        table.contains("rate  lru (shards R=0.5000)")
+            && table.contains("3 smaller size(s) served at a higher rate"),
+        "{table}"
+    );
     // FIFO on 1 2 1 3 1 2 at 1, 2, 3 objects: 6, 5, 3 misses, as the sweep gives.
     let mini = with(&["--method", "minisim", "--rate", "1", "--policy", "fifo"]);
     let swept = json_lines(&ok(&[&base[..], &["--policy", "fifo"]].concat()));

@@ -15,7 +15,8 @@
 //! 2^20 accesses the counts decay by 0.9 and the densities are recomputed (and, at the 6th
 //! and 26th time, the age coarsening is fitted to the number of resident objects).
 //! Until the first recomputation a density is `(c + 1) / (a + 1)` for the class's global
-//! index `c`, the code's "GDSF-like" start.
+//! index `c`, the code's "GDSF-like" start (read from one table per process, as the C++
+//! fills its tables at construction: not a division per candidate).
 //!
 //! To evict: draw 8 residents at random (32 after 50 recomputations), add the up to 8
 //! recently admitted objects whose density at admission was below the running average of
@@ -48,11 +49,16 @@
 //! # Cost
 //!
 //! O(1) per hit and insertion (one draw); O(associativity + admissions) per eviction, and
-//! every 2^20 accesses a pass over 16 x 20,000 ages. `victims` clones the policy.
-//! Memory per frame: 8 (key) + 8 (timestamp) + 4 + 4 (hit ages) + 4 (size) + 4
-//! (position) + 1 (explorer) = 33 bytes, padded to 40 in one record per frame, plus at
-//! most 3 x 1.28 MB of class statistics. One record rather than an array per field: an
-//! eviction reads 8 to 40 random frames, and each then costs one cache miss, not five.
+//! every 2^20 accesses a pass over 16 x 20,000 ages; a unit-mode density skips the
+//! division by the size (1). `victims` clones the policy. Memory per frame: 8 (key) + 8
+//! (timestamp) + 4 + 4 (hit ages) + 4 (size) + 4 (position) + 1 (explorer) = 33 bytes,
+//! padded to 40 in one record per frame, plus at most 3 x 1.28 MB of class statistics
+//! (the starting densities, until the first refit, are one table shared by every LHD of
+//! the process). One record rather than an array per field: an eviction reads 8 to 40
+//! random frames, and each then costs one cache miss, not five.
+
+use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use crate::draws::Draws;
 use crate::params::{ConfigError, ParamInfo, Params};
@@ -84,15 +90,29 @@ const NONE: u32 = u32::MAX;
 /// Mixed into the root seed so that this policy's stream differs from other components'.
 const STREAM: u64 = 0x4c48_445f_6472_6177;
 
+/// The starting densities of every class and age, `(c + 1) / (a + 1)` for the class's
+/// global index `c` (flat, `class * MAX_AGE + age`): computed once per process and shared
+/// by every LHD until its first recomputation, so that an eviction reads a density instead
+/// of dividing for each candidate, and a copy of the policy copies no table.
+fn initial_densities() -> &'static [f32] {
+    static TABLE: OnceLock<Vec<f32>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        (0..HIT_AGE_CLASSES)
+            .flat_map(|c| (0..MAX_AGE).map(move |a| ClassModel::initial_density(c, a)))
+            .collect()
+    })
+}
+
 /// Per-class event counts and the densities learned from them.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 struct ClassModel {
     /// Hits per class and age (grown to the largest age counted).
     hits: Vec<Vec<f32>>,
     /// Evictions per class and age (likewise).
     evictions: Vec<Vec<f32>>,
-    /// Densities per class and age once recomputed; before that, the starting formula.
-    densities: Option<Vec<Vec<f32>>>,
+    /// Densities per class and age, `class * MAX_AGE + age`: the shared starting table
+    /// until the first recomputation, then this model's own.
+    densities: Cow<'static, [f32]>,
 }
 
 impl ClassModel {
@@ -100,7 +120,7 @@ impl ClassModel {
         ClassModel {
             hits: vec![vec![0.0; FIRST_AGES]; HIT_AGE_CLASSES],
             evictions: vec![vec![0.0; FIRST_AGES]; HIT_AGE_CLASSES],
-            densities: None,
+            densities: Cow::Borrowed(initial_densities()),
         }
     }
 
@@ -112,10 +132,7 @@ impl ClassModel {
 
     #[inline]
     fn density(&self, class: usize, age: usize) -> f32 {
-        match &self.densities {
-            Some(d) => d[class][age],
-            None => Self::initial_density(class, age),
-        }
+        self.densities[class * MAX_AGE + age]
     }
 
     /// Count one event at `age` in `class`. The first age beyond [`FIRST_AGES`] grows
@@ -173,12 +190,8 @@ impl ClassModel {
 
     /// Recompute every density from the counts (`modelHitDensity`).
     fn model(&mut self) {
-        let densities = self.densities.get_or_insert_with(|| {
-            (0..HIT_AGE_CLASSES)
-                .map(|c| (0..MAX_AGE).map(|a| Self::initial_density(c, a)).collect())
-                .collect()
-        });
-        let classes = self.hits.iter().zip(&self.evictions).zip(densities.iter_mut());
+        let densities = self.densities.to_mut().chunks_exact_mut(MAX_AGE);
+        let classes = self.hits.iter().zip(&self.evictions).zip(densities);
         for ((hits, evictions), densities) in classes {
             let mut total_events = hits[MAX_AGE - 1] + evictions[MAX_AGE - 1];
             let mut total_hits = hits[MAX_AGE - 1];
@@ -325,7 +338,10 @@ impl Lhd {
         if age == MAX_AGE - 1 {
             return f32::MIN;
         }
-        let d = self.model.density(self.class(f), age) / self.frames[f.index()].size;
+        let size = self.frames[f.index()].size;
+        let d = self.model.density(self.class(f), age);
+        // dividing by 1 changes nothing; a unit-mode run skips the division
+        let d = if size == 1.0 { d } else { d / size };
         if self.frames[f.index()].explorer {
             (f64::from(d) + 1.0) as f32
         } else {
@@ -608,6 +624,18 @@ mod tests {
         assert_eq!(m.density(0, 1), 0.0);
         assert!((m.density(0, 0) - 1.0 / 3.0).abs() < 1e-6);
         assert_eq!(m.density(5, 0), 0.0);
+    }
+
+    #[test]
+    fn a_density_is_the_class_density_per_unit_of_size() {
+        // a newcomer at age 0 in class 0 has the starting density 17; an object of size 4
+        // gets a quarter of it per unit, one of size 1 all of it (no explorer: a cache of
+        // 4 units has no explorer budget)
+        let mut lhd = Lhd::new(4, 1);
+        lhd.on_insert(FrameId(0), &Access { size: 4, ..Access::unit(7, 0) });
+        lhd.on_insert(FrameId(1), &Access::unit(8, 1));
+        assert_eq!(lhd.density(FrameId(0)), 4.25);
+        assert_eq!(lhd.density(FrameId(1)), 17.0);
     }
 
     #[test]

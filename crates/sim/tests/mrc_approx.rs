@@ -77,6 +77,15 @@ fn mixed_trace(seed: testutil::Seed, n: usize, keys: u64) -> Vec<Request> {
         .collect()
 }
 
+/// `reqs` with every `every`-th request turned into a delete (not a request: it drops
+/// the object).
+fn with_deletes(mut reqs: Vec<Request>, every: usize) -> Vec<Request> {
+    for r in reqs.iter_mut().step_by(every) {
+        r.op = Op::Delete;
+    }
+    reqs
+}
+
 #[test]
 fn shards_at_rate_one_is_the_exact_curve() {
     testutil::explore(|seed| {
@@ -132,11 +141,7 @@ fn byte_shards_at_rate_one_is_byte_lru_where_objects_fit() {
 #[test]
 fn minisim_at_rate_one_is_the_full_replay_for_every_online_policy() {
     testutil::explore(|seed| {
-        let mut reqs = mixed_trace(seed, 6_000, 600);
-        // A few deletes, which are not requests but drop the object.
-        for i in (0..reqs.len()).step_by(97) {
-            reqs[i].op = Op::Delete;
-        }
+        let reqs = with_deletes(mixed_trace(seed, 6_000, 600), 97);
         let trace = CompactTrace::from_requests(&reqs);
         for byte_mode in [false, true] {
             let caps: Vec<u64> = if byte_mode {
@@ -257,6 +262,7 @@ fn first_bucket_adjustment_by_hand() {
         let config = ApproxConfig {
             sizes: sizes(&[1, 2]),
             adjust,
+            min_sampled: 0,
             ..ApproxConfig::new(Method::ShardsRate(0.5))
         };
         let r = run(&reqs, &config);
@@ -288,6 +294,7 @@ fn sampled_distances_count_the_key_itself_once() {
     let config = ApproxConfig {
         sizes: sizes(&[1, 2, 3]),
         adjust: false,
+        min_sampled: 0,
         ..ApproxConfig::new(Method::ShardsRate(0.5))
     };
     let r = run(&reqs, &config);
@@ -312,6 +319,7 @@ fn sizes_under_one_sampled_object_are_marked_unresolved() {
     let reqs = unit_requests(&(0..4000u64).map(|i| i % 400).collect::<Vec<_>>());
     let config = ApproxConfig {
         sizes: sizes(&[50, 99, 100, 101, 400]),
+        min_sampled: 0,
         ..ApproxConfig::new(Method::ShardsRate(0.01))
     };
     let r = run(&reqs, &config);
@@ -420,4 +428,146 @@ fn the_committed_slice_is_estimated_within_bounds() {
         eprintln!("rate {rate}: MAE {err}");
         assert!(err < bound, "rate {rate}: MAE {err}");
     }
+}
+
+#[test]
+fn nested_rates_change_nothing_where_every_size_holds_enough() {
+    // At rate 0.1 the smallest cache (1,000 objects) holds 100 sampled objects: asking for
+    // at least 50 raises no size, so the pass is the plain one, point for point.
+    testutil::explore(|seed| {
+        let reqs = mixed_trace(seed, 30_000, 3_000);
+        let specs: Vec<PolicySpec> = ["lru", "fifo", "s3fifo"]
+            .iter()
+            .map(|p| PolicySpec::parse(p).unwrap())
+            .collect();
+        for method in [Method::MiniSim(0.1), Method::ShardsRate(0.1)] {
+            let config = |min_sampled| ApproxConfig {
+                sizes: sizes(&[1_000, 2_000, 3_000]),
+                policies: specs.clone(),
+                min_sampled,
+                ..ApproxConfig::new(method)
+            };
+            let plain = run(&reqs, &config(0));
+            assert_eq!(run(&reqs, &config(50)), plain, "{seed}: {method:?}");
+            let rate = plain.curves[0].rate;
+            assert!(plain
+                .curves
+                .iter()
+                .all(|c| c.points.iter().all(|p| p.rate == rate)));
+        }
+    });
+}
+
+#[test]
+fn a_size_raised_to_rate_one_is_the_full_replay() {
+    // Base rate 0.05, at least 20 sampled objects: a cache of 20 objects needs rate
+    // 20 / 20 = 1 (every request, the full replay); one of 2,000 holds 100 at the base
+    // rate and stays there, exactly as in the plain pass.
+    testutil::explore(|seed| {
+        let reqs = with_deletes(mixed_trace(seed, 20_000, 2_000), 89);
+        let trace = CompactTrace::from_requests(&reqs);
+        let specs: Vec<PolicySpec> = ["lru", "fifo", "arc", "wtinylfu", "lirs"]
+            .iter()
+            .map(|p| PolicySpec::parse(p).unwrap())
+            .collect();
+        let config = |min_sampled| ApproxConfig {
+            sizes: sizes(&[20, 2_000]),
+            policies: specs.clone(),
+            min_sampled,
+            seed: seed.value(),
+            ..ApproxConfig::new(Method::MiniSim(0.05))
+        };
+        let nested = run(&reqs, &config(20));
+        let plain = run(&reqs, &config(0));
+        let opts = ReplayOptions {
+            ignore_size: true,
+            seed: seed.value(),
+        };
+        let full = replay(&trace, &specs, &sizes(&[20]), opts, &|_| {}).unwrap();
+        for (i, spec) in specs.iter().enumerate() {
+            let (small, large) = (
+                &nested.curves[i + 1].points[0],
+                &nested.curves[i + 1].points[1],
+            );
+            assert_eq!(small.rate, 1.0);
+            assert_eq!(
+                small.misses,
+                full[i].misses() as f64,
+                "{seed}: {}",
+                spec.label()
+            );
+            assert_eq!(
+                small.miss_ratio,
+                full[i].miss_ratio(),
+                "{seed}: {}",
+                spec.label()
+            );
+            assert_eq!(
+                large,
+                &plain.curves[i + 1].points[1],
+                "{seed}: {}",
+                spec.label()
+            );
+        }
+        // The cost: every policy's small cache served every request, its large one the
+        // base rate's sample.
+        assert_eq!(
+            nested.miniature_requests,
+            specs.len() as u64 * (nested.requests + nested.sampled_requests)
+        );
+        assert_eq!(
+            plain.miniature_requests,
+            2 * specs.len() as u64 * plain.sampled_requests
+        );
+        // SHARDS takes the same rates: its small point is the exact LRU curve's.
+        let shards = |min_sampled| ApproxConfig {
+            sizes: sizes(&[20, 2_000]),
+            min_sampled,
+            ..ApproxConfig::new(Method::ShardsRate(0.05))
+        };
+        let nested = run(&reqs, &shards(20));
+        let plain = run(&reqs, &shards(0));
+        let lru = replay(&trace, &specs[..1], &sizes(&[20]), opts, &|_| {}).unwrap();
+        let points = &nested.curves[0].points;
+        assert_eq!(points[0].rate, 1.0);
+        assert_eq!(points[0].misses, lru[0].misses() as f64, "{seed}");
+        assert_eq!(points[1], plain.curves[0].points[1], "{seed}");
+        assert_eq!(nested.miniature_requests, nested.requests);
+        assert_eq!(plain.miniature_requests, 0);
+    });
+}
+
+#[test]
+fn byte_mode_rates_count_objects_of_the_mean_size() {
+    // Every object is 100 bytes: at least 10 sampled objects in a 1,000-byte cache needs
+    // rate 10 x 100 / 1,000 = 1, known only after a first pass has measured the mean size.
+    // At rate 1 the point is byte LRU exactly: a loop over 20 objects (2,000 bytes) misses
+    // everything in 1,000 bytes, and hits everything after the first round in 4,000.
+    let keys: Vec<u64> = (0..400u64).map(|i| i % 20).collect();
+    let reqs: Vec<Request> = keys
+        .iter()
+        .map(|&key| Request {
+            key,
+            size: 100,
+            ..Request::default()
+        })
+        .collect();
+    let config = ApproxConfig {
+        sizes: vec![
+            CacheSize::parse("1000B").unwrap(),
+            CacheSize::parse("4000B").unwrap(),
+        ],
+        byte_mode: true,
+        min_sampled: 10,
+        ..ApproxConfig::new(Method::ShardsRate(0.1))
+    };
+    let r = run(&reqs, &config);
+    assert_eq!(r.passes, 2);
+    let p = &r.curves[0].points;
+    assert_eq!(
+        (p[0].rate, p[0].miss_ratio, p[0].byte_miss_ratio),
+        (1.0, 1.0, 1.0)
+    );
+    // 4,000 bytes at rate 0.1 hold 4 sampled objects of 100 bytes: raised to 0.25.
+    assert_eq!(p[1].rate, 0.25);
 }

@@ -44,6 +44,7 @@ use trace::{Op, Request, TraceError, TraceReader};
 use super::filter::{salted_key_hash, sample_salt, SpatialFilter};
 use super::histogram::{Buckets, CurvePoint};
 use super::minisim::{KeyIds, MiniResult, MiniSim, SampledOp};
+use super::nested::{RatePlan, DEFAULT_MIN_SAMPLED};
 use super::shards::{Sampling, Shards};
 use super::{even_grid, MrcError};
 use crate::size::{CacheSize, SizeKind, WorkingSet};
@@ -101,6 +102,11 @@ pub struct ApproxConfig {
     /// Seed of the key sample ([`super::filter::sample_salt`]): 0, the default, is the
     /// project's fixed hash; another seed draws another sample at the same rate.
     pub sample_seed: u64,
+    /// The fewest sampled objects a cache should hold ([`super::nested`]): sizes where the
+    /// base rate gives fewer are served at a higher, nested rate (miniature caches of
+    /// their own; for SHARDS, miniature LRU caches). 0 keeps every size at the base rate.
+    /// Fixed-size SHARDS ignores it (its rate is known only at the end).
+    pub min_sampled: u64,
 }
 
 impl ApproxConfig {
@@ -115,6 +121,7 @@ impl ApproxConfig {
             adjust: true,
             seed: 42,
             sample_seed: 0,
+            min_sampled: DEFAULT_MIN_SAMPLED,
         }
     }
 
@@ -209,7 +216,8 @@ pub struct ApproxCurve {
     pub policy: String,
     /// `shards`, `shards-fixed` or `minisim`.
     pub method: &'static str,
-    /// The sampling rate the curve was computed at (the final one at fixed size).
+    /// The base sampling rate of the curve (the final one at fixed size); each point
+    /// carries the rate that served it, higher at small sizes ([`super::nested`]).
     pub rate: f64,
     /// The smallest capacity the sample resolves ([`min_resolved_capacity`]); points below
     /// it have `resolved` false.
@@ -244,6 +252,9 @@ pub struct ApproxResult {
     pub shards_state_bytes: u64,
     /// Times the trace was read (2 when miniature caches needed the working set first).
     pub passes: u32,
+    /// Requests served by all miniature caches together (each cache counts the requests
+    /// of its own rate's stream): the work the sizes and their rates cost.
+    pub miniature_requests: u64,
 }
 
 /// Runs the configured approximation over the trace `open` opens (once, or twice for
@@ -256,62 +267,60 @@ pub fn approximate(
 ) -> Result<ApproxResult, MrcError> {
     config.validate()?;
     let known = config.absolute_capacities()?;
-    let (sampling, mini_rate) = match config.method {
-        Method::ShardsRate(r) => (Sampling::Rate(r), None),
-        Method::ShardsSize(s) => (Sampling::Samples(s), None),
-        Method::MiniSim(r) => (Sampling::Rate(r), Some(r)),
+    let sampling = match config.method {
+        Method::ShardsRate(r) | Method::MiniSim(r) => Sampling::Rate(r),
+        Method::ShardsSize(s) => Sampling::Samples(s),
     };
+    let salt = sample_salt(config.sample_seed);
     let mut passes = 1;
-    let mut mini = match mini_rate {
+    let mut mini = match miniature_plan(config, known.as_deref(), &mut || {
+        passes = 2;
+        estimate_working_set(&mut *open()?, sampling, config.byte_mode, salt, progress)
+    })? {
         None => None,
-        Some(rate) => {
-            let caps = match &known {
-                Some(caps) => caps.clone(),
-                None => {
-                    passes = 2;
-                    let ws = estimate_working_set(
-                        &mut *open()?,
-                        sampling,
-                        config.byte_mode,
-                        sample_salt(config.sample_seed),
-                        progress,
-                    )?;
-                    config.capacities_for(ws)?
-                }
-            };
-            let sim = MiniSim::new(&config.policies, &caps, rate, config.byte_mode, config.seed)?;
-            Some((sim, SpatialFilter::with_rate(rate), caps))
-        }
+        Some((plan, policies)) => Some((
+            MiniSim::new(&policies, &plan, config.byte_mode, config.seed)?,
+            plan,
+        )),
     };
     let buckets = match &known {
         Some(caps) => Buckets::Edges(caps.clone()),
         None => Buckets::LogLinear,
     };
     let shards = Shards::new(sampling, buckets, config.byte_mode);
+    let levels: Vec<SpatialFilter> = mini
+        .as_ref()
+        .map_or(Vec::new(), |(_, plan)| plan.levels().to_vec());
     let mut sampler = Sampler {
         reader: open()?,
         batch: vec![Request::default(); READ_BATCH],
         shards,
-        ids: KeyIds::default(),
-        salt: sample_salt(config.sample_seed),
-        mini_filter: mini.as_ref().map(|(_, f, _)| *f),
+        salt,
+        levels: levels.clone(),
+        ids: levels.iter().map(|_| KeyIds::default()).collect(),
     };
     // Reading and sampling the next batch overlaps with the miniature caches serving the
-    // previous one.
-    let mut filling: Vec<SampledOp> = Vec::with_capacity(SAMPLED_BATCH);
-    let mut ready: Vec<SampledOp> = Vec::with_capacity(SAMPLED_BATCH);
+    // previous one. One batch per rate level.
+    let batches = || -> Vec<Vec<SampledOp>> {
+        levels
+            .iter()
+            .map(|_| Vec::with_capacity(SAMPLED_BATCH))
+            .collect()
+    };
+    let mut filling = batches();
+    let mut ready = batches();
     loop {
         let (read, ()) = rayon::join(
             || sampler.fill(&mut filling, progress),
             || {
-                if let Some((sim, _, _)) = &mut mini {
+                if let Some((sim, _)) = &mut mini {
                     sim.feed(&ready);
                 }
             },
         );
         let at_end = read?;
         std::mem::swap(&mut filling, &mut ready);
-        filling.clear();
+        filling.iter_mut().for_each(Vec::clear);
         if at_end {
             break;
         }
@@ -321,6 +330,7 @@ pub fn approximate(
         return Err(MrcError::Empty);
     }
     let ws = shards.working_set();
+    let mut miniature_requests = 0;
     let working_set = WorkingSetEstimate {
         objects: ws.requests,
         bytes: ws.bytes,
@@ -342,31 +352,45 @@ pub fn approximate(
         min_resolved_capacity: 0,
         points: shards.curve(&caps, config.adjust),
     }];
-    if let Some((mut sim, filter, mini_caps)) = mini {
+    if let Some((mut sim, _)) = mini {
         sim.feed(&ready);
+        miniature_requests = sim.requests_served();
         let results = sim.results();
-        for spec in &config.policies {
-            let label = spec.label();
-            let points = results
-                .iter()
-                .filter(|r| r.policy == label)
-                .map(|r| mini_point(r, filter.rate(), &shards, config.adjust))
-                .collect();
-            curves.push(ApproxCurve {
-                policy: label,
-                method: "minisim",
-                rate: filter.rate(),
-                min_resolved_capacity: 0,
-                points,
-            });
+        if let Method::MiniSim(rate) = config.method {
+            for spec in &config.policies {
+                let label = spec.label();
+                let points = results
+                    .iter()
+                    .filter(|r| r.policy == label)
+                    .map(|r| mini_point(r, &shards, config.adjust))
+                    .collect();
+                curves.push(ApproxCurve {
+                    policy: label,
+                    method: "minisim",
+                    rate: SpatialFilter::with_rate(rate).rate(),
+                    min_resolved_capacity: 0,
+                    points,
+                });
+            }
+        } else {
+            // SHARDS at a fixed rate: the raised sizes' miniature LRU caches stand in for
+            // the histogram there (the same estimate at their own rate; see nested).
+            for r in &results {
+                if let Some(p) = curves[0]
+                    .points
+                    .iter_mut()
+                    .find(|p| p.capacity == r.capacity)
+                {
+                    *p = mini_point(r, &shards, config.adjust);
+                }
+            }
         }
-        debug_assert_eq!(mini_caps.len() * config.policies.len(), results.len());
     }
     for curve in &mut curves {
         curve.min_resolved_capacity =
             min_resolved_capacity(curve.rate, config.byte_mode, working_set);
         for p in &mut curve.points {
-            p.resolved = p.capacity >= curve.min_resolved_capacity;
+            p.resolved = p.capacity >= min_resolved_capacity(p.rate, config.byte_mode, working_set);
         }
     }
     Ok(ApproxResult {
@@ -377,6 +401,7 @@ pub fn approximate(
         working_set,
         shards_state_bytes: shards.peak_state_bytes() as u64,
         passes,
+        miniature_requests,
     })
 }
 
@@ -406,7 +431,8 @@ pub fn min_resolved_capacity(rate: f64, byte_mode: bool, working_set: WorkingSet
 /// trace's requests instead of by the sampled ones scaled: requests the sample drew beyond
 /// its expected share count as hits, as SHARDS' first-bucket adjustment has them (for LRU
 /// the two estimates are then the same formula). At rate 1 both are the replay's ratios.
-fn mini_point(r: &MiniResult, rate: f64, shards: &Shards, adjust: bool) -> CurvePoint {
+fn mini_point(r: &MiniResult, shards: &Shards, adjust: bool) -> CurvePoint {
+    let rate = r.rate;
     let misses = r.counts.misses() as f64 / rate;
     let bytes_missed = r.counts.bytes_missed as f64 / rate;
     let (miss_ratio, byte_miss_ratio) = if adjust {
@@ -422,6 +448,7 @@ fn mini_point(r: &MiniResult, rate: f64, shards: &Shards, adjust: bool) -> Curve
         misses,
         miss_ratio,
         byte_miss_ratio,
+        rate,
         resolved: true,
     }
 }
@@ -441,21 +468,23 @@ struct Sampler {
     reader: Box<dyn TraceReader>,
     batch: Vec<Request>,
     shards: Shards,
-    ids: KeyIds,
     /// The sample seed's salt, mixed into every key before hashing.
     salt: u64,
-    mini_filter: Option<SpatialFilter>,
+    /// The miniature caches' rate levels, widest first ([`RatePlan::levels`]).
+    levels: Vec<SpatialFilter>,
+    /// Each level's numbering of its keys.
+    ids: Vec<KeyIds>,
 }
 
 impl Sampler {
-    /// Reads until `out` holds [`SAMPLED_BATCH`] sampled operations or the trace ends;
-    /// true at the end.
+    /// Reads until the widest level's batch `out[0]` holds [`SAMPLED_BATCH`] sampled
+    /// operations or the trace ends (with no level, to the end); true at the end.
     fn fill(
         &mut self,
-        out: &mut Vec<SampledOp>,
+        out: &mut [Vec<SampledOp>],
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<bool, MrcError> {
-        while out.len() < SAMPLED_BATCH {
+        while out.first().is_none_or(|b| b.len() < SAMPLED_BATCH) {
             let n = self.reader.read_batch(&mut self.batch)?;
             if n == 0 {
                 return Ok(true);
@@ -468,21 +497,69 @@ impl Sampler {
                 } else {
                     self.shards.access(hash, r.size);
                 }
-                if let Some(filter) = &self.mini_filter {
-                    if hash <= filter.threshold() {
-                        out.push(SampledOp {
-                            key: self.ids.id(hash),
-                            size: r.size,
-                            stream: r.stream,
-                            delete,
-                        });
+                // Levels are nested: the first one the hash exceeds ends the walk.
+                for ((level, ids), batch) in self.levels.iter().zip(&mut self.ids).zip(&mut *out) {
+                    if hash > level.threshold() {
+                        break;
                     }
+                    batch.push(SampledOp {
+                        key: ids.id(hash),
+                        size: r.size,
+                        stream: r.stream,
+                        delete,
+                    });
                 }
             }
             progress(n as u64);
         }
         Ok(false)
     }
+}
+
+/// The miniature caches of a pass and the policies they run, or `None` when there are
+/// none: every policy at every size for miniature simulation; for fixed-rate SHARDS, LRU
+/// at the sizes [`RatePlan::raised`] above the base rate (none without `min_sampled`).
+/// The sizes must be known before the first request: when they are fractions of the
+/// working set, or in byte mode where the rate of a size depends on the mean object size,
+/// `estimate` reads the trace once first.
+fn miniature_plan(
+    config: &ApproxConfig,
+    known: Option<&[u64]>,
+    estimate: &mut dyn FnMut() -> Result<WorkingSet, MrcError>,
+) -> Result<Option<(RatePlan, Vec<PolicySpec>)>, MrcError> {
+    let rate = match config.method {
+        Method::ShardsSize(_) => return Ok(None),
+        Method::ShardsRate(r) if config.min_sampled == 0 || r >= 1.0 => return Ok(None),
+        Method::ShardsRate(r) | Method::MiniSim(r) => r,
+    };
+    let raising = config.min_sampled > 0 && rate < 1.0;
+    let (caps, unit) = match known {
+        Some(caps) if !(raising && config.byte_mode) => (caps.to_vec(), 1.0),
+        _ => {
+            let ws = estimate()?;
+            let mean_size = ws.bytes as f64 / ws.objects.max(1) as f64;
+            let unit = if config.byte_mode {
+                mean_size.max(1.0)
+            } else {
+                1.0
+            };
+            let caps = match known {
+                Some(caps) => caps.to_vec(),
+                None => config.capacities_for(ws)?,
+            };
+            (caps, unit)
+        }
+    };
+    let plan = RatePlan::new(&caps, rate, config.min_sampled, unit);
+    if let Method::MiniSim(_) = config.method {
+        return Ok(Some((plan, config.policies.clone())));
+    }
+    let raised = plan.raised(rate);
+    if raised.is_empty() {
+        return Ok(None);
+    }
+    let lru = PolicySpec::parse("lru").expect("lru is registered");
+    Ok(Some((plan.only(&raised), vec![lru])))
 }
 
 /// The pre-pass of miniature simulation at fractional sizes: the working set as the

@@ -64,6 +64,9 @@ pub struct CurvePoint {
     pub miss_ratio: f64,
     /// Fraction of requested bytes that miss.
     pub byte_miss_ratio: f64,
+    /// The sampling rate this point was estimated at (1 for an exact one). Small sizes
+    /// may be served by a higher rate than the curve's ([`super::nested`]).
+    pub rate: f64,
     /// False when the sample is too thin to see this size at all: a capacity that holds
     /// less than one sampled object ([`super::approx::min_resolved_capacity`]).
     pub resolved: bool,
@@ -129,8 +132,8 @@ impl DistanceHistogram {
     }
 
     /// The curve at `capacities`, over `total` requests and bytes (the sampled weight plus
-    /// any first-bucket adjustment, which hits at every size).
-    pub fn curve(&self, capacities: &[u64], total: Weight) -> Vec<CurvePoint> {
+    /// any first-bucket adjustment, which hits at every size), from a sample at `rate`.
+    pub fn curve(&self, capacities: &[u64], total: Weight, rate: f64) -> Vec<CurvePoint> {
         capacities
             .iter()
             .map(|&capacity| {
@@ -141,6 +144,7 @@ impl DistanceHistogram {
                     misses: missed.requests,
                     miss_ratio: clamp_ratio(missed.requests, total.requests),
                     byte_miss_ratio: clamp_ratio(missed.bytes, total.bytes),
+                    rate,
                     resolved: true,
                 }
             })
@@ -245,7 +249,7 @@ mod tests {
             h.add(d, one);
         }
         let total = h.total();
-        let c = h.curve(&[2, 4], total);
+        let c = h.curve(&[2, 4], total, 1.0);
         // Misses at 2: cold + {3, 4, 5}; at 4: cold + {5}.
         assert_eq!((c[0].misses, c[1].misses), (4.0, 2.0));
         assert_eq!(c[1].byte_miss_ratio, 20.0 / 60.0);
@@ -264,7 +268,7 @@ mod tests {
             },
         );
         let total = h.total();
-        let c = h.curve(&[exact - 1, exact, exact + 1], total);
+        let c = h.curve(&[exact - 1, exact, exact + 1], total, 1.0);
         let misses: Vec<f64> = c.iter().map(|p| p.misses).collect();
         assert_eq!(misses, [2.0, 1.0, 0.0]);
     }

@@ -22,14 +22,18 @@
 //! the requested object's size is not known when the cache is built.
 //!
 //! A scaled capacity is rounded to the nearest unit and is at least 1; at a rate where
-//! `R × capacity` is a handful of objects the estimate is coarse (choose the rate so that
-//! the smallest miniature cache holds at least a few hundred objects; see docs/mrc.md).
+//! `R × capacity` is a handful of objects the estimate is coarse. Each cache therefore
+//! takes its own rate from a [`RatePlan`] ([`super::nested`]): the base rate, raised for
+//! small sizes so that the cache holds enough sampled objects. Caches of one rate share
+//! its stream (one numbering of keys, one clock); a stream at a higher rate is a superset
+//! of every lower one.
 //! Offline policies (Belady) need the future of the sampled stream and are refused.
 
 use bufcache_core::FixedHashMap;
 use policy::{Access, AnyPolicy, BuildContext, Cache, PolicySpec, NEVER};
 use rayon::prelude::*;
 
+use super::nested::RatePlan;
 use super::MrcError;
 use crate::replay::{Counts, ReplayError};
 
@@ -75,6 +79,10 @@ impl KeyIds {
 struct MiniRun {
     cache: Cache<AnyPolicy>,
     counts: Counts,
+    /// The rate level whose stream it is fed ([`RatePlan::levels`]).
+    level: usize,
+    /// Operations of its level's stream served so far: the logical time of the next.
+    time: u64,
 }
 
 /// The result of one miniature run.
@@ -86,6 +94,8 @@ pub struct MiniResult {
     pub capacity: u64,
     /// The capacity of the miniature cache.
     pub scaled_capacity: u64,
+    /// The sampling rate of its stream.
+    pub rate: f64,
     /// Counts over the sampled stream.
     pub counts: Counts,
 }
@@ -93,16 +103,15 @@ pub struct MiniResult {
 /// Every (policy, capacity) miniature cache of one pass.
 pub struct MiniSim {
     runs: Vec<MiniRun>,
-    labels: Vec<(String, u64)>,
+    /// (policy, full-size capacity, rate) of each run.
+    labels: Vec<(String, u64, f64)>,
     byte_mode: bool,
-    time: u64,
 }
 
 impl std::fmt::Debug for MiniSim {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MiniSim")
             .field("runs", &self.labels)
-            .field("time", &self.time)
             .finish()
     }
 }
@@ -120,19 +129,20 @@ pub fn scaled_capacity(capacity: u64, rate: f64, byte_mode: bool) -> u64 {
 }
 
 impl MiniSim {
-    /// Builds a miniature cache per policy and capacity (full-size units: objects, or
-    /// bytes in `byte_mode`), each scaled by `rate`.
+    /// Builds a miniature cache per policy and planned size (full-size units: objects, or
+    /// bytes in `byte_mode`), each scaled by its own rate and fed its level's stream.
     pub fn new(
         policies: &[PolicySpec],
-        capacities: &[u64],
-        rate: f64,
+        plan: &RatePlan,
         byte_mode: bool,
         seed: u64,
     ) -> Result<Self, MrcError> {
-        let mut runs = Vec::with_capacity(policies.len() * capacities.len());
+        let sizes = plan.sizes();
+        let mut runs = Vec::with_capacity(policies.len() * sizes.len());
         let mut labels = Vec::with_capacity(runs.capacity());
         for spec in policies {
-            for &capacity in capacities {
+            for size in sizes {
+                let (capacity, rate) = (size.capacity, size.rate);
                 let scaled = scaled_capacity(capacity, rate, byte_mode);
                 let policy = spec
                     .build(&BuildContext::new(scaled, seed))
@@ -147,26 +157,32 @@ impl MiniSim {
                 runs.push(MiniRun {
                     cache: Cache::new(policy, scaled),
                     counts: Counts::default(),
+                    level: size.level,
+                    time: 0,
                 });
-                labels.push((spec.label(), capacity));
+                labels.push((spec.label(), capacity, rate));
             }
         }
         Ok(MiniSim {
             runs,
             labels,
             byte_mode,
-            time: 0,
         })
     }
 
-    /// Serves a batch of sampled operations through every miniature cache, in parallel.
-    pub fn feed(&mut self, ops: &[SampledOp]) {
-        let start = self.time;
+    /// Serves a batch of sampled operations through every miniature cache, in parallel:
+    /// `batches[k]` is the next part of level `k`'s stream.
+    pub fn feed(&mut self, batches: &[Vec<SampledOp>]) {
         let byte_mode = self.byte_mode;
         self.runs
             .par_iter_mut()
-            .for_each(|run| serve(run, ops, start, byte_mode));
-        self.time += ops.len() as u64;
+            .for_each(|run| serve(run, &batches[run.level], byte_mode));
+    }
+
+    /// Requests (deletes excluded) served by all the miniature caches together: the work
+    /// of the pass.
+    pub fn requests_served(&self) -> u64 {
+        self.runs.iter().map(|r| r.counts.requests).sum()
     }
 
     /// The results, in order of (policy, capacity).
@@ -174,17 +190,20 @@ impl MiniSim {
         self.runs
             .iter()
             .zip(&self.labels)
-            .map(|(run, (policy, capacity))| MiniResult {
+            .map(|(run, (policy, capacity, rate))| MiniResult {
                 policy: policy.clone(),
                 capacity: *capacity,
                 scaled_capacity: run.cache.capacity(),
+                rate: *rate,
                 counts: run.counts,
             })
             .collect()
     }
 }
 
-fn serve(run: &mut MiniRun, ops: &[SampledOp], start: u64, byte_mode: bool) {
+fn serve(run: &mut MiniRun, ops: &[SampledOp], byte_mode: bool) {
+    let start = run.time;
+    run.time += ops.len() as u64;
     for (i, op) in ops.iter().enumerate() {
         if op.delete {
             run.cache.remove(op.key);

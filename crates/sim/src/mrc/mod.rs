@@ -17,6 +17,7 @@ pub mod exact;
 pub mod filter;
 pub mod histogram;
 pub mod minisim;
+pub mod nested;
 pub mod shards;
 pub mod stack;
 
@@ -34,6 +35,7 @@ pub use approx::{
 pub use exact::StackDistances;
 pub use filter::{key_hash, salted_key_hash, sample_salt, SpatialFilter};
 pub use histogram::{Buckets, CurvePoint};
+pub use nested::{rate_for, RatePlan, DEFAULT_MIN_SAMPLED};
 pub use shards::{scaled_distance, Sampling, Shards};
 
 /// Why a curve could not be computed.

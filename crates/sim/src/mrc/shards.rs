@@ -213,7 +213,7 @@ impl Shards {
         } else {
             sampled
         };
-        self.histogram.curve(capacities, total)
+        self.histogram.curve(capacities, total, self.rate)
     }
 
     /// The first-bucket adjustment in requests and bytes: the trace's totals minus what
