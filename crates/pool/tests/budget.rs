@@ -32,6 +32,16 @@ fn the_penalty_keeps_the_index_resident_where_plain_age_lets_the_scan_take_it() 
     );
     assert_eq!(penalty.scan_got, 0, "{penalty:?}");
     assert!(penalty.scan_asked > 0, "the scan did ask: {penalty:?}");
+    // Regret, with no constant, keeps the index too: the index never evicts, so it is
+    // never on record, and without evidence against it the scan recycles its own pages
+    // (docs/experiments/nelson.md).
+    let regret = scenario.run(&ArbiterSpec::Regret, Kind::Memory).unwrap();
+    assert_eq!(
+        (regret.index_misses, regret.index_resident, regret.scan_got),
+        (0, scenario.index_pages as usize, 0),
+        "{regret:?}"
+    );
+    assert!(regret.scan_asked > 0, "the scan did ask: {regret:?}");
 }
 
 fn pool(storage: &MemStorage, frames: usize) -> Arc<BufferPool> {
