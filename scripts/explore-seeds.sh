@@ -2,7 +2,9 @@
 # Runs the exploring randomized tests ROUNDS more times (default 2), each time with fresh
 # seeds: what CI adds after the main test run. A failure prints its seed and the command
 # that replays it (BUFCACHE_SEED=N cargo test ...); docs/TESTING.md lists these tests.
-# Release mode, like the main run, so that CI reuses its build.
+# Release mode and `--workspace`, like the main run, so that CI reuses its build: a lone
+# package (`-p`) resolves other features (the policy crate's `testkit`, rustix's) and would
+# compile every crate again. `--test NAME` picks the package that has that test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds="${1:-2}"
@@ -12,9 +14,8 @@ if [[ -n "${BUFCACHE_SEED:-}" ]]; then
 fi
 for ((round = 1; round <= rounds; round++)); do
     echo "-- round $round of $rounds"
-    cargo test -q -p bufcache-pool --release --test stress --test crash
-    cargo test -q -p bufcache-sim --release --test dense_keys
-    cargo test -q -p bufcache-policy --release --lib -- \
+    cargo test -q --workspace --release --test stress --test crash --test dense_keys
+    cargo test -q --workspace --release --lib -- \
         clockpro::tests::invariants_hold_at_extreme_parameters \
         clockpro::tests::structures_stay_consistent_under_random_operations \
         ghost::tests::agrees_with_a_deque_model \
