@@ -489,6 +489,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "builds every registered policy, large tables included: 203 s under Miri, for safe code"
+    )]
     fn hit_modes_follow_the_declared_hit_paths() {
         let mode = |spec: &str| {
             let p = PolicySpec::parse(spec)
