@@ -115,27 +115,26 @@ fn ifs_without_penalty_response_grows_with_sleep_and_the_penalty_and_regret_fix_
     assert!(plain.iter().all(|p| p.sort_degradation > 0.05), "{plain:?}");
     // Table 4: with a 120 s penalty the response is near zero at every interval, no page
     // goes to swap, and the sort is faster than without the penalty.
-    for (p, q) in penalty.iter().zip(&plain) {
-        assert!(p.response_max_s < 0.2, "{p:?}");
+    for p in &penalty {
         assert_eq!((p.page_ins, p.page_outs), (0, 0), "{p:?}");
-        assert!(
-            p.sort_s <= q.sort_s,
-            "sleep {}: {} > {}",
-            p.sleep_s,
-            p.sort_s,
-            q.sort_s
-        );
     }
+    assert_protects("the penalty", &penalty, &plain);
     assert!(penalty[3].sort_s < plain[3].sort_s);
     // Beyond the paper: regret, with no constant, protects the interactive program as
     // the penalty does (responses under 0.2 s at every interval) and the sort is no
     // slower than without penalty.
     let regret = ifs(ArbiterSpec::Regret, standalone);
-    for (p, q) in regret.iter().zip(&plain) {
-        assert!(p.response_max_s < 0.2, "{p:?}");
+    assert_protects("regret", &regret, &plain);
+}
+
+/// At every interval: `points`' worst response is under 0.2 s, and its sort no slower
+/// than `plain`'s (Sprite without penalty).
+fn assert_protects(who: &str, points: &[IfsPoint], plain: &[IfsPoint]) {
+    for (p, q) in points.iter().zip(plain) {
+        assert!(p.response_max_s < 0.2, "{who}: {p:?}");
         assert!(
             p.sort_s <= q.sort_s,
-            "sleep {}: regret's sort {} > {} without penalty",
+            "sleep {}: {who}'s sort {} > {} without penalty",
             p.sleep_s,
             p.sort_s,
             q.sort_s
@@ -162,16 +161,10 @@ fn on_ifs_regret_is_within_5_percent_of_the_best_fixed_split() {
         .map(|&file_pages| ifs(ArbiterSpec::Fixed { file_pages }, standalone))
         .collect();
     for (i, r) in regret.iter().enumerate() {
-        let at = |f: &Vec<IfsPoint>| f[i].clone();
-        let fastest = fixed
-            .iter()
-            .map(at)
-            .map(|p| p.sort_s)
-            .fold(f64::MAX, f64::min);
+        let fastest = fixed.iter().map(|f| f[i].sort_s).fold(f64::MAX, f64::min);
         let best_response = fixed
             .iter()
-            .map(at)
-            .map(|p| p.response_mean_s)
+            .map(|f| f[i].response_mean_s)
             .fold(f64::MAX, f64::min);
         assert!(
             r.sort_s <= 1.05 * fastest,
