@@ -1,10 +1,12 @@
 //! The thesis's InfoReplace experiments (`bufcache experiment inforeplace`,
 //! `docs/experiments/inforeplace.md`): accuracy and overhead (Figure 3.1) and PinRange on
-//! index lookups (Figure 3.2).
+//! index lookups (Figure 3.2); with the Linux page cache as the source, through an
+//! algorithmic mirror, the first (`linux`) and the second (`index_linux`).
 
 pub mod accuracy;
 pub mod figures;
 pub mod index;
+pub mod index_linux;
 pub mod linux;
 pub mod workload;
 
