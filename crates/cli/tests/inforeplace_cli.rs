@@ -108,7 +108,7 @@ fn inforeplace_linux_adds_the_page_cache_rows() {
 }
 
 /// `--linux-index` (docs/experiments/inforeplace.md, experiment 4): experiment 2's
-/// lookups through the Linux page cache in a memory cgroup, three ways, with the rows,
+/// lookups through the Linux page cache in a memory cgroup, four ways, with the rows,
 /// levels and gains in their own CSV files.
 #[test]
 #[ignore = "needs root and a memory cgroup (v1 or v2): run with --ignored"]
@@ -127,7 +127,7 @@ fn inforeplace_linux_index_adds_the_page_cache_ways() {
         .iter()
         .filter(|l| l["part"] == "index-linux")
         .collect();
-    assert_eq!(rows.len(), 3);
+    assert_eq!(rows.len(), 4);
     for r in &rows {
         for field in [
             "way",
@@ -143,7 +143,7 @@ fn inforeplace_linux_index_adds_the_page_cache_ways() {
         .iter()
         .filter(|l| l["part"] == "index" && l["engine"] == "pagecache")
         .count();
-    assert_eq!(pagecache, 3);
+    assert_eq!(pagecache, 4);
     for f in [
         "inforeplace-index-linux.csv",
         "inforeplace-index-linux-levels.csv",

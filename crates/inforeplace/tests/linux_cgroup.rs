@@ -58,7 +58,7 @@ fn pinrange_over_the_page_cache_in_a_cgroup() {
     for r in &pc.rows {
         eprintln!("{r:?}");
     }
-    assert_eq!(pc.rows.len(), 3);
+    assert_eq!(pc.rows.len(), 4);
     for r in &pc.rows {
         assert!(r.device_pages_read >= r.accesses - r.hits, "{r:?}");
         assert!(r.agreement >= 0.9, "{r:?}");

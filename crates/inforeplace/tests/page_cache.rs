@@ -157,6 +157,7 @@ fn dropping_the_targets_evictions() {
             Levers {
                 drop_target_evictions: true,
                 dontcache: false,
+                verify_refreshes: false,
             },
             vec![1, 2, 3],
             1.0,
@@ -186,6 +187,7 @@ fn reading_unadmitted_pages_uncached() {
     let levers = Levers {
         drop_target_evictions: false,
         dontcache: true,
+        verify_refreshes: false,
     };
     let s = source(SimKernel::new("lru", 3, 8), "lru", 3, levers);
     let mut info = InfoReplace::new(s, "lru")
@@ -307,6 +309,7 @@ fn index_lookups_over_a_simulated_page_cache() {
     let dontneed = Levers {
         drop_target_evictions: true,
         dontcache: false,
+        verify_refreshes: false,
     };
     let config = inforeplace::Config::default();
     let (steered, s) = drive(
@@ -338,4 +341,35 @@ fn index_lookups_over_a_simulated_page_cache() {
     assert_eq!(reread.truth, reread.predicted);
     assert!(reread.overhead.refreshes > 0);
     assert_eq!(end_state(&s, &tree).unwrap().0.agree, 341);
+}
+
+/// The `verify` lever, by hand: a FIFO kernel of 3 pages under an LRU mirror. Reads
+/// 1 2 3 1 4: the kernel evicts 1 (first in), the mirror 2 (least recent). Refreshing 1
+/// without the lever reads it back (a device read) and the kernel evicts 2 for it; with
+/// the lever the kernel is asked first, 1 is not read, and the mirror drops it instead.
+#[test]
+fn verifying_refreshes_corrects_the_mirror_instead_of_reading() {
+    for verify in [false, true] {
+        let levers = Levers {
+            verify_refreshes: verify,
+            ..Levers::default()
+        };
+        let mut s = source(SimKernel::new("fifo", 3, 8), "lru", 3, levers);
+        for p in [1, 2, 3, 1, 4] {
+            s.read(p, ReadHow::Cached).unwrap();
+        }
+        assert_eq!(resident(&s), [2, 3, 4]);
+        assert!(s.mirror().contains(1) && !s.mirror().contains(2));
+        s.refresh(inforeplace::PageKey { file: 0, page: 1 })
+            .unwrap();
+        if verify {
+            assert_eq!(resident(&s), [2, 3, 4]);
+            assert!(!s.mirror().contains(1));
+            assert_eq!((s.calls().reads, s.calls().corrected), (5, 1));
+        } else {
+            assert_eq!(resident(&s), [1, 3, 4]);
+            assert!(s.mirror().contains(1));
+            assert_eq!((s.calls().reads, s.calls().corrected), (6, 0));
+        }
+    }
 }

@@ -12,8 +12,12 @@
 //! * `linux` — the plain page cache, a mirror following only to predict hits;
 //! * `pinrange-info` — PinRange emulated by InfoReplace over the mirror's victim list,
 //!   steering by re-reads alone (the thesis's infoLinux);
-//! * `pinrange-info+dontneed` — the same, and each page PinRange evicts is dropped with
-//!   `POSIX_FADV_DONTNEED`, so the kernel finds free pages and need not choose.
+//! * `pinrange-info+verify` — re-reads, but each page about to be re-read is first looked
+//!   up in the ground truth (`cachestat`): one the kernel already took is not read back
+//!   (a device read that would evict another page) but removed from the mirror;
+//! * `pinrange-info+dontneed` — the same as `pinrange-info`, and each page PinRange
+//!   evicts is dropped with `POSIX_FADV_DONTNEED`, so the kernel finds free pages and
+//!   need not choose.
 //!
 //! `WILLNEED` and `RWF_DONTCACHE` are not used: PinRange admits every page it reads, so
 //! there is nothing to read uncached, and `WILLNEED` brings a page in without raising it.
@@ -53,23 +57,21 @@ use std::time::{Duration, Instant};
 
 /// The ways over the page cache, in the order reported: the name, and the levers of
 /// InfoReplace (`None`: not steered).
-pub const PAGE_CACHE_WAYS: [(&str, Option<Levers>); 3] = [
+pub const PAGE_CACHE_WAYS: [(&str, Option<Levers>); 4] = [
     ("linux", None),
-    (
-        "pinrange-info",
-        Some(Levers {
-            drop_target_evictions: false,
-            dontcache: false,
-        }),
-    ),
-    (
-        "pinrange-info+dontneed",
-        Some(Levers {
-            drop_target_evictions: true,
-            dontcache: false,
-        }),
-    ),
+    ("pinrange-info", Some(lever(false, false))),
+    ("pinrange-info+verify", Some(lever(false, true))),
+    ("pinrange-info+dontneed", Some(lever(true, false))),
 ];
+
+/// The levers of a way: `DONTNEED` on PinRange's evictions, ground truth before refreshes.
+const fn lever(drop_target_evictions: bool, verify_refreshes: bool) -> Levers {
+    Levers {
+        drop_target_evictions,
+        dontcache: false,
+        verify_refreshes,
+    }
+}
 
 /// Pages a memory cgroup charges ahead per CPU (`MEMCG_CHARGE_BATCH`): the kernel may
 /// start reclaiming that much before the file's pages alone reach the size Dust measured,
@@ -120,7 +122,7 @@ impl IndexLinuxSettings {
             mirror_pages: None,
             mirror_slack_pages: MEMCG_CHARGE_BATCH,
             read_iops: vec![None],
-            throttled_ways: vec!["linux", "pinrange-info+dontneed"],
+            throttled_ways: vec!["linux", "pinrange-info+verify", "pinrange-info+dontneed"],
         }
     }
 }
@@ -170,6 +172,8 @@ pub struct PageCacheIndexRow {
     pub refreshes: u64,
     /// Pages dropped with `DONTNEED`.
     pub dropped: u64,
+    /// Refreshes not made because the kernel had already taken the page (`verify`).
+    pub corrected: u64,
     /// InfoReplace's time per lookup in microseconds (refreshes included).
     pub overhead_us_per_lookup: f64,
     /// ... of which checking victim lists, per read.
@@ -522,6 +526,7 @@ impl Pass<'_> {
             probe_s: counts.probe.as_secs_f64(),
             refreshes: o.refreshes,
             dropped: source.calls().dropped,
+            corrected: source.calls().corrected,
             overhead_us_per_lookup: o.total_ns as f64 / 1000.0 / s.lookups.max(1) as f64,
             check_us,
             refresh_us,

@@ -64,10 +64,12 @@ impl LinuxSettings {
         let dontneed = Levers {
             drop_target_evictions: true,
             dontcache: false,
+            verify_refreshes: false,
         };
         let dontcache = Levers {
             drop_target_evictions: false,
             dontcache: true,
+            verify_refreshes: false,
         };
         let mut runs = Vec::new();
         for target in super::accuracy::THESIS_TARGETS {
