@@ -62,6 +62,10 @@ pub struct InfoReplaceArgs {
     /// second (a slow disk's cost per miss; 100 is the thesis's 10 ms).
     #[arg(long, value_name = "PER_S")]
     linux_index_read_iops: Option<u64>,
+    /// Experiment 4's ways (default all: linux, pinrange-info, pinrange-info+verify,
+    /// pinrange-info+dontneed).
+    #[arg(long, value_name = "WAY,...", value_delimiter = ',')]
+    linux_index_ways: Option<Vec<String>>,
 }
 
 /// One JSON line: which part of the experiment it belongs to, and the row.
@@ -124,6 +128,9 @@ pub fn run(a: InfoReplaceArgs) -> Result<()> {
         s.mirror_pages = a.mirror_pages;
         if let Some(n) = a.linux_index_read_iops {
             s.read_iops.push(Some(n));
+        }
+        if let Some(ways) = &a.linux_index_ways {
+            s.only_ways(ways).context("--linux-index-ways")?;
         }
         Some(
             index_linux::run(&s)

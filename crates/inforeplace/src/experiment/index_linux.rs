@@ -96,11 +96,33 @@ pub struct IndexLinuxSettings {
     pub mirror_slack_pages: u64,
     /// One pass per entry: reads throttled to that many a second, or not (`None`).
     pub read_iops: Vec<Option<u64>>,
-    /// The ways a throttled pass runs (names of [`PAGE_CACHE_WAYS`]).
+    /// The ways an unthrottled pass runs (names of [`PAGE_CACHE_WAYS`]).
+    pub ways: Vec<&'static str>,
+    /// The ways a throttled pass runs.
     pub throttled_ways: Vec<&'static str>,
 }
 
 impl IndexLinuxSettings {
+    /// Keep only the ways named in `names` (both passes); an unknown name is an error
+    /// listing the known ones.
+    pub fn only_ways(&mut self, names: &[String]) -> Result<(), ExperimentError> {
+        let mut kept = Vec::new();
+        for n in names {
+            let way = PAGE_CACHE_WAYS
+                .iter()
+                .map(|(w, _)| *w)
+                .find(|w| w == n)
+                .ok_or_else(|| ExperimentError::UnknownWay {
+                    way: n.clone(),
+                    known: PAGE_CACHE_WAYS.map(|(w, _)| w).join(", "),
+                })?;
+            kept.push(way);
+        }
+        self.throttled_ways.retain(|w| kept.contains(w));
+        self.ways = kept;
+        Ok(())
+    }
+
     /// Experiment 2's setting in a cgroup of the pool's cache size (64 MiB); `quick`: one
     /// tree D6:F7 in 16 MiB, large enough for the mirror's size to be measured.
     pub fn new(index: IndexSettings, dir: PathBuf, quick: bool) -> Self {
@@ -122,6 +144,7 @@ impl IndexLinuxSettings {
             mirror_pages: None,
             mirror_slack_pages: MEMCG_CHARGE_BATCH,
             read_iops: vec![None],
+            ways: PAGE_CACHE_WAYS.map(|(w, _)| w).to_vec(),
             throttled_ways: vec!["linux", "pinrange-info+verify", "pinrange-info+dontneed"],
         }
     }
@@ -425,7 +448,11 @@ fn passes(
                 disk: disk.as_ref(),
             };
             for (way, levers) in PAGE_CACHE_WAYS {
-                if read_iops.is_none() || settings.throttled_ways.contains(&way) {
+                let ways = match read_iops {
+                    None => &settings.ways,
+                    Some(_) => &settings.throttled_ways,
+                };
+                if ways.contains(&way) {
                     pass.way(way, levers, out)?;
                 }
             }
@@ -696,5 +723,23 @@ mod tests {
         let g = gains(&runs[3..]);
         assert_eq!(g[0].reference, "sim");
         assert!((g[0].reference_reads_saved_share - 0.8).abs() < 1e-12);
+    }
+
+    /// Ways are chosen by name (they run in the table's order); a throttled pass keeps the
+    /// chosen ones it runs; an unknown name lists the known ones.
+    #[test]
+    fn ways_are_chosen_by_name() {
+        let mut s = IndexLinuxSettings::new(IndexSettings::quick(None, 1), "/x".into(), true);
+        s.only_ways(&["pinrange-info+dontneed".into(), "linux".into()])
+            .unwrap();
+        assert_eq!(s.ways, ["pinrange-info+dontneed", "linux"]);
+        assert_eq!(s.throttled_ways, ["linux", "pinrange-info+dontneed"]);
+        let e = s.only_ways(&["lru".into()]).unwrap_err().to_string();
+        assert!(
+            e.contains("\"lru\"") && e.contains("pinrange-info+verify"),
+            "{e}"
+        );
+        assert_eq!(s.limit_mib, 16);
+        assert_eq!(s.index.trees.len(), 1);
     }
 }

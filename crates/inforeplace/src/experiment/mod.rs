@@ -33,6 +33,14 @@ pub enum ExperimentError {
     /// The Dust workload could not be laid out.
     #[error("dust workload: {0}")]
     Dust(#[from] dust::DustError),
+    /// A way of experiment 4 that does not exist.
+    #[error("unknown way {way:?} (known: {known})")]
+    UnknownWay {
+        /// As given.
+        way: String,
+        /// The ways there are.
+        known: String,
+    },
     /// A file of the index experiment.
     #[error("{what} {path}: {source}")]
     Io {
