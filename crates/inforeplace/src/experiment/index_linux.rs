@@ -134,7 +134,7 @@ impl IndexLinuxSettings {
             }];
             16
         } else {
-            index.cache_pages * PAGE_BYTES >> 20
+            (index.cache_pages * PAGE_BYTES) >> 20
         };
         IndexLinuxSettings {
             index,
@@ -272,7 +272,7 @@ pub struct Lookups {
 
 /// The page cache read plainly or through InfoReplace.
 enum Reader<K: PageCacheFile> {
-    Plain(PageCacheSource<K>),
+    Plain(Box<PageCacheSource<K>>),
     Steered(Box<InfoReplace<PageCacheSource<K>>>),
 }
 
@@ -304,7 +304,7 @@ pub fn drive<K: PageCacheFile>(
     target: Option<(&str, crate::Config)>,
 ) -> Result<(Lookups, PageCacheSource<K>), ExperimentError> {
     let mut reader = match target {
-        None => Reader::Plain(source),
+        None => Reader::Plain(Box::new(source)),
         Some((policy, config)) => {
             Reader::Steered(Box::new(InfoReplace::with_config(source, policy, config)?))
         }
@@ -327,7 +327,7 @@ pub fn drive<K: PageCacheFile>(
         counts.predicted_right += u64::from(cached == predicted);
     }
     let source = match reader {
-        Reader::Plain(s) => s,
+        Reader::Plain(s) => *s,
         Reader::Steered(info) => {
             counts.overhead = *info.overhead();
             info.into_source()
