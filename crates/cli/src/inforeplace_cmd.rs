@@ -364,7 +364,8 @@ fn page_cache_table(pc: &PageCacheIndex, gains: &[GainRow]) -> String {
         "way",
         "hit rate",
         "predicted",
-        "agreement",
+        "reads predicted",
+        "agreement (cached)",
         "device pages",
         "run time s",
         "refreshes",
@@ -384,7 +385,12 @@ fn page_cache_table(pc: &PageCacheIndex, gains: &[GainRow]) -> String {
                 r.way.to_string(),
                 format!("{:.3}", r.hits as f64 / r.accesses.max(1) as f64),
                 format!("{:.3}", r.predicted_hits as f64 / r.accesses.max(1) as f64),
-                format!("{:.1}%", r.agreement * 100.0),
+                format!("{:.1}%", r.predicted_right * 100.0),
+                format!(
+                    "{:.1}% ({:.1}%)",
+                    r.agreement * 100.0,
+                    r.cached_agreement * 100.0
+                ),
                 r.device_pages_read.to_string(),
                 format!("{:.2}", r.run_time_s),
                 r.refreshes.to_string(),

@@ -177,8 +177,12 @@ pub struct PageCacheIndexRow {
     pub predicted_hits: u64,
     /// Share of reads whose hit or miss the mirror predicted right.
     pub predicted_right: f64,
-    /// Share of the file's pages on which mirror and kernel agree at the end.
+    /// Share of the file's pages on which mirror and kernel agree at the end (padded by
+    /// the many leaves neither holds).
     pub agreement: f64,
+    /// Share of the pages either holds at the end that both hold: the agreement on what
+    /// is cached, not padded.
+    pub cached_agreement: f64,
     /// Pages cached in the mirror only at the end.
     pub mirror_only: u64,
     /// Pages cached in the kernel only at the end.
@@ -545,6 +549,7 @@ impl Pass<'_> {
             predicted_hits: counts.predicted.hits(),
             predicted_right: counts.predicted_right as f64 / accesses.max(1) as f64,
             agreement: agreement.rate(),
+            cached_agreement: cached_agreement(&agreement, &per_level),
             mirror_only: agreement.mirror_only,
             kernel_only: agreement.kernel_only,
             device_pages_read: device,
@@ -577,6 +582,18 @@ impl Pass<'_> {
             });
         }
         Ok(())
+    }
+}
+
+/// Pages both hold over pages either holds, from the end state's counts.
+fn cached_agreement(a: &Agreement, per_level: &[(u64, u64)]) -> f64 {
+    let kernel: u64 = per_level.iter().map(|l| l.0).sum();
+    let both = kernel - a.kernel_only;
+    let either = both + a.kernel_only + a.mirror_only;
+    if either == 0 {
+        1.0
+    } else {
+        both as f64 / either as f64
     }
 }
 
@@ -741,5 +758,19 @@ mod tests {
         );
         assert_eq!(s.limit_mib, 16);
         assert_eq!(s.index.trees.len(), 1);
+    }
+
+    /// By hand: the kernel holds 10 pages (3 + 7 on two levels), 2 of them not in the
+    /// mirror; the mirror holds 3 the kernel does not. Both: 8 of 13 held by either.
+    #[test]
+    fn cached_agreement_leaves_out_pages_neither_holds() {
+        let a = Agreement {
+            pages: 1000,
+            agree: 995,
+            mirror_only: 3,
+            kernel_only: 2,
+        };
+        assert!((cached_agreement(&a, &[(3, 4), (7, 7)]) - 8.0 / 13.0).abs() < 1e-12);
+        assert_eq!(cached_agreement(&Agreement::default(), &[(0, 0)]), 1.0);
     }
 }
