@@ -9,7 +9,8 @@ use clap::Args;
 use inforeplace::experiment::accuracy::{self, AccuracyRow};
 use inforeplace::experiment::figures;
 use inforeplace::experiment::index::{self, IndexRun, IndexSettings};
-use inforeplace::experiment::index_linux::{self, GainRow, IndexLinuxSettings, PageCacheIndex};
+use inforeplace::experiment::index_gain::{self, GainRow};
+use inforeplace::experiment::index_linux::{self, IndexLinuxSettings, PageCacheIndex};
 use inforeplace::experiment::linux::{self, LinuxRow, LinuxSettings, LinuxSetup};
 use serde::Serialize;
 
@@ -146,7 +147,7 @@ pub fn run(a: InfoReplaceArgs) -> Result<()> {
         ),
         None => (runs, levels),
     };
-    let gains = index_linux::gains(&runs);
+    let gains = index_gain::gains(&runs);
     let linux_rows: &[LinuxRow] = linux_result.as_ref().map_or(&[], |(_, rows)| rows);
     let mut files = vec![
         out.join("inforeplace-accuracy.csv"),

@@ -6,6 +6,7 @@
 pub mod accuracy;
 pub mod figures;
 pub mod index;
+pub mod index_gain;
 pub mod index_linux;
 pub mod linux;
 pub mod workload;
