@@ -3,10 +3,18 @@
 //! truth, and InfoReplace steering the kernel towards the target.
 
 use inforeplace::experiment::linux::{self, LinuxSettings};
+use std::sync::Mutex;
+
+/// A memory cgroup holds whole processes: two tests of this file running at once would
+/// share (and fight over) one cgroup, so each holds this while it runs.
+static ONE_CGROUP_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 #[test]
 #[ignore = "needs root and a memory cgroup (v1 or v2): run with --ignored"]
 fn the_mirror_predicts_the_page_cache_in_a_cgroup() {
+    let _alone = ONE_CGROUP_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let mut s = LinuxSettings::new(dir.path().to_path_buf(), true, 1);
     s.runs.retain(|(t, _)| t == "mru" || t == "lru+secondhit");
@@ -47,6 +55,9 @@ fn the_mirror_predicts_the_page_cache_in_a_cgroup() {
 #[test]
 #[ignore = "needs root and a memory cgroup (v1 or v2): run with --ignored"]
 fn pinrange_over_the_page_cache_in_a_cgroup() {
+    let _alone = ONE_CGROUP_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
     use inforeplace::experiment::index::IndexSettings;
     use inforeplace::experiment::index_linux::{self, IndexLinuxSettings};
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
