@@ -123,6 +123,9 @@ pub(crate) struct OrderState {
     released_frames: HashMap<u32, NodeId>,
     /// Nodes with released versions not yet confirmed (raw ids as released).
     released_nodes: BTreeSet<NodeId>,
+    /// Released nodes that gained a dependent (raw ids): a level confirms these, forced,
+    /// without looking at every released node.
+    released_needed: BTreeSet<NodeId>,
     /// Versions released as plain dirty pages so far (for the stats).
     pub versions_released: u64,
     /// A deliberately broken rule, for the crash enumeration's self-test.
@@ -136,6 +139,7 @@ impl OrderState {
         for &d in &deps {
             if self.is_live(d) {
                 self.dependents.entry(d).or_default().push(id);
+                self.note_dependent_of(d);
             }
         }
         self.candidates.push(id);
@@ -304,6 +308,7 @@ impl OrderState {
         for d in added {
             if self.is_live(d) {
                 self.dependents.entry(d).or_default().push(into);
+                self.note_dependent_of(d);
             }
         }
     }

@@ -172,37 +172,63 @@ impl OrderState {
         self.tags.insert(frame, Tag::Pending { node: n, gen });
     }
 
-    /// The released nodes a level should confirm: those needed (something live follows
-    /// them, or they are in the closure of `wanted`), forced; and the others as `rest`
-    /// says.
+    /// Node `d` gained a dependent: if it has released versions, a level must confirm it.
+    pub(super) fn note_dependent_of(&mut self, d: NodeId) {
+        let n = self.find(d);
+        if self.awaits_sync(n) {
+            self.released_needed.insert(n);
+        }
+    }
+
+    /// Whether `n` is live with released versions not yet confirmed.
+    fn awaits_sync(&self, n: NodeId) -> bool {
+        self.live
+            .get(&n)
+            .is_some_and(|node| !node.unconfirmed.is_empty())
+    }
+
+    /// The released nodes a level should confirm: those needed (a node issued after the
+    /// release follows them, or they are in the closure of `wanted`), forced; and the
+    /// others as `rest` says. The needed ones are found without walking every released
+    /// node (there are thousands when the write-back holds pages for seconds); only the
+    /// flusher's and `fsync`'s calls walk them all.
     pub fn to_confirm(&mut self, wanted: Option<&[NodeId]>, rest: Confirm) -> Vec<ToConfirm> {
-        let scope = wanted.map(|w| self.closure(w));
-        let mut nodes: BTreeSet<NodeId> = BTreeSet::new();
-        let raws: Vec<NodeId> = self.released_nodes.iter().copied().collect();
+        let mut needed: BTreeSet<NodeId> = BTreeSet::new();
+        let raws: Vec<NodeId> = self.released_needed.iter().copied().collect();
         for raw in raws {
             let n = self.find(raw);
-            if self
-                .live
-                .get(&n)
-                .is_some_and(|node| !node.unconfirmed.is_empty())
-            {
-                nodes.insert(n);
+            if self.awaits_sync(n) {
+                needed.insert(n);
             } else {
-                self.released_nodes.remove(&raw);
+                self.released_needed.remove(&raw);
             }
         }
-        nodes
-            .into_iter()
-            .filter_map(|n| {
-                let needed =
-                    self.has_live_dependent(n) || scope.as_ref().is_some_and(|s| s.contains(&n));
-                let force = needed || rest == Confirm::Every;
-                (force || rest == Confirm::AlsoWritten).then(|| ToConfirm {
-                    node: n,
-                    force,
-                    pages: self.live[&n].unconfirmed.clone(),
-                })
-            })
+        if let Some(w) = wanted {
+            let scope = self.closure(w);
+            needed.extend(scope.into_iter().filter(|&n| self.awaits_sync(n)));
+        }
+        let mut others: BTreeSet<NodeId> = BTreeSet::new();
+        if rest != Confirm::Needed {
+            let raws: Vec<NodeId> = self.released_nodes.iter().copied().collect();
+            for raw in raws {
+                let n = self.find(raw);
+                if !self.awaits_sync(n) {
+                    self.released_nodes.remove(&raw);
+                } else if !needed.contains(&n) {
+                    others.insert(n);
+                }
+            }
+        }
+        let force_others = rest == Confirm::Every;
+        let entry = |n: NodeId, force: bool| ToConfirm {
+            node: n,
+            force,
+            pages: self.live[&n].unconfirmed.clone(),
+        };
+        needed
+            .iter()
+            .map(|&n| entry(n, true))
+            .chain(others.iter().map(|&n| entry(n, force_others)))
             .collect()
     }
 
