@@ -21,6 +21,14 @@
 //! acyclic, so some node is always ready, and each level makes at least one node durable.
 //! `fsync`, `sync_all`, `close` and `set_len` first make every ordered write durable.
 //!
+//! # Leaves
+//!
+//! A graph write that nothing follows and nobody waits for gains nothing from a level's
+//! sync, and its frame could not be evicted until that sync. Once its dependencies are
+//! durable, a level *releases* it: its frames are untagged, plain dirty pages for the
+//! usual write-back, and the write counts as durable only after a later sync of its file
+//! (forced by whoever needs it; see `graph/release.rs`).
+//!
 //! # Duplicates
 //!
 //! A page written again when its current version must reach storage first (an older

@@ -145,3 +145,88 @@ fn unknown_ids_and_errors_are_reported() {
     // back to pending: the next level writes it again
     assert_eq!(s.level(None).0, frames);
 }
+
+/// Where frame `f` holds page `f` of file 1 (the release needs each frame's page).
+fn page_of(f: u32) -> (u64, u64) {
+    (1, u64::from(f))
+}
+
+/// Make the level's frames durable (written and synced), then sweep.
+fn write_level(s: &mut OrderState) {
+    let (frames, _) = s.level(None);
+    for (f, t) in frames {
+        assert!(s.frame_written(f, t) && s.frame_durable(f, t));
+    }
+    s.sweep();
+}
+
+/// A data write after a log record is released only once the log is durable, unless
+/// something follows it or someone waits for it; released, it is not durable before
+/// it is confirmed.
+#[test]
+fn a_leaf_is_released_once_its_dependencies_are_durable() {
+    let mut s = OrderState::default();
+    let (l, _) = gw(&mut s, 0, &[]);
+    let (d, _) = gw(&mut s, 10, &[l]);
+    let (e, _) = gw(&mut s, 11, &[l]);
+    assert!(s.release_leaves(&[], page_of).is_empty(), "the log is live");
+    write_level(&mut s);
+    assert_eq!(s.release_leaves(&[e], page_of), [10], "e is waited for");
+    assert_eq!(s.tag_of(10), None);
+    assert_eq!(s.status(d), Ok(Status::Pending));
+    assert_eq!(s.released_unconfirmed(), 1);
+    // the flusher's share sees it (unforced); nothing needs it
+    let all = s.to_confirm(None, Confirm::AlsoWritten);
+    assert_eq!(all.len(), 1);
+    assert!(!all[0].force);
+    assert!(s.to_confirm(None, Confirm::Needed).is_empty());
+    s.confirm(d, &all[0].pages);
+    s.sweep();
+    assert_eq!(s.status(d), Ok(Status::Durable));
+}
+
+/// A write that names a released leaf after its release is not ready before the leaf is
+/// confirmed, and makes the leaf needed (forced).
+#[test]
+fn a_dependent_gained_after_the_release_waits_for_the_confirmation() {
+    let mut s = OrderState::default();
+    let (l, _) = gw(&mut s, 0, &[]);
+    let (d, _) = gw(&mut s, 10, &[l]);
+    write_level(&mut s);
+    assert_eq!(s.release_leaves(&[], page_of), [10]);
+    let (_, _) = gw(&mut s, 11, &[d]);
+    assert!(s.level(None).0.is_empty(), "the dependent is not ready");
+    assert!(s.release_leaves(&[], page_of).is_empty());
+    let needed = s.to_confirm(None, Confirm::Needed);
+    assert_eq!(needed.len(), 1);
+    assert!(needed[0].force && needed[0].node == d);
+    s.confirm(d, &needed[0].pages);
+    s.sweep();
+    let (frames, _) = s.level(None);
+    assert_eq!(frames.iter().map(|f| f.0).collect::<Vec<_>>(), [11]);
+}
+
+/// A new ordered write to a released page takes the released version back: pending
+/// again, it combines with the new write (no path between them).
+#[test]
+fn a_write_to_a_released_page_takes_its_version_back() {
+    let mut s = OrderState::default();
+    let (l, _) = gw(&mut s, 0, &[]);
+    let (d, _) = gw(&mut s, 10, &[l]);
+    write_level(&mut s);
+    assert_eq!(s.release_leaves(&[], page_of), [10]);
+    let mut n = s.graph_node(&[]);
+    s.unrelease(10, 1, 10);
+    assert_eq!(s.released_unconfirmed(), 0);
+    assert_eq!(s.order_write(10, &mut n), Placement::Join);
+    s.write_done(n);
+    assert_eq!(s.find(d), n, "combined");
+    // a stale record (the frame holds another page now) is not taken back
+    let (l2, _) = gw(&mut s, 1, &[]);
+    let (d2, _) = gw(&mut s, 12, &[l2]);
+    write_level(&mut s);
+    let _ = s.release_leaves(&[], page_of);
+    s.unrelease(12, 1, 99);
+    assert_eq!(s.status(d2), Ok(Status::Pending));
+    assert_eq!(s.tag_of(12), None);
+}
