@@ -346,7 +346,17 @@ impl Inner {
             super::WritePolicy::WriteThrough => None,
         };
         for round in 0..64 {
-            let Some(_level) = self.order.flush_lock.try_lock() else {
+            // The first round waits a little for a level in progress: waiters' levels
+            // confirm only what they need, so skipping here would leave released leaves
+            // unconfirmed (and in the graph) for another interval.
+            let level = if round == 0 {
+                self.order
+                    .flush_lock
+                    .try_lock_for(Duration::from_millis(10))
+            } else {
+                self.order.flush_lock.try_lock()
+            };
+            let Some(_level) = level else {
                 return;
             };
             // The first level also confirms the released leaves the write-back wrote
