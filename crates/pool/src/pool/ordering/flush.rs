@@ -70,7 +70,7 @@ impl Inner {
             l.graph.sweep();
             let released = self.release_ready_leaves(&mut l);
             let (frames, dups) = l.graph.level(scope.wanted);
-            let confirming = l.graph.to_confirm(scope.wanted, scope.confirm);
+            let confirming = l.graph.confirmations(scope.wanted, scope.confirm);
             (frames, dups, released, confirming)
         };
         if let Some(age_ns) = scope.min_age_ns {

@@ -192,7 +192,7 @@ impl OrderState {
     /// others as `rest` says. The needed ones are found without walking every released
     /// node (there are thousands when the write-back holds pages for seconds); only the
     /// flusher's and `fsync`'s calls walk them all.
-    pub fn to_confirm(&mut self, wanted: Option<&[NodeId]>, rest: Confirm) -> Vec<ToConfirm> {
+    pub fn confirmations(&mut self, wanted: Option<&[NodeId]>, rest: Confirm) -> Vec<ToConfirm> {
         let mut needed: BTreeSet<NodeId> = BTreeSet::new();
         let raws: Vec<NodeId> = self.released_needed.iter().copied().collect();
         for raw in raws {

@@ -176,10 +176,10 @@ fn a_leaf_is_released_once_its_dependencies_are_durable() {
     assert_eq!(s.status(d), Ok(Status::Pending));
     assert_eq!(s.released_unconfirmed(), 1);
     // the flusher's share sees it (unforced); nothing needs it
-    let all = s.to_confirm(None, Confirm::AlsoWritten);
+    let all = s.confirmations(None, Confirm::AlsoWritten);
     assert_eq!(all.len(), 1);
     assert!(!all[0].force);
-    assert!(s.to_confirm(None, Confirm::Needed).is_empty());
+    assert!(s.confirmations(None, Confirm::Needed).is_empty());
     s.confirm(d, &all[0].pages);
     s.sweep();
     assert_eq!(s.status(d), Ok(Status::Durable));
@@ -197,7 +197,7 @@ fn a_dependent_gained_after_the_release_waits_for_the_confirmation() {
     let (_, _) = gw(&mut s, 11, &[d]);
     assert!(s.level(None).0.is_empty(), "the dependent is not ready");
     assert!(s.release_leaves(&[], page_of).is_empty());
-    let needed = s.to_confirm(None, Confirm::Needed);
+    let needed = s.confirmations(None, Confirm::Needed);
     assert_eq!(needed.len(), 1);
     assert!(needed[0].force && needed[0].node == d);
     s.confirm(d, &needed[0].pages);
