@@ -157,10 +157,7 @@ async fn exchange(
     let resp = sender.send_request(req).await?;
     let status = resp.status();
     let header = |name: &str| resp.headers().get(name).and_then(|v| v.to_str().ok());
-    let word = CacheWord {
-        predicted: CacheWord::parse(header(PREDICTED_HEADER)),
-        actual: CacheWord::parse(header(ACTUAL_HEADER)),
-    };
+    let word = CacheWord::from_headers(header(PREDICTED_HEADER), header(ACTUAL_HEADER));
     let mut body = resp.into_body();
     let mut bytes = 0u64;
     while let Some(frame) = body.frame().await {
