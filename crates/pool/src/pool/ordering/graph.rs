@@ -126,6 +126,10 @@ pub(crate) struct OrderState {
     /// Released nodes that gained a dependent (raw ids): a level confirms these, forced,
     /// without looking at every released node.
     released_needed: BTreeSet<NodeId>,
+    /// Graph nodes with versions to write that the last sweeps saw change (their write
+    /// finished, a dependency died): the only ones `release_leaves` looks at, so that a
+    /// level does not walk every live node for leaves.
+    release_candidates: BTreeSet<NodeId>,
     /// Versions released as plain dirty pages so far (for the stats).
     pub versions_released: u64,
     /// A deliberately broken rule, for the crash enumeration's self-test.
@@ -617,6 +621,11 @@ impl OrderState {
                 || self.open_writes.contains(&id)
                 || node.deps.iter().any(|&d| self.is_live(d))
             {
+                // A graph node with versions to write that changed: it may be a leaf
+                // ready for release now (`release_leaves` looks at these only).
+                if node.graph && node.pending > 0 {
+                    self.release_candidates.insert(id);
+                }
                 continue;
             }
             let node = self.live.remove(&id).expect("looked up above");

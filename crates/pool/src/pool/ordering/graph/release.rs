@@ -93,28 +93,40 @@ impl OrderState {
         waiting: &[NodeId],
         page_of: impl Fn(u32) -> (u64, u64),
     ) -> Vec<u32> {
+        let candidates = std::mem::take(&mut self.release_candidates);
+        let waited: BTreeSet<NodeId> = waiting.iter().map(|&w| self.find(w)).collect();
+        let early = self.fault == Some(OrderingFault::ReleaseBeforeDependencies);
+        // Candidates that fail now are dropped: they come back through the sweep when
+        // what held them changes (a dependency dies, their write finishes).
+        let mut leaves: BTreeSet<NodeId> = candidates
+            .into_iter()
+            .map(|c| self.find(c))
+            .filter(|id| {
+                self.live.get(id).is_some_and(|node| {
+                    node.graph
+                        && node.pending > 0
+                        && !self.open_writes.contains(id)
+                        && !waited.contains(id)
+                        && (early || node.deps.iter().all(|&d| !self.is_live(d)))
+                })
+            })
+            .filter(|&id| !self.has_live_dependent(id))
+            .collect();
+        if leaves.is_empty() {
+            return Vec::new();
+        }
+        // Only leaves whose every pending version is a frame not yet written (no
+        // duplicate, nothing in flight).
         let mut frame_versions: HashMap<NodeId, u32> = HashMap::new();
         for t in self.tags.values() {
             if let Tag::Pending { node, .. } = *t {
-                *frame_versions.entry(self.find(node)).or_default() += 1;
+                let n = self.find(node);
+                if leaves.contains(&n) {
+                    *frame_versions.entry(n).or_default() += 1;
+                }
             }
         }
-        let waited: BTreeSet<NodeId> = waiting.iter().map(|&w| self.find(w)).collect();
-        let early = self.fault == Some(OrderingFault::ReleaseBeforeDependencies);
-        let leaves: BTreeSet<NodeId> = self
-            .live
-            .iter()
-            .filter(|&(id, node)| {
-                node.graph
-                    && node.pending > 0
-                    && frame_versions.get(id) == Some(&node.pending)
-                    && !self.open_writes.contains(id)
-                    && !waited.contains(id)
-                    && (early || node.deps.iter().all(|&d| !self.is_live(d)))
-                    && !self.has_live_dependent(*id)
-            })
-            .map(|(&id, _)| id)
-            .collect();
+        leaves.retain(|n| frame_versions.get(n) == Some(&self.live[n].pending));
         if leaves.is_empty() {
             return Vec::new();
         }
