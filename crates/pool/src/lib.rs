@@ -67,8 +67,9 @@ mod uring;
 pub use budget::{BudgetError, Consumer, MemoryBudget, PoolConsumer};
 pub use error::PoolError;
 pub use pool::{
-    BufferPool, BufferPoolBuilder, FileHandle, IoMode, Lookup, OrderingStats, PageMut, PageRef,
-    PoolStats, ResidentMap, WriteId, WritePolicy, MAX_OPEN_FILES, MAX_OPEN_FILES_HASHED, TICK_NS,
+    BufferPool, BufferPoolBuilder, FileHandle, IoMode, Lookup, OrderingFault, OrderingStats,
+    PageMut, PageRef, PoolStats, ResidentMap, WriteId, WritePolicy, MAX_OPEN_FILES,
+    MAX_OPEN_FILES_HASHED, TICK_NS,
 };
 pub use storage::{BatchRead, FileStorage, OpenMode, Storage, StorageFile};
 pub use testing::{FaultKind, FaultOp, MemStorage, RecordingStorage, StorageEvent};

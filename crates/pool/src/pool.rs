@@ -63,7 +63,7 @@ pub use resize::TICK_NS;
 
 use files::{open_state, FileSlot, NEXT_POOL_ID, OPEN};
 use hits::{online_policies, HitMode, HitQueue};
-pub use ordering::{OrderingStats, WriteId};
+pub use ordering::{OrderingFault, OrderingStats, WriteId};
 use resize::Sizing;
 
 use ordering::WriteOrder;

@@ -114,8 +114,8 @@ fn a_page_rewritten_after_a_barrier_is_written_twice_in_order() {
 }
 
 /// Four frames, every one dirty with data that must follow a log record on another page:
-/// a miss cannot evict a clean page, so it writes a level itself (the log first, then the
-/// data) instead of waiting forever.
+/// a miss cannot evict a clean page, so it writes a level itself (the log first) instead
+/// of waiting forever; the data pages, leaves then, leave as plain dirty pages.
 #[test]
 fn a_tiny_pool_whose_dirty_pages_are_all_constrained_writes_the_dependencies_first() {
     let st = RecordingStorage::new();
@@ -134,8 +134,9 @@ fn a_tiny_pool_whose_dirty_pages_are_all_constrained_writes_the_dependencies_fir
     // one level: the log page, synced; now clean, it is the frame the miss takes
     assert_eq!(trace(&st, from), [w("/log", 0), sync("/log")]);
     assert!(!pool.is_resident(log, 0).unwrap());
-    // more ordered pages: every frame holds ordered data again (ready now, but only a
-    // level may write it), so the misses write levels of data pages
+    // more pages: the data pages followed only the log record, now durable, and nothing
+    // follows them, so that level released them as plain dirty pages: the misses write
+    // them as dirty victims, with no sync of the data file
     let from = st.log_len();
     for p in 4..8u64 {
         pool.graph_write(data, p * PS as u64, &[p as u8 + 1; PS], &[l])
@@ -143,9 +144,10 @@ fn a_tiny_pool_whose_dirty_pages_are_all_constrained_writes_the_dependencies_fir
     }
     let t = trace(&st, from);
     assert!(
-        t.contains(&w("/data", 0)) && t.contains(&sync("/data")),
+        t.contains(&w("/data", 0)) && !t.contains(&sync("/data")),
         "{t:?}"
     );
+    assert!(pool.ordering_stats().versions_released >= 3);
     pool.sync_all().unwrap();
     let mut back = vec![0u8; 8 * PS];
     pool.read(data, 0, &mut back).unwrap();
@@ -327,4 +329,118 @@ fn ordered_writes_land_on_frames_added_by_a_resize() {
         last_log_sync < first_data_write,
         "the log is durable before any data"
     );
+}
+
+/// A data write that only follows its log record is a leaf: once the log is durable it
+/// leaves as a plain dirty page (no level, no sync of the data file), and is counted
+/// durable only after a later sync of its file, which a wait for it forces.
+#[test]
+fn a_released_leaf_is_durable_only_after_a_later_sync_of_its_file() {
+    let st = RecordingStorage::new();
+    let pool = quiet_pool(16, &st);
+    let log = pool.create("/log").unwrap();
+    let data = pool.create("/data").unwrap();
+    let l = pool.graph_write(log, 0, &[7; 50], &[]).unwrap();
+    let d = pool.graph_write(data, 0, &[8; 50], &[l]).unwrap();
+    let from = st.log_len();
+    pool.wait_durable(l).unwrap();
+    assert_eq!(trace(&st, from), [w("/log", 0), sync("/log")]);
+    let s = pool.ordering_stats();
+    assert_eq!(
+        (s.versions_released, s.released_unconfirmed, s.tagged_frames),
+        (1, 1, 0),
+        "the data page is a plain dirty page now"
+    );
+    let from = st.log_len();
+    pool.wait_durable(d).unwrap();
+    assert_eq!(trace(&st, from), [w("/data", 0), sync("/data")]);
+    assert_eq!(pool.ordering_stats().released_unconfirmed, 0);
+    assert_eq!(st.contents(Path::new("/data")).unwrap(), [8; 50]);
+}
+
+/// A write that names a released leaf as its dependency after the release: the leaf is
+/// written and its file synced first, then the new write, in the next level.
+#[test]
+fn a_dependent_of_a_released_leaf_waits_for_the_leafs_sync() {
+    let st = RecordingStorage::new();
+    let pool = quiet_pool(16, &st);
+    let log = pool.create("/log").unwrap();
+    let data = pool.create("/data").unwrap();
+    let l = pool.graph_write(log, 0, &[7; 50], &[]).unwrap();
+    let d = pool.graph_write(data, 0, &[8; 50], &[l]).unwrap();
+    pool.wait_durable(l).unwrap();
+    assert_eq!(pool.ordering_stats().released_unconfirmed, 1);
+    let e = pool.graph_write(data, PS as u64, &[9; 50], &[d]).unwrap();
+    let from = st.log_len();
+    pool.wait_durable(e).unwrap();
+    assert_eq!(
+        trace(&st, from),
+        [
+            w("/data", 0),
+            sync("/data"),
+            w("/data", PS as u64),
+            sync("/data")
+        ]
+    );
+}
+
+/// A released page written again by an ordered write: the released version is taken
+/// back and combines with the new one (nothing must come between them), so one level
+/// writes the page with both.
+#[test]
+fn a_released_page_written_again_combines_with_the_new_version() {
+    let st = RecordingStorage::new();
+    let pool = quiet_pool(16, &st);
+    let log = pool.create("/log").unwrap();
+    let data = pool.create("/data").unwrap();
+    let l = pool.graph_write(log, 0, &[7; 50], &[]).unwrap();
+    let d = pool.graph_write(data, 0, &[8; 50], &[l]).unwrap();
+    pool.wait_durable(l).unwrap();
+    let l2 = pool.graph_write(log, 50, &[5; 50], &[]).unwrap();
+    let d2 = pool.graph_write(data, 50, &[6; 50], &[l2]).unwrap();
+    let s = pool.ordering_stats();
+    assert_eq!(
+        (s.released_unconfirmed, s.tagged_frames),
+        (0, 2),
+        "taken back"
+    );
+    let from = st.log_len();
+    pool.wait_durable(d).unwrap();
+    assert_eq!(
+        trace(&st, from),
+        [w("/log", 0), sync("/log"), w("/data", 0), sync("/data")]
+    );
+    pool.wait_durable(d2).unwrap();
+    let mut want = vec![8; 50];
+    want.extend([6; 50]);
+    assert_eq!(st.contents(Path::new("/data")).unwrap(), want);
+}
+
+/// The write of a released leaf fails: its waiter gets the error, the page stays dirty,
+/// and the next wait writes and syncs it.
+#[test]
+fn a_failed_write_of_a_released_leaf_reaches_its_waiter() {
+    let st = RecordingStorage::new();
+    let pool = quiet_pool(16, &st);
+    let log = pool.create("/log").unwrap();
+    let data = pool.create("/data").unwrap();
+    let l = pool.graph_write(log, 0, &[7; 50], &[]).unwrap();
+    let d = pool.graph_write(data, 0, &[8; 50], &[l]).unwrap();
+    pool.wait_durable(l).unwrap();
+    st.inject_path("/data", FaultOp::Write, FaultKind::Eio, 0, 1);
+    match pool.wait_durable(d) {
+        Err(PoolError::OrderedWriteFailed { id, message }) => {
+            assert_eq!(id, d.get());
+            assert!(message.contains("write /data"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(pool.ordering_stats().released_unconfirmed, 1);
+    st.inject_path("/data", FaultOp::Sync, FaultKind::Eio, 0, 1);
+    assert!(matches!(
+        pool.wait_durable(d),
+        Err(PoolError::OrderedWriteFailed { .. })
+    ));
+    pool.wait_durable(d).unwrap();
+    assert_eq!(st.contents(Path::new("/data")).unwrap(), [8; 50]);
 }

@@ -103,6 +103,7 @@ pub struct BufferPoolBuilder {
     pub(super) seed: u64,
     pub(super) free_reserve: Option<usize>,
     pub(super) admission: Option<String>,
+    pub(super) ordering_fault: Option<super::ordering::OrderingFault>,
 }
 
 impl Default for BufferPoolBuilder {
@@ -120,11 +121,21 @@ impl Default for BufferPoolBuilder {
             seed: 0,
             free_reserve: None,
             admission: None,
+            ordering_fault: None,
         }
     }
 }
 
 impl BufferPoolBuilder {
+    /// Test-only: break one rule of ordered writes on purpose, so that the crash
+    /// enumeration can show its checker catches it (`tests/crash_ordering.rs`). Never
+    /// use it otherwise: the pool then loses its ordering promise.
+    #[doc(hidden)]
+    pub fn ordering_fault(mut self, fault: super::ordering::OrderingFault) -> Self {
+        self.ordering_fault = Some(fault);
+        self
+    }
+
     /// Capacity in frames (default 1024).
     pub fn capacity_frames(mut self, frames: usize) -> Self {
         self.capacity = Capacity::Frames(frames);
@@ -334,7 +345,11 @@ impl BufferPoolBuilder {
             started: Instant::now(),
             flusher: (Mutex::new(false), Condvar::new()),
             flusher_wake: std::sync::atomic::AtomicBool::new(false),
-            order: super::ordering::Order::new(frames),
+            order: super::ordering::Order::new(
+                frames,
+                matches!(self.write_policy, WritePolicy::WriteBack { .. }),
+                self.ordering_fault,
+            ),
             admission,
         });
         let interval = match self.write_policy {

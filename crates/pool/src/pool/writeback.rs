@@ -342,6 +342,15 @@ impl Inner {
                 self.free.lock().append(&mut freed);
                 continue;
             }
+            if dirty.is_empty() {
+                // Only ordered data is left dirty: write a level here (it also releases
+                // the leaves that follow it as plain pages), so that the misses need not
+                // wait for its sync.
+                if self.flush_level_for_eviction() > 0 {
+                    continue;
+                }
+                return;
+            }
             let dirty: Vec<u32> = dirty.iter().map(|f| f.0).collect();
             // Errors stay with the pages (see `write_aged`).
             let (cleaned, _) = self.clean_frames(&dirty, false, Counter::FlusherWrites, None);

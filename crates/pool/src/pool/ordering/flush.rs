@@ -10,8 +10,8 @@
 
 use std::collections::BTreeSet;
 
-use super::graph::{NodeId, Tag};
-use super::Inner;
+use super::graph::{Confirm, NodeId, ReleasedPage, Tag, ToConfirm};
+use super::{Inner, Locked};
 use crate::error::PoolError;
 use std::sync::atomic::Ordering;
 
@@ -22,8 +22,10 @@ pub(in crate::pool) struct Scope<'a> {
     pub wanted: Option<&'a [NodeId]>,
     /// frames dirty for at least this long (the flusher's delayed-write age), when given;
     pub min_age_ns: Option<u64>,
-    /// at most this many frames (the rest of their nodes waits for the next level).
+    /// at most this many frames (the rest of their nodes waits for the next level);
     pub max_frames: usize,
+    /// and which released leaves it confirms besides those someone needs.
+    pub confirm: Confirm,
 }
 
 impl Scope<'_> {
@@ -32,6 +34,7 @@ impl Scope<'_> {
         wanted: None,
         min_age_ns: None,
         max_frames: usize::MAX,
+        confirm: Confirm::Needed,
     };
 }
 
@@ -62,10 +65,13 @@ impl Inner {
     /// first error after trying them all (each failed version stays pending with its
     /// node's error, and the next level retries it).
     pub(in crate::pool) fn flush_level(&self, scope: Scope<'_>) -> Result<usize, PoolError> {
-        let (mut frames, dups) = {
+        let (mut frames, dups, released, confirming) = {
             let mut l = self.order.locked.lock();
             l.graph.sweep();
-            l.graph.level(scope.wanted)
+            let released = self.release_ready_leaves(&mut l);
+            let (frames, dups) = l.graph.level(scope.wanted);
+            let confirming = l.graph.confirmations(scope.wanted, scope.confirm);
+            (frames, dups, released, confirming)
         };
         if let Some(age_ns) = scope.min_age_ns {
             let now = self.now_ns();
@@ -79,11 +85,18 @@ impl Inner {
             });
         }
         frames.truncate(scope.max_frames);
-        if frames.is_empty() && dups.is_empty() {
-            return Ok(0);
+        if frames.is_empty() && dups.is_empty() && confirming.is_empty() {
+            return Ok(released);
         }
         let mut written = Vec::with_capacity(frames.len() + dups.len());
         let mut first_err = None;
+        let confirmable = self.released_written(confirming, &mut first_err);
+        if frames.is_empty() && dups.is_empty() && confirmable.is_empty() {
+            return match first_err {
+                Some(e) if released == 0 => Err(e),
+                _ => Ok(released),
+            };
+        }
         for slot in dups {
             if let Some(w) = self.write_dup(slot, &mut first_err) {
                 written.push(w);
@@ -94,8 +107,17 @@ impl Inner {
                 written.push(w);
             }
         }
-        // One sync per file, after every write of the level.
-        let owners: BTreeSet<u64> = written.iter().map(Written::owner).collect();
+        // One sync per file, after every write of the level (and of the released leaves
+        // it confirms).
+        let owners: BTreeSet<u64> = written
+            .iter()
+            .map(Written::owner)
+            .chain(
+                confirmable
+                    .iter()
+                    .flat_map(|c| c.pages.iter().map(|p| p.owner)),
+            )
+            .collect();
         let mut failed_owners = BTreeSet::new();
         for owner in owners {
             let synced = self
@@ -108,12 +130,17 @@ impl Inner {
                     })
                 });
             self.order.syncs.fetch_add(1, Ordering::Relaxed);
-            if let Err(e) = synced {
-                failed_owners.insert(owner);
-                first_err.get_or_insert(e);
+            match synced {
+                // Closed meanwhile: `close` wrote and synced every page of the file.
+                Ok(()) | Err(PoolError::Closed(_)) => {}
+                Err(e) => {
+                    failed_owners.insert(owner);
+                    first_err.get_or_insert(e);
+                }
             }
         }
         let why = first_err.as_ref().map(ToString::to_string);
+        let confirmed = self.confirm_released(&confirmable, &failed_owners, why.as_deref());
         let mut durable = 0;
         for w in &written {
             if failed_owners.contains(&w.owner()) {
@@ -149,15 +176,142 @@ impl Inner {
         self.order
             .pages_written
             .fetch_add(written.len() as u64, Ordering::Relaxed);
-        {
+        let released = released + {
             let mut l = self.order.locked.lock();
             l.graph.sweep();
-        }
+            self.release_ready_leaves(&mut l)
+        };
         self.order.progress.notify_all();
+        let done = durable + confirmed + released;
         match first_err {
-            Some(e) if durable == 0 => Err(e),
-            _ => Ok(durable.max(usize::from(!written.is_empty()))),
+            Some(e) if done == 0 => Err(e),
+            _ => Ok(done.max(usize::from(!written.is_empty()))),
         }
+    }
+
+    /// Release the leaves that are ready (`graph/release.rs`): their frames become plain
+    /// dirty pages, untagged here. How many versions were released.
+    fn release_ready_leaves(&self, l: &mut Locked) -> usize {
+        if !self.order.release_leaves {
+            return 0;
+        }
+        let released = l.graph.release_leaves(&l.waiting, |f| {
+            let h = self.frames.header(f);
+            (
+                h.owner.load(Ordering::Relaxed),
+                h.page.load(Ordering::Relaxed),
+            )
+        });
+        for &f in &released {
+            self.set_tagged(f, false);
+        }
+        released.len()
+    }
+
+    /// The released nodes of `confirming` whose every page is written (writing the dirty
+    /// ones of forced nodes now): a sync of their files that starts after this confirms
+    /// them. A write error is recorded on its node, for its waiters.
+    fn released_written(
+        &self,
+        confirming: Vec<ToConfirm>,
+        first_err: &mut Option<PoolError>,
+    ) -> Vec<ToConfirm> {
+        let mut out = Vec::new();
+        for c in confirming {
+            let mut all = true;
+            for &p in &c.pages {
+                match self.released_page_written(p, c.force) {
+                    Ok(true) => {}
+                    Ok(false) => all = false,
+                    Err(e) => {
+                        let why = e.to_string();
+                        self.order
+                            .locked
+                            .lock()
+                            .graph
+                            .failed(c.node, None, None, &why);
+                        first_err.get_or_insert(e);
+                        all = false;
+                    }
+                }
+                if !all && !c.force {
+                    break;
+                }
+            }
+            if all {
+                out.push(c);
+            }
+        }
+        out
+    }
+
+    /// Whether released page `p` is written (up to a sync): its frame no longer holds the
+    /// page (eviction writes a dirty page before it lets the frame go; truncation drops
+    /// it), or holds it clean (the write-back wrote it since the release, when the frame
+    /// was dirty). With `force`, a dirty one is written now. `Ok(false)`: not now (the
+    /// frame is held, being written, or carries a newer ordered version).
+    fn released_page_written(&self, p: ReleasedPage, force: bool) -> Result<bool, PoolError> {
+        let h = self.frames.header(p.frame);
+        let written = || {
+            self.page_owned_by(p.frame, p.owner) != Some(p.page) || !h.dirty.load(Ordering::Acquire)
+        };
+        if written() {
+            return Ok(true);
+        }
+        if !force {
+            return Ok(false);
+        }
+        let Some(g) = self.frames.try_share(p.frame) else {
+            return Ok(false);
+        };
+        if written() {
+            return Ok(true);
+        }
+        // One write of a page at a time (invariant 7); a tagged frame is a level's.
+        if self.is_tagged(p.frame)
+            || h.writing
+                .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+                .is_err()
+        {
+            return Ok(false);
+        }
+        let result = self.write_out(h, g.bytes());
+        h.writing.store(false, Ordering::Release);
+        match result {
+            Ok(()) => {
+                self.clear_dirty(p.frame, h);
+                h.write_failed.store(false, Ordering::Relaxed);
+                self.order.pages_written.fetch_add(1, Ordering::Relaxed);
+                Ok(true)
+            }
+            Err(PoolError::Closed(_)) => Ok(false),
+            Err(e) => {
+                h.write_failed.store(true, Ordering::Relaxed);
+                Err(e)
+            }
+        }
+    }
+
+    /// The syncs of the level are done: confirm the released nodes whose files all synced
+    /// (the others keep the error, for their waiters). How many were confirmed.
+    fn confirm_released(
+        &self,
+        confirmable: &[ToConfirm],
+        failed_owners: &BTreeSet<u64>,
+        why: Option<&str>,
+    ) -> usize {
+        let mut l = self.order.locked.lock();
+        let mut confirmed = 0;
+        for c in confirmable {
+            if c.pages.iter().any(|p| failed_owners.contains(&p.owner)) {
+                let why = why.unwrap_or("sync failed");
+                l.graph.failed(c.node, None, None, why);
+            } else {
+                l.graph.confirm(c.node, &c.pages);
+                confirmed += 1;
+            }
+        }
+        confirmed
     }
 
     /// Write duplicate `slot` (its bytes are taken out of the lock for the write and put

@@ -18,6 +18,10 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+mod release;
+pub use release::OrderingFault;
+pub(crate) use release::{Confirm, ReleasedPage, ToConfirm};
+
 /// A write node's id: the value a [`super::WriteId`] carries. 0 is never issued.
 pub(crate) type NodeId = u64;
 
@@ -63,6 +67,13 @@ struct Node {
     aliases: Vec<NodeId>,
     /// The last write or sync error of one of its versions, until a retry succeeds.
     error: Option<String>,
+    /// A `graph_write`'s node (or a fresh node split from one), not a barrier's marker or
+    /// epoch: only these may be released as plain pages (barriers are left as they are).
+    graph: bool,
+    /// Versions released as plain dirty pages ([`OrderState::release_leaves`]), not yet
+    /// known to be on storage behind a sync of their file: the node is not durable
+    /// before this is empty.
+    unconfirmed: Vec<ReleasedPage>,
 }
 
 /// Whether a write id is durable, and if not, why not yet.
@@ -108,6 +119,21 @@ pub(crate) struct OrderState {
     candidates: Vec<NodeId>,
     /// Duplicates made so far (for the stats).
     pub duplicates_made: u64,
+    /// Frames carrying a released version not yet confirmed: frame -> its node (raw id).
+    released_frames: HashMap<u32, NodeId>,
+    /// Nodes with released versions not yet confirmed (raw ids as released).
+    released_nodes: BTreeSet<NodeId>,
+    /// Released nodes that gained a dependent (raw ids): a level confirms these, forced,
+    /// without looking at every released node.
+    released_needed: BTreeSet<NodeId>,
+    /// Graph nodes with versions to write that the last sweeps saw change (their write
+    /// finished, a dependency died): the only ones `release_leaves` looks at, so that a
+    /// level does not walk every live node for leaves.
+    release_candidates: BTreeSet<NodeId>,
+    /// Versions released as plain dirty pages so far (for the stats).
+    pub versions_released: u64,
+    /// A deliberately broken rule, for the crash enumeration's self-test.
+    pub fault: Option<OrderingFault>,
 }
 
 impl OrderState {
@@ -117,6 +143,7 @@ impl OrderState {
         for &d in &deps {
             if self.is_live(d) {
                 self.dependents.entry(d).or_default().push(id);
+                self.note_dependent_of(d);
             }
         }
         self.candidates.push(id);
@@ -164,6 +191,7 @@ impl OrderState {
         live.sort_unstable();
         live.dedup();
         let n = self.issue(live);
+        self.live.get_mut(&n).expect("just issued").graph = true;
         self.open_writes.insert(n);
         n
     }
@@ -276,9 +304,15 @@ impl OrderState {
         if target.error.is_none() {
             target.error = moved.error;
         }
+        target.graph &= moved.graph;
+        if !moved.unconfirmed.is_empty() {
+            target.unconfirmed.extend(moved.unconfirmed);
+            self.released_nodes.insert(into);
+        }
         for d in added {
             if self.is_live(d) {
                 self.dependents.entry(d).or_default().push(into);
+                self.note_dependent_of(d);
             }
         }
     }
@@ -309,6 +343,8 @@ impl OrderState {
                     // The old version must follow this write, and this write's version
                     // must follow the old one (it overwrites it): a fresh node after both.
                     let fresh = self.issue(vec![cur, old]);
+                    let graph = self.live.get(&cur).is_some_and(|c| c.graph);
+                    self.live.get_mut(&fresh).expect("just issued").graph = graph;
                     if self.open_writes.remove(&cur) {
                         self.open_writes.insert(fresh);
                         self.candidates.push(cur);
@@ -418,18 +454,7 @@ impl OrderState {
     /// Live nodes whose dependencies are all durable and that have versions to write;
     /// with `wanted`, only those some node in `wanted` depends on (or is).
     fn ready(&self, wanted: Option<&[NodeId]>) -> BTreeSet<NodeId> {
-        let scope: Option<BTreeSet<NodeId>> = wanted.map(|w| {
-            let mut seen = BTreeSet::new();
-            let mut stack: Vec<NodeId> = w.iter().map(|&n| self.find(n)).collect();
-            while let Some(n) = stack.pop() {
-                if let Some(node) = self.live.get(&n) {
-                    if seen.insert(n) {
-                        stack.extend(node.deps.iter().map(|&d| self.find(d)));
-                    }
-                }
-            }
-            seen
-        });
+        let scope = wanted.map(|w| self.closure(w));
         self.live
             .iter()
             .filter(|(id, node)| {
@@ -439,6 +464,20 @@ impl OrderState {
             })
             .map(|(&id, _)| id)
             .collect()
+    }
+
+    /// The live nodes `wanted` names and every live node they follow.
+    fn closure(&self, wanted: &[NodeId]) -> BTreeSet<NodeId> {
+        let mut seen = BTreeSet::new();
+        let mut stack: Vec<NodeId> = wanted.iter().map(|&n| self.find(n)).collect();
+        while let Some(n) = stack.pop() {
+            if let Some(node) = self.live.get(&n) {
+                if seen.insert(n) {
+                    stack.extend(node.deps.iter().map(|&d| self.find(d)));
+                }
+            }
+        }
+        seen
     }
 
     /// The next level: the frames (with the tag seen) and duplicate slots whose nodes are
@@ -578,9 +617,15 @@ impl OrderState {
                 continue;
             };
             if node.pending != 0
+                || !node.unconfirmed.is_empty()
                 || self.open_writes.contains(&id)
                 || node.deps.iter().any(|&d| self.is_live(d))
             {
+                // A graph node with versions to write that changed: it may be a leaf
+                // ready for release now (`release_leaves` looks at these only).
+                if node.graph && node.pending > 0 {
+                    self.release_candidates.insert(id);
+                }
                 continue;
             }
             let node = self.live.remove(&id).expect("looked up above");
@@ -622,150 +667,4 @@ impl OrderState {
 mod sweep_tests;
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A whole graph write of one page: its node, where the page went, write done.
-    fn gw(s: &mut OrderState, frame: u32, deps: &[NodeId]) -> (NodeId, Placement) {
-        let mut n = s.graph_node(deps);
-        let placed = s.order_write(frame, &mut n);
-        s.write_done(n);
-        (n, placed)
-    }
-
-    /// Two transactions whose log records share a page and whose data pages differ: the
-    /// two log versions combine into one node that both data nodes follow (Figure 4.7).
-    #[test]
-    fn log_writes_to_one_page_combine() {
-        let mut s = OrderState::default();
-        let (l1, p) = gw(&mut s, 0, &[]);
-        assert_eq!(p, Placement::Join);
-        assert_eq!(gw(&mut s, 10, &[l1]).1, Placement::Join);
-        let (l2, p) = gw(&mut s, 0, &[]);
-        assert_eq!(p, Placement::Join);
-        assert_eq!(
-            s.find(l1),
-            l2,
-            "the first log node was combined into the second"
-        );
-        assert_eq!(gw(&mut s, 11, &[l2]).1, Placement::Join);
-        // the level: only the log page; then both data pages
-        let (frames, dups) = s.level(None);
-        assert_eq!(frames.iter().map(|f| f.0).collect::<Vec<_>>(), [0]);
-        assert!(dups.is_empty());
-        assert!(s.frame_written(0, frames[0].1));
-        assert!(s.frame_durable(0, frames[0].1));
-        s.sweep();
-        assert_eq!(s.status(l1), Ok(Status::Durable));
-        assert_eq!(s.status(l2), Ok(Status::Durable));
-        let (frames, _) = s.level(None);
-        assert_eq!(frames.iter().map(|f| f.0).collect::<Vec<_>>(), [10, 11]);
-    }
-
-    /// Figure 4.9: log write 2 follows data B, which follows log write 1, all on the same
-    /// log page: the second log write cannot combine with the first; the old version is
-    /// duplicated and written first.
-    #[test]
-    fn a_write_ordered_after_the_pages_version_duplicates_it() {
-        let mut s = OrderState::default();
-        let (l1, _) = gw(&mut s, 0, &[]);
-        let (b, _) = gw(&mut s, 20, &[l1]);
-        let (l2, p) = gw(&mut s, 0, &[b]);
-        assert_eq!(p, Placement::Duplicate { node: l1 });
-        let slot = s.add_dup(l1, 7, 0);
-        assert_eq!(s.dup_count(), 1);
-        // level 1: the duplicate (l1's version); level 2: data b; level 3: the frame (l2)
-        let (frames, dups) = s.level(None);
-        assert!(frames.is_empty());
-        assert_eq!(dups, [slot]);
-        s.dup_written(slot);
-        s.dup_durable(slot);
-        s.sweep();
-        let (frames, _) = s.level(None);
-        assert_eq!(frames.iter().map(|f| f.0).collect::<Vec<_>>(), [20]);
-        assert!(s.frame_written(20, frames[0].1) && s.frame_durable(20, frames[0].1));
-        s.sweep();
-        let (frames, _) = s.level(None);
-        assert_eq!(frames.iter().map(|f| f.0).collect::<Vec<_>>(), [0]);
-        assert_eq!(s.status(l2), Ok(Status::Pending));
-    }
-
-    /// A page written again after a barrier is duplicated; the marker is durable exactly
-    /// when everything before the barrier is.
-    #[test]
-    fn barriers_keep_epochs_apart() {
-        let mut s = OrderState::default();
-        assert_eq!(s.plain_node(), None);
-        let k1 = s.barrier();
-        s.sweep();
-        let mut e1 = s.plain_node().unwrap();
-        s.order_write(3, &mut e1);
-        s.order_write(4, &mut e1);
-        let k2 = s.barrier();
-        let mut e2 = s.plain_node().unwrap();
-        assert_ne!(e1, e2);
-        assert_eq!(s.order_write(3, &mut e2), Placement::Duplicate { node: e1 });
-        s.add_dup(e1, 1, 3);
-        s.sweep();
-        assert_eq!(
-            s.status(k1),
-            Ok(Status::Durable),
-            "nothing before the first"
-        );
-        assert_eq!(s.status(k2), Ok(Status::Pending));
-        let (frames, dups) = s.level(None);
-        assert_eq!(frames.iter().map(|f| f.0).collect::<Vec<_>>(), [4]);
-        assert_eq!(dups, [0]);
-    }
-
-    /// A graph write that has tagged nothing yet is not durable (a level's sweep must not
-    /// take its node), and is once it is done.
-    #[test]
-    fn a_write_under_way_keeps_its_node() {
-        let mut s = OrderState::default();
-        let n = s.graph_node(&[]);
-        assert_eq!(s.sweep(), 0);
-        assert_eq!(s.status(n), Ok(Status::Pending));
-        s.write_done(n);
-        assert_eq!(s.sweep(), 1);
-        assert_eq!(s.status(n), Ok(Status::Durable));
-    }
-
-    /// A write whose page carries a node that already follows this write (through a
-    /// combination made earlier in the same call) gets a fresh node after both, and the
-    /// old version is duplicated.
-    #[test]
-    fn a_page_of_a_later_node_splits_the_write() {
-        let mut s = OrderState::default();
-        let (l1, _) = gw(&mut s, 0, &[]); // log page
-        let (d1, _) = gw(&mut s, 5, &[l1]); // data page after it
-                                            // one write over the log page and the data page: the log page combines l1 into
-                                            // the new node, which the data page's node then follows
-        let mut n = s.graph_node(&[]);
-        assert_eq!(s.order_write(0, &mut n), Placement::Join);
-        assert_eq!(s.find(l1), n);
-        let first = n;
-        assert_eq!(s.order_write(5, &mut n), Placement::Duplicate { node: d1 });
-        assert_ne!(n, first, "a fresh node");
-        s.write_done(n);
-        // order: the combined log node, then d1's duplicate, then the fresh node
-        let (frames, dups) = s.level(None);
-        assert_eq!((frames.len(), dups.len()), (1, 0));
-        assert_eq!(frames[0].0, 0);
-    }
-
-    #[test]
-    fn unknown_ids_and_errors_are_reported() {
-        let mut s = OrderState::default();
-        assert_eq!(s.status(0), Err(Unknown(0)));
-        assert_eq!(s.status(1), Err(Unknown(1)));
-        let (a, _) = gw(&mut s, 1, &[]);
-        let (b, _) = gw(&mut s, 2, &[a]);
-        let (frames, _) = s.level(None);
-        s.frame_written(1, frames[0].1);
-        s.failed(a, Some(frames[0]), None, "EIO");
-        assert_eq!(s.status(b), Ok(Status::Failed("EIO".into())));
-        // back to pending: the next level writes it again
-        assert_eq!(s.level(None).0, frames);
-    }
-}
+mod tests;

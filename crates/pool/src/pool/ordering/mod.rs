@@ -21,6 +21,14 @@
 //! acyclic, so some node is always ready, and each level makes at least one node durable.
 //! `fsync`, `sync_all`, `close` and `set_len` first make every ordered write durable.
 //!
+//! # Leaves
+//!
+//! A graph write that nothing follows and nobody waits for gains nothing from a level's
+//! sync, and its frame could not be evicted until that sync. Once its dependencies are
+//! durable, a level *releases* it: its frames are untagged, plain dirty pages for the
+//! usual write-back, and the write counts as durable only after a later sync of its file
+//! (forced by whoever needs it; see `graph/release.rs`).
+//!
 //! # Duplicates
 //!
 //! A page written again when its current version must reach storage first (an older
@@ -38,7 +46,8 @@ use super::{BufferPool, FileHandle, Inner};
 use crate::error::PoolError;
 use crate::frames::{Bits, Exclusive, NO_OWNER};
 use flush::Scope;
-use graph::{NodeId, OrderState, Placement, Status};
+pub use graph::OrderingFault;
+use graph::{Confirm, NodeId, OrderState, Placement, Status};
 use parking_lot::{Condvar, Mutex};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
@@ -73,6 +82,11 @@ pub struct OrderingStats {
     pub duplicates_held: usize,
     /// Frames carrying ordered data not yet durable now.
     pub tagged_frames: usize,
+    /// Leaf versions released as plain dirty pages (written by the usual write-back, no
+    /// sync of their own; see `docs/pool.md`, "Ordered writes").
+    pub versions_released: u64,
+    /// Released versions not yet confirmed by a later sync of their file, now.
+    pub released_unconfirmed: usize,
 }
 
 /// A page-aligned copy of one page (valid for `O_DIRECT` writes), made without `unsafe`:
@@ -123,12 +137,17 @@ pub(super) struct Order {
     levels: AtomicU64,
     syncs: AtomicU64,
     pages_written: AtomicU64,
+    /// Whether leaves may leave as plain dirty pages: only with write-back, whose flusher
+    /// and eviction write them (a write-through pool writes no dirty page later).
+    release_leaves: bool,
 }
 
 impl Order {
-    pub(super) fn new(frames: usize) -> Self {
+    pub(super) fn new(frames: usize, release_leaves: bool, fault: Option<OrderingFault>) -> Self {
+        let mut locked = Locked::default();
+        locked.graph.fault = fault;
         Order {
-            locked: Mutex::new(Locked::default()),
+            locked: Mutex::new(locked),
             progress: Condvar::new(),
             active: AtomicBool::new(false),
             flush_lock: Mutex::new(()),
@@ -138,6 +157,7 @@ impl Order {
             levels: AtomicU64::new(0),
             syncs: AtomicU64::new(0),
             pages_written: AtomicU64::new(0),
+            release_leaves,
         }
     }
 
@@ -205,12 +225,16 @@ impl Inner {
                 }
             },
         };
+        let h = g.header();
+        let (owner, page) = (
+            h.owner.load(Ordering::Relaxed),
+            h.page.load(Ordering::Relaxed),
+        );
+        l.graph.unrelease(id, owner, page);
         let before = node;
         if let Placement::Duplicate { node: old } = l.graph.order_write(id, &mut node) {
-            let h = g.header();
-            let owner = h.owner.load(Ordering::Relaxed);
             debug_assert_ne!(owner, NO_OWNER, "a free frame carries ordered data");
-            let slot = l.graph.add_dup(old, owner, h.page.load(Ordering::Relaxed));
+            let slot = l.graph.add_dup(old, owner, page);
             if l.dup_bytes.len() <= slot {
                 l.dup_bytes.resize_with(slot + 1, || None);
             }
@@ -278,7 +302,10 @@ impl Inner {
                         return Ok(());
                     }
                 }
-                self.flush_level(Scope::ALL)?
+                self.flush_level(Scope {
+                    confirm: Confirm::Every,
+                    ..Scope::ALL
+                })?
             };
             if wrote == 0 {
                 std::thread::sleep(Duration::from_micros(50));
@@ -318,13 +345,30 @@ impl Inner {
             }
             super::WritePolicy::WriteThrough => None,
         };
-        for _ in 0..64 {
-            let Some(_level) = self.order.flush_lock.try_lock() else {
+        for round in 0..64 {
+            // The first round waits a little for a level in progress: waiters' levels
+            // confirm only what they need, so skipping here would leave released leaves
+            // unconfirmed (and in the graph) for another interval.
+            let level = if round == 0 {
+                self.order
+                    .flush_lock
+                    .try_lock_for(Duration::from_millis(10))
+            } else {
+                self.order.flush_lock.try_lock()
+            };
+            let Some(_level) = level else {
                 return;
             };
+            // The first level also confirms the released leaves the write-back wrote
+            // since the last interval: one sync per file per interval.
             let scope = Scope {
                 min_age_ns,
                 max_frames: 4 * self.batch(),
+                confirm: if round == 0 {
+                    Confirm::AlsoWritten
+                } else {
+                    Confirm::Needed
+                },
                 ..Scope::ALL
             };
             if self.flush_level(scope).unwrap_or(0) == 0 {
@@ -352,6 +396,11 @@ impl Inner {
                 continue;
             }
             let mut l = self.order.locked.lock();
+            let (owner, page) = (
+                h.owner.load(Ordering::Relaxed),
+                h.page.load(Ordering::Relaxed),
+            );
+            l.graph.unrelease(id, owner, page);
             if l.graph.tag_of(id).is_none() {
                 let mut epoch = l.graph.current_epoch();
                 let placed = l.graph.order_write(id, &mut epoch);
@@ -543,6 +592,8 @@ impl BufferPool {
             duplicates_made: l.graph.duplicates_made,
             duplicates_held: l.graph.dup_count(),
             tagged_frames: l.graph.tagged_frames(),
+            versions_released: l.graph.versions_released,
+            released_unconfirmed: l.graph.released_unconfirmed(),
         }
     }
 }

@@ -1,0 +1,282 @@
+//! Leaves leave as plain dirty pages: the bookkeeping of released versions.
+//!
+//! A level ends in a sync of every file it wrote, and until that sync its versions keep
+//! their frames (dirty, not evictable). For a version nobody waits for and nothing
+//! follows (a *leaf*: a transaction's data page after its log record), that sync buys
+//! nothing but cost: on real files it held graphs at 0.2-0.75 of no ordering's
+//! throughput (`docs/experiments/burnett-ordering.md`). So once a leaf's dependencies are
+//! durable, its frames are *released*: untagged, they are ordinary dirty pages that the
+//! flusher and eviction write like any other, with no sync of their own.
+//!
+//! A released node is not durable yet. It is *confirmed* (and may die) only after a sync
+//! of its file that began after each of its pages was written: a page the frame no
+//! longer holds, or holds clean, was written; a dirty one is written first when the
+//! confirmation is *forced*. Confirmation is forced when someone needs the node: a
+//! waiter (`wait_durable` on it or on a write after it), a node that names it as a
+//! dependency after it was released (that node is not ready before the confirmation, so
+//! the dependency is on storage before the dependent is written), and `fsync`-like calls
+//! that make everything durable. The flusher confirms the rest, without forcing, once per
+//! interval (one sync per file).
+//!
+//! A new ordered write to a frame that carries a released version takes that version
+//! back first ([`OrderState::unrelease`]): it is pending again, and the usual rules
+//! (combine or duplicate, Figures 4.7 and 4.9) apply to it. Barriers are not released:
+//! their epochs and markers are followed by the next epoch, so they are never leaves
+//! long enough to matter, and leaving them alone keeps their proof as it was.
+
+use std::collections::{BTreeSet, HashMap};
+
+use super::{NodeId, OrderState, Tag};
+
+/// One released version: frame `frame` held page `page` of file `owner` (its owner word)
+/// when it was released.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReleasedPage {
+    pub frame: u32,
+    pub owner: u64,
+    pub page: u64,
+}
+
+/// A deliberately broken release rule, for the crash enumeration's self-test (the checker
+/// must catch each); never set outside tests.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OrderingFault {
+    /// Release a leaf before its dependencies are durable.
+    ReleaseBeforeDependencies,
+    /// Count a released leaf durable at once, without a sync of its file.
+    ConfirmWithoutSync,
+}
+
+/// Which released nodes a level confirms besides those someone needs (always forced).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Confirm {
+    /// Only the needed ones.
+    Needed,
+    /// Also every other one whose pages are already written (the flusher's share).
+    AlsoWritten,
+    /// Every one, writing its dirty pages first (`fsync`, `sync_all`, `close`).
+    Every,
+}
+
+/// A released node a level should confirm, and whether to write its dirty pages.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ToConfirm {
+    pub node: NodeId,
+    pub force: bool,
+    pub pages: Vec<ReleasedPage>,
+}
+
+impl OrderState {
+    /// Whether some live node other than `id` follows `id` (under any of its names).
+    pub(super) fn has_live_dependent(&self, id: NodeId) -> bool {
+        let Some(node) = self.live.get(&id) else {
+            return false;
+        };
+        node.aliases.iter().any(|a| {
+            self.dependents.get(a).is_some_and(|ds| {
+                ds.iter().any(|&d| {
+                    let d = self.find(d);
+                    d != id && self.live.contains_key(&d)
+                })
+            })
+        })
+    }
+
+    /// Release every leaf that is ready: a graph node whose dependencies are durable, that
+    /// nothing follows and nobody in `waiting` waits for, whose write is done and whose
+    /// pending versions are all frames not yet written (no duplicate, nothing in flight).
+    /// Its frames are untagged; `page_of(frame)` gives each frame's (owner, page). Returns
+    /// the frames released, in id order (the caller clears their tag bits).
+    pub fn release_leaves(
+        &mut self,
+        waiting: &[NodeId],
+        page_of: impl Fn(u32) -> (u64, u64),
+    ) -> Vec<u32> {
+        let candidates = std::mem::take(&mut self.release_candidates);
+        let waited: BTreeSet<NodeId> = waiting.iter().map(|&w| self.find(w)).collect();
+        let early = self.fault == Some(OrderingFault::ReleaseBeforeDependencies);
+        // Candidates that fail now are dropped: they come back through the sweep when
+        // what held them changes (a dependency dies, their write finishes).
+        let mut leaves: BTreeSet<NodeId> = candidates
+            .into_iter()
+            .map(|c| self.find(c))
+            .filter(|id| {
+                self.live.get(id).is_some_and(|node| {
+                    node.graph
+                        && node.pending > 0
+                        && !self.open_writes.contains(id)
+                        && !waited.contains(id)
+                        && (early || node.deps.iter().all(|&d| !self.is_live(d)))
+                })
+            })
+            .filter(|&id| !self.has_live_dependent(id))
+            .collect();
+        if leaves.is_empty() {
+            return Vec::new();
+        }
+        // Only leaves whose every pending version is a frame not yet written (no
+        // duplicate, nothing in flight).
+        let mut frame_versions: HashMap<NodeId, u32> = HashMap::new();
+        for t in self.tags.values() {
+            if let Tag::Pending { node, .. } = *t {
+                let n = self.find(node);
+                if leaves.contains(&n) {
+                    *frame_versions.entry(n).or_default() += 1;
+                }
+            }
+        }
+        leaves.retain(|n| frame_versions.get(n) == Some(&self.live[n].pending));
+        if leaves.is_empty() {
+            return Vec::new();
+        }
+        let mut frames: Vec<(u32, NodeId)> = self
+            .tags
+            .iter()
+            .filter_map(|(&f, &t)| match t {
+                Tag::Pending { node, .. } if leaves.contains(&self.find(node)) => {
+                    Some((f, self.find(node)))
+                }
+                _ => None,
+            })
+            .collect();
+        frames.sort_unstable();
+        let confirm_at_once = self.fault == Some(OrderingFault::ConfirmWithoutSync);
+        for &(frame, n) in &frames {
+            self.tags.remove(&frame);
+            let (owner, page) = page_of(frame);
+            let node = self.live.get_mut(&n).expect("a leaf is live");
+            node.pending -= 1;
+            if !confirm_at_once {
+                node.unconfirmed.push(ReleasedPage { frame, owner, page });
+                self.released_frames.insert(frame, n);
+                self.released_nodes.insert(n);
+            }
+            self.versions_released += 1;
+        }
+        self.candidates.extend(leaves);
+        frames.into_iter().map(|(f, _)| f).collect()
+    }
+
+    /// An ordered write is about to change `frame`, which holds page `page` of `owner`: if
+    /// the frame carries a released version of that page not yet confirmed, it is pending
+    /// again (tagged for its node), so the write combines with it or duplicates it as with
+    /// any pending version.
+    pub fn unrelease(&mut self, frame: u32, owner: u64, page: u64) {
+        let Some(raw) = self.released_frames.remove(&frame) else {
+            return;
+        };
+        if self.tags.contains_key(&frame) {
+            return;
+        }
+        let n = self.find(raw);
+        let Some(node) = self.live.get_mut(&n) else {
+            return;
+        };
+        let wanted = ReleasedPage { frame, owner, page };
+        let Some(i) = node.unconfirmed.iter().position(|&p| p == wanted) else {
+            return; // the frame holds another page now: that version was written
+        };
+        node.unconfirmed.swap_remove(i);
+        node.pending += 1;
+        self.gen += 1;
+        let gen = self.gen;
+        self.tags.insert(frame, Tag::Pending { node: n, gen });
+    }
+
+    /// Node `d` gained a dependent: if it has released versions, a level must confirm it.
+    pub(super) fn note_dependent_of(&mut self, d: NodeId) {
+        let n = self.find(d);
+        if self.awaits_sync(n) {
+            self.released_needed.insert(n);
+        }
+    }
+
+    /// Whether `n` is live with released versions not yet confirmed.
+    fn awaits_sync(&self, n: NodeId) -> bool {
+        self.live
+            .get(&n)
+            .is_some_and(|node| !node.unconfirmed.is_empty())
+    }
+
+    /// The released nodes a level should confirm: those needed (a node issued after the
+    /// release follows them, or they are in the closure of `wanted`), forced; and the
+    /// others as `rest` says. The needed ones are found without walking every released
+    /// node (there are thousands when the write-back holds pages for seconds); only the
+    /// flusher's and `fsync`'s calls walk them all.
+    pub fn confirmations(&mut self, wanted: Option<&[NodeId]>, rest: Confirm) -> Vec<ToConfirm> {
+        let mut needed: BTreeSet<NodeId> = BTreeSet::new();
+        let raws: Vec<NodeId> = self.released_needed.iter().copied().collect();
+        for raw in raws {
+            let n = self.find(raw);
+            if self.awaits_sync(n) {
+                needed.insert(n);
+            } else {
+                self.released_needed.remove(&raw);
+            }
+        }
+        if let Some(w) = wanted {
+            let scope = self.closure(w);
+            needed.extend(scope.into_iter().filter(|&n| self.awaits_sync(n)));
+        }
+        let mut others: BTreeSet<NodeId> = BTreeSet::new();
+        if rest != Confirm::Needed {
+            let raws: Vec<NodeId> = self.released_nodes.iter().copied().collect();
+            for raw in raws {
+                let n = self.find(raw);
+                if !self.awaits_sync(n) {
+                    self.released_nodes.remove(&raw);
+                } else if !needed.contains(&n) {
+                    others.insert(n);
+                }
+            }
+        }
+        let force_others = rest == Confirm::Every;
+        let entry = |n: NodeId, force: bool| ToConfirm {
+            node: n,
+            force,
+            pages: self.live[&n].unconfirmed.clone(),
+        };
+        needed
+            .iter()
+            .map(|&n| entry(n, true))
+            .chain(others.iter().map(|&n| entry(n, force_others)))
+            .collect()
+    }
+
+    /// A sync of their files followed the writes of `pages` of node `node`: they are on
+    /// storage. The node may die once none is left (and nothing else holds it).
+    pub fn confirm(&mut self, node: NodeId, pages: &[ReleasedPage]) {
+        let n = self.find(node);
+        let Some(live) = self.live.get_mut(&n) else {
+            return;
+        };
+        live.unconfirmed.retain(|p| !pages.contains(p));
+        let left: Vec<u32> = live.unconfirmed.iter().map(|p| p.frame).collect();
+        if left.is_empty() {
+            if live.pending == 0 {
+                live.error = None;
+            }
+            self.candidates.push(n);
+        }
+        for p in pages {
+            let mine = self
+                .released_frames
+                .get(&p.frame)
+                .is_some_and(|&r| self.find(r) == n);
+            if mine && !left.contains(&p.frame) {
+                self.released_frames.remove(&p.frame);
+            }
+        }
+    }
+
+    /// Released versions not yet confirmed, now.
+    pub fn released_unconfirmed(&self) -> usize {
+        let nodes: BTreeSet<NodeId> = self.released_nodes.iter().map(|&r| self.find(r)).collect();
+        nodes
+            .iter()
+            .filter_map(|n| self.live.get(n))
+            .map(|node| node.unconfirmed.len())
+            .sum()
+    }
+}

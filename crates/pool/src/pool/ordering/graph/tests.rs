@@ -1,0 +1,232 @@
+//! The graph's rules on hand-built cases (Figures 4.7 and 4.9, barriers, errors).
+
+use super::*;
+
+/// A whole graph write of one page: its node, where the page went, write done.
+fn gw(s: &mut OrderState, frame: u32, deps: &[NodeId]) -> (NodeId, Placement) {
+    let mut n = s.graph_node(deps);
+    let placed = s.order_write(frame, &mut n);
+    s.write_done(n);
+    (n, placed)
+}
+
+/// Two transactions whose log records share a page and whose data pages differ: the
+/// two log versions combine into one node that both data nodes follow (Figure 4.7).
+#[test]
+fn log_writes_to_one_page_combine() {
+    let mut s = OrderState::default();
+    let (l1, p) = gw(&mut s, 0, &[]);
+    assert_eq!(p, Placement::Join);
+    assert_eq!(gw(&mut s, 10, &[l1]).1, Placement::Join);
+    let (l2, p) = gw(&mut s, 0, &[]);
+    assert_eq!(p, Placement::Join);
+    assert_eq!(
+        s.find(l1),
+        l2,
+        "the first log node was combined into the second"
+    );
+    assert_eq!(gw(&mut s, 11, &[l2]).1, Placement::Join);
+    // the level: only the log page; then both data pages
+    let (frames, dups) = s.level(None);
+    assert_eq!(frames.iter().map(|f| f.0).collect::<Vec<_>>(), [0]);
+    assert!(dups.is_empty());
+    assert!(s.frame_written(0, frames[0].1));
+    assert!(s.frame_durable(0, frames[0].1));
+    s.sweep();
+    assert_eq!(s.status(l1), Ok(Status::Durable));
+    assert_eq!(s.status(l2), Ok(Status::Durable));
+    let (frames, _) = s.level(None);
+    assert_eq!(frames.iter().map(|f| f.0).collect::<Vec<_>>(), [10, 11]);
+}
+
+/// Figure 4.9: log write 2 follows data B, which follows log write 1, all on the same
+/// log page: the second log write cannot combine with the first; the old version is
+/// duplicated and written first.
+#[test]
+fn a_write_ordered_after_the_pages_version_duplicates_it() {
+    let mut s = OrderState::default();
+    let (l1, _) = gw(&mut s, 0, &[]);
+    let (b, _) = gw(&mut s, 20, &[l1]);
+    let (l2, p) = gw(&mut s, 0, &[b]);
+    assert_eq!(p, Placement::Duplicate { node: l1 });
+    let slot = s.add_dup(l1, 7, 0);
+    assert_eq!(s.dup_count(), 1);
+    // level 1: the duplicate (l1's version); level 2: data b; level 3: the frame (l2)
+    let (frames, dups) = s.level(None);
+    assert!(frames.is_empty());
+    assert_eq!(dups, [slot]);
+    s.dup_written(slot);
+    s.dup_durable(slot);
+    s.sweep();
+    let (frames, _) = s.level(None);
+    assert_eq!(frames.iter().map(|f| f.0).collect::<Vec<_>>(), [20]);
+    assert!(s.frame_written(20, frames[0].1) && s.frame_durable(20, frames[0].1));
+    s.sweep();
+    let (frames, _) = s.level(None);
+    assert_eq!(frames.iter().map(|f| f.0).collect::<Vec<_>>(), [0]);
+    assert_eq!(s.status(l2), Ok(Status::Pending));
+}
+
+/// A page written again after a barrier is duplicated; the marker is durable exactly
+/// when everything before the barrier is.
+#[test]
+fn barriers_keep_epochs_apart() {
+    let mut s = OrderState::default();
+    assert_eq!(s.plain_node(), None);
+    let k1 = s.barrier();
+    s.sweep();
+    let mut e1 = s.plain_node().unwrap();
+    s.order_write(3, &mut e1);
+    s.order_write(4, &mut e1);
+    let k2 = s.barrier();
+    let mut e2 = s.plain_node().unwrap();
+    assert_ne!(e1, e2);
+    assert_eq!(s.order_write(3, &mut e2), Placement::Duplicate { node: e1 });
+    s.add_dup(e1, 1, 3);
+    s.sweep();
+    assert_eq!(
+        s.status(k1),
+        Ok(Status::Durable),
+        "nothing before the first"
+    );
+    assert_eq!(s.status(k2), Ok(Status::Pending));
+    let (frames, dups) = s.level(None);
+    assert_eq!(frames.iter().map(|f| f.0).collect::<Vec<_>>(), [4]);
+    assert_eq!(dups, [0]);
+}
+
+/// A graph write that has tagged nothing yet is not durable (a level's sweep must not
+/// take its node), and is once it is done.
+#[test]
+fn a_write_under_way_keeps_its_node() {
+    let mut s = OrderState::default();
+    let n = s.graph_node(&[]);
+    assert_eq!(s.sweep(), 0);
+    assert_eq!(s.status(n), Ok(Status::Pending));
+    s.write_done(n);
+    assert_eq!(s.sweep(), 1);
+    assert_eq!(s.status(n), Ok(Status::Durable));
+}
+
+/// A write whose page carries a node that already follows this write (through a
+/// combination made earlier in the same call) gets a fresh node after both, and the
+/// old version is duplicated.
+#[test]
+fn a_page_of_a_later_node_splits_the_write() {
+    let mut s = OrderState::default();
+    let (l1, _) = gw(&mut s, 0, &[]); // log page
+    let (d1, _) = gw(&mut s, 5, &[l1]); // data page after it
+                                        // one write over the log page and the data page: the log page combines l1 into
+                                        // the new node, which the data page's node then follows
+    let mut n = s.graph_node(&[]);
+    assert_eq!(s.order_write(0, &mut n), Placement::Join);
+    assert_eq!(s.find(l1), n);
+    let first = n;
+    assert_eq!(s.order_write(5, &mut n), Placement::Duplicate { node: d1 });
+    assert_ne!(n, first, "a fresh node");
+    s.write_done(n);
+    // order: the combined log node, then d1's duplicate, then the fresh node
+    let (frames, dups) = s.level(None);
+    assert_eq!((frames.len(), dups.len()), (1, 0));
+    assert_eq!(frames[0].0, 0);
+}
+
+#[test]
+fn unknown_ids_and_errors_are_reported() {
+    let mut s = OrderState::default();
+    assert_eq!(s.status(0), Err(Unknown(0)));
+    assert_eq!(s.status(1), Err(Unknown(1)));
+    let (a, _) = gw(&mut s, 1, &[]);
+    let (b, _) = gw(&mut s, 2, &[a]);
+    let (frames, _) = s.level(None);
+    s.frame_written(1, frames[0].1);
+    s.failed(a, Some(frames[0]), None, "EIO");
+    assert_eq!(s.status(b), Ok(Status::Failed("EIO".into())));
+    // back to pending: the next level writes it again
+    assert_eq!(s.level(None).0, frames);
+}
+
+/// Where frame `f` holds page `f` of file 1 (the release needs each frame's page).
+fn page_of(f: u32) -> (u64, u64) {
+    (1, u64::from(f))
+}
+
+/// Make the level's frames durable (written and synced), then sweep.
+fn write_level(s: &mut OrderState) {
+    let (frames, _) = s.level(None);
+    for (f, t) in frames {
+        assert!(s.frame_written(f, t) && s.frame_durable(f, t));
+    }
+    s.sweep();
+}
+
+/// A data write after a log record is released only once the log is durable, unless
+/// something follows it or someone waits for it; released, it is not durable before
+/// it is confirmed.
+#[test]
+fn a_leaf_is_released_once_its_dependencies_are_durable() {
+    let mut s = OrderState::default();
+    let (l, _) = gw(&mut s, 0, &[]);
+    let (d, _) = gw(&mut s, 10, &[l]);
+    let (e, _) = gw(&mut s, 11, &[l]);
+    assert!(s.release_leaves(&[], page_of).is_empty(), "the log is live");
+    write_level(&mut s);
+    assert_eq!(s.release_leaves(&[e], page_of), [10], "e is waited for");
+    assert_eq!(s.tag_of(10), None);
+    assert_eq!(s.status(d), Ok(Status::Pending));
+    assert_eq!(s.released_unconfirmed(), 1);
+    // the flusher's share sees it (unforced); nothing needs it
+    let all = s.confirmations(None, Confirm::AlsoWritten);
+    assert_eq!(all.len(), 1);
+    assert!(!all[0].force);
+    assert!(s.confirmations(None, Confirm::Needed).is_empty());
+    s.confirm(d, &all[0].pages);
+    s.sweep();
+    assert_eq!(s.status(d), Ok(Status::Durable));
+}
+
+/// A write that names a released leaf after its release is not ready before the leaf is
+/// confirmed, and makes the leaf needed (forced).
+#[test]
+fn a_dependent_gained_after_the_release_waits_for_the_confirmation() {
+    let mut s = OrderState::default();
+    let (l, _) = gw(&mut s, 0, &[]);
+    let (d, _) = gw(&mut s, 10, &[l]);
+    write_level(&mut s);
+    assert_eq!(s.release_leaves(&[], page_of), [10]);
+    let (_, _) = gw(&mut s, 11, &[d]);
+    assert!(s.level(None).0.is_empty(), "the dependent is not ready");
+    assert!(s.release_leaves(&[], page_of).is_empty());
+    let needed = s.confirmations(None, Confirm::Needed);
+    assert_eq!(needed.len(), 1);
+    assert!(needed[0].force && needed[0].node == d);
+    s.confirm(d, &needed[0].pages);
+    s.sweep();
+    let (frames, _) = s.level(None);
+    assert_eq!(frames.iter().map(|f| f.0).collect::<Vec<_>>(), [11]);
+}
+
+/// A new ordered write to a released page takes the released version back: pending
+/// again, it combines with the new write (no path between them).
+#[test]
+fn a_write_to_a_released_page_takes_its_version_back() {
+    let mut s = OrderState::default();
+    let (l, _) = gw(&mut s, 0, &[]);
+    let (d, _) = gw(&mut s, 10, &[l]);
+    write_level(&mut s);
+    assert_eq!(s.release_leaves(&[], page_of), [10]);
+    let mut n = s.graph_node(&[]);
+    s.unrelease(10, 1, 10);
+    assert_eq!(s.released_unconfirmed(), 0);
+    assert_eq!(s.order_write(10, &mut n), Placement::Join);
+    s.write_done(n);
+    assert_eq!(s.find(d), n, "combined");
+    // a stale record (the frame holds another page now) is not taken back
+    let (l2, _) = gw(&mut s, 1, &[]);
+    let (d2, _) = gw(&mut s, 12, &[l2]);
+    write_level(&mut s);
+    let _ = s.release_leaves(&[], page_of);
+    s.unrelease(12, 1, 99);
+    assert_eq!(s.status(d2), Ok(Status::Pending));
+    assert_eq!(s.tag_of(12), None);
+}
