@@ -94,6 +94,8 @@ fn make_files_serve_and_load_as_documented() {
         "latency_hit",
         "latency_miss",
         "prediction_accuracy",
+        "joined",
+        "prediction_accuracy_joined",
         "device_reads",
     ] {
         assert!(v.get(key).is_some(), "{key} in {v}");

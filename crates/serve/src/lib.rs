@@ -35,6 +35,7 @@ pub mod config;
 mod deadline_io;
 mod error;
 pub mod experiment;
+pub mod in_flight;
 pub mod load;
 pub mod mirror;
 pub mod open_files;
@@ -52,5 +53,7 @@ pub use server::{serve, RunningServer};
 /// `unknown` under `fifo`).
 pub const PREDICTED_HEADER: &str = "x-bufcache-predicted";
 /// Response header: whether the data really was cached when service began (`hit` or
-/// `miss`), where the server can know it (`cachestat`, or the pool's residency map).
+/// `miss`), where the server can know it (`cachestat`, or the pool's residency map);
+/// `joined` for a miss whose pages a request in service was reading
+/// ([`oracle::Actual`]).
 pub const ACTUAL_HEADER: &str = "x-bufcache-actual";

@@ -131,6 +131,39 @@ impl Oracle for GroundTruth {
     }
 }
 
+/// The ground truth of one request, as `x-bufcache-actual` says it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Actual {
+    /// Every page was cached when service began.
+    Hit,
+    /// Some page was not cached, and no request in service was reading it.
+    Miss,
+    /// Some page was not cached, but a request in service was reading all of them: this
+    /// one waits on that read and reads nothing from the disk itself
+    /// ([`crate::in_flight`]).
+    Joined,
+}
+
+impl Actual {
+    /// Hit or miss, from a residency check that cannot see reads in flight.
+    pub fn from_hit(hit: bool) -> Self {
+        if hit {
+            Actual::Hit
+        } else {
+            Actual::Miss
+        }
+    }
+
+    /// The header value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Actual::Hit => "hit",
+            Actual::Miss => "miss",
+            Actual::Joined => "joined",
+        }
+    }
+}
+
 /// Whether every page of `job` is cached right now, where that can be known: the pool's
 /// residency map for the pool, `cachestat(2)` for the page cache (`None` on kernels
 /// without it). The `x-bufcache-actual` header and the `cachestat`/`pool` oracles both

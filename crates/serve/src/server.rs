@@ -27,8 +27,9 @@ use tokio::task::JoinHandle;
 
 use crate::backend::{Backend, Job};
 use crate::deadline_io::Deadline;
+use crate::in_flight::InFlight;
 use crate::open_files::{OpenFile, OpenFiles};
-use crate::oracle::{self, ground_truth};
+use crate::oracle::{self, ground_truth, Actual};
 use crate::range::{interpret, RangeAnswer};
 use crate::scheduler::Scheduler;
 use crate::{ServeConfig, ServeError, ACTUAL_HEADER, PREDICTED_HEADER};
@@ -43,6 +44,8 @@ struct Context {
     backend: Backend,
     max_body_bytes: u64,
     report_actual: bool,
+    /// Reads in service, kept only with `report_actual` (for the `joined` ground truth).
+    in_flight: Arc<InFlight>,
 }
 
 /// A server accepting connections in the background.
@@ -103,6 +106,7 @@ pub async fn serve(config: ServeConfig) -> Result<RunningServer, ServeError> {
         backend,
         max_body_bytes: config.max_body_bytes,
         report_actual: config.report_actual,
+        in_flight: InFlight::new(),
     });
     let listener = TcpListener::bind(config.listen)
         .await
@@ -314,11 +318,23 @@ async fn read_scheduled(
         }
     };
     // The ground truth first: the read brings the pages in. Both answers are quick
-    // (a map lookup, or one cachestat).
-    let actual = if context.report_actual {
-        ground_truth(&context.backend, &job)
+    // (a map lookup, or one cachestat). A miss whose pages another request in service
+    // is reading is `joined`: it waits on that read and reads nothing itself.
+    let (actual, _reading) = if context.report_actual {
+        let pages = job.pages();
+        let actual = ground_truth(&context.backend, &job).map(|hit| {
+            if hit {
+                Actual::Hit
+            } else if context.in_flight.covers(job.inode, &pages) {
+                Actual::Joined
+            } else {
+                Actual::Miss
+            }
+        });
+        (actual, Some(context.in_flight.enter(job.inode, pages)))
     } else {
-        context.backend.pool_resident(&job)
+        let actual = context.backend.pool_resident(&job).map(Actual::from_hit);
+        (actual, None)
     };
     let started = std::time::Instant::now();
     let data = match context.backend.read_cached(&job) {
@@ -350,11 +366,8 @@ async fn read_scheduled(
         PREDICTED_HEADER,
         HeaderValue::from_static(prediction.as_str()),
     );
-    if let Some(hit) = actual {
-        h.insert(
-            ACTUAL_HEADER,
-            HeaderValue::from_static(if hit { "hit" } else { "miss" }),
-        );
+    if let Some(actual) = actual {
+        h.insert(ACTUAL_HEADER, HeaderValue::from_static(actual.as_str()));
     }
     h.insert(QUEUE_HEADER, HeaderValue::from(queued_us));
     Ok(r)

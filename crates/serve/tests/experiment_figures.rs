@@ -40,6 +40,8 @@ fn point(
         prediction_accuracy: None,
         false_hits: 0,
         false_misses: 0,
+        joined: 0,
+        prediction_accuracy_joined: None,
         device_reads: None,
         device_read_mb: None,
         ok: 100,

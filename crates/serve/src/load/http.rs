@@ -12,6 +12,7 @@ use hyper::client::conn::http1::SendRequest;
 use hyper::{Request, StatusCode};
 use hyper_util::rt::TokioIo;
 use rand_xoshiro::Xoshiro256PlusPlus;
+use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::Instant;
 
 use super::fileset::Sampler;
@@ -22,17 +23,11 @@ use crate::{ACTUAL_HEADER, PREDICTED_HEADER};
 pub enum Schedule {
     /// As soon as the last response is complete.
     Closed,
-    /// Requests `index, index + stride, ...` of the run, each due `interval` after the
-    /// one before it in the whole run.
+    /// At the due times the pacer hands this connection ([`super::pacer`]): requests
+    /// `index, index + connections, ...` of the run.
     Open {
-        /// The run's start.
-        start: Instant,
-        /// Time between due times of consecutive requests of the run.
-        interval: Duration,
-        /// This connection's first request.
-        index: u64,
-        /// Connections in the run.
-        stride: u64,
+        /// Due times, in order; closed when the run has no more for this connection.
+        tickets: UnboundedReceiver<Instant>,
     },
 }
 
@@ -57,39 +52,23 @@ impl Connection {
     pub async fn run(mut self) -> Recorder {
         let mut rec = Recorder::default();
         let mut sender: Option<SendRequest<Empty<Bytes>>> = None;
-        let mut next_open = match self.schedule {
-            Schedule::Open { index, .. } => index,
-            Schedule::Closed => 0,
-        };
         loop {
             // Which request of the run this is, and when it was due.
-            let due = match &self.schedule {
+            let due = match &mut self.schedule {
                 Schedule::Closed => {
                     if self.issued.fetch_add(1, Ordering::Relaxed) >= self.requests {
                         break;
                     }
                     None
                 }
-                Schedule::Open {
-                    start,
-                    interval,
-                    stride,
-                    ..
-                } => {
-                    if next_open >= self.requests {
-                        break;
+                Schedule::Open { tickets } => {
+                    let next = tokio::time::timeout_at(self.deadline, tickets.recv()).await;
+                    match next {
+                        Ok(Some(due)) => Some(due),
+                        Ok(None) | Err(_) => break,
                     }
-                    let due = *start + interval.mul_f64(next_open as f64);
-                    next_open += stride;
-                    Some(due)
                 }
             };
-            if let Some(due) = due {
-                if due > self.deadline {
-                    break;
-                }
-                tokio::time::sleep_until(due).await;
-            }
             if Instant::now() >= self.deadline {
                 break;
             }
@@ -157,10 +136,7 @@ async fn exchange(
     let resp = sender.send_request(req).await?;
     let status = resp.status();
     let header = |name: &str| resp.headers().get(name).and_then(|v| v.to_str().ok());
-    let word = CacheWord {
-        predicted: CacheWord::parse(header(PREDICTED_HEADER)),
-        actual: CacheWord::parse(header(ACTUAL_HEADER)),
-    };
+    let word = CacheWord::from_headers(header(PREDICTED_HEADER), header(ACTUAL_HEADER));
     let mut body = resp.into_body();
     let mut bytes = 0u64;
     while let Some(frame) = body.frame().await {

@@ -14,6 +14,7 @@
 
 pub mod fileset;
 mod http;
+mod pacer;
 pub mod report;
 pub mod stats;
 
@@ -140,7 +141,21 @@ async fn drive(
             .map(|f| format!("/{}", f.name))
             .collect(),
     );
-    let start = tokio::time::Instant::now();
+    // The open loop's due times come from the pacing thread (kept alive until every
+    // connection is done).
+    let (tickets, _pacer) = match config.mode {
+        LoopMode::Closed => (Vec::new(), None),
+        LoopMode::Open { rate_per_s } => {
+            let (tickets, pacer) = pacer::start(
+                requests,
+                Duration::from_secs_f64(1.0 / rate_per_s),
+                config.connections,
+                deadline,
+            );
+            (tickets, Some(pacer))
+        }
+    };
+    let mut tickets = tickets.into_iter();
     let mut tasks = Vec::with_capacity(config.connections);
     for c in 0..config.connections {
         let seed = config
@@ -158,11 +173,8 @@ async fn drive(
             deadline: tokio::time::Instant::from_std(deadline),
             schedule: match config.mode {
                 LoopMode::Closed => http::Schedule::Closed,
-                LoopMode::Open { rate_per_s } => http::Schedule::Open {
-                    start,
-                    interval: Duration::from_secs_f64(1.0 / rate_per_s),
-                    index: c as u64,
-                    stride: config.connections as u64,
+                LoopMode::Open { .. } => http::Schedule::Open {
+                    tickets: tickets.next().expect("the pacer made one per connection"),
                 },
             },
         };

@@ -53,6 +53,12 @@ pub struct LoadReport {
     pub false_hits: u64,
     /// Disagreements: predicted misses that hit.
     pub false_misses: u64,
+    /// Compared responses whose pages a request already in service was reading
+    /// (`x-bufcache-actual: joined`; misses in the strict count).
+    pub joined: u64,
+    /// Agreement counting a predicted hit that joined another request's read as right
+    /// (it read nothing from the disk itself).
+    pub prediction_accuracy_joined: Option<f64>,
     /// Reads of the file set's device during the measured run (all processes).
     pub device_reads: Option<DeviceReads>,
 }
@@ -95,6 +101,9 @@ impl LoadReport {
             prediction_accuracy: (r.compared > 0).then(|| r.agreed as f64 / r.compared as f64),
             false_hits: r.false_hits,
             false_misses: r.compared - r.agreed - r.false_hits,
+            joined: r.joined,
+            prediction_accuracy_joined: (r.compared > 0)
+                .then(|| r.agreed_counting_joined() as f64 / r.compared as f64),
             device_reads: device,
         }
     }
@@ -147,6 +156,14 @@ impl LoadReport {
                     self.false_hits,
                     self.false_misses
                 );
+                if let Some(j) = self.prediction_accuracy_joined.filter(|_| self.joined > 0) {
+                    let _ = writeln!(
+                        s,
+                        "predictions: {:.1}% right counting the {} requests that joined a read in service as hits",
+                        100.0 * j,
+                        self.joined
+                    );
+                }
             }
             None => {
                 let _ = writeln!(

@@ -18,8 +18,11 @@ fn histogram() -> Histogram<u64> {
 pub struct CacheWord {
     /// `x-bufcache-predicted`: `Some(true)` hit, `Some(false)` miss, `None` unknown/absent.
     pub predicted: Option<bool>,
-    /// `x-bufcache-actual`, likewise.
+    /// `x-bufcache-actual`, likewise (`joined` is a miss here: not every page was cached).
     pub actual: Option<bool>,
+    /// `x-bufcache-actual: joined`: the missing pages were being read by a request
+    /// already in service, so this one read nothing from the disk itself.
+    pub joined: bool,
 }
 
 impl CacheWord {
@@ -29,6 +32,20 @@ impl CacheWord {
             Some("hit") => Some(true),
             Some("miss") => Some(false),
             _ => None,
+        }
+    }
+
+    /// From the two headers' values (`x-bufcache-actual` may also say `joined`).
+    pub fn from_headers(predicted: Option<&str>, actual: Option<&str>) -> Self {
+        let joined = actual == Some("joined");
+        CacheWord {
+            predicted: Self::parse(predicted),
+            actual: if joined {
+                Some(false)
+            } else {
+                Self::parse(actual)
+            },
+            joined,
         }
     }
 
@@ -60,6 +77,12 @@ pub struct Recorder {
     /// Of those, how many were predicted hits that missed (the rest of the disagreements
     /// are predicted misses that hit): which way an oracle errs says why.
     pub false_hits: u64,
+    /// Compared responses the server called `joined` (a miss riding on another
+    /// request's read).
+    pub joined: u64,
+    /// Of those, how many were predicted hits: wrong by the strict count, right if a
+    /// request that reads nothing from the disk itself counts as a hit.
+    pub joined_predicted_hits: u64,
 }
 
 impl Default for Recorder {
@@ -75,6 +98,8 @@ impl Default for Recorder {
             compared: 0,
             agreed: 0,
             false_hits: 0,
+            joined: 0,
+            joined_predicted_hits: 0,
         }
     }
 }
@@ -128,6 +153,8 @@ impl Recorder {
             self.compared += 1;
             self.agreed += u64::from(p == a);
             self.false_hits += u64::from(p && !a);
+            self.joined += u64::from(word.joined);
+            self.joined_predicted_hits += u64::from(word.joined && p);
         }
         self.ok += 1;
         self.bytes += bytes;
@@ -146,6 +173,13 @@ impl Recorder {
         self.compared += other.compared;
         self.agreed += other.agreed;
         self.false_hits += other.false_hits;
+        self.joined += other.joined;
+        self.joined_predicted_hits += other.joined_predicted_hits;
+    }
+
+    /// Agreement counting a predicted hit that joined another request's read as right.
+    pub fn agreed_counting_joined(&self) -> u64 {
+        self.agreed + self.joined_predicted_hits
     }
 
     /// Summaries of all responses, hits and misses.
@@ -164,18 +198,12 @@ mod tests {
 
     #[test]
     fn responses_are_split_by_the_servers_word() {
-        let hit = CacheWord {
-            predicted: Some(true),
-            actual: Some(true),
-        };
-        let wrong = CacheWord {
-            predicted: Some(true),
-            actual: Some(false),
-        };
-        let fifo = CacheWord {
-            predicted: None,
-            actual: Some(false),
-        };
+        let hit = CacheWord::from_headers(Some("hit"), Some("hit"));
+        let wrong = CacheWord::from_headers(Some("hit"), Some("miss"));
+        let fifo = CacheWord::from_headers(Some("unknown"), Some("miss"));
+        let joined = CacheWord::from_headers(Some("hit"), Some("joined"));
+        let joined_miss = CacheWord::from_headers(Some("miss"), Some("joined"));
+        assert_eq!((joined.actual, joined.joined), (Some(false), true));
         let mut a = Recorder::default();
         a.success(1000, 10, hit);
         a.success(3000, 10, wrong);
@@ -186,6 +214,7 @@ mod tests {
         let [all, h, m] = a.summaries();
         assert_eq!((all.count, h.count, m.count), (3, 1, 2));
         assert!((all.mean_ms - 3.0).abs() < 0.01, "{all:?}");
+        assert_eq!((a.joined, a.agreed_counting_joined()), (0, 1));
         assert!((h.p50_ms - 1.0).abs() < 0.01);
         assert!((m.max_ms - 5.0).abs() < 0.01);
         assert_eq!(
@@ -199,6 +228,12 @@ mod tests {
             ),
             (2, 1, 1, 3, 2, 30)
         );
+        // A joined response is a miss (and a false hit when predicted a hit) by the
+        // strict count; counting joined reads as hits puts the predicted one right.
+        a.success(2000, 10, joined);
+        a.success(2000, 10, joined_miss);
+        assert_eq!((a.compared, a.agreed, a.false_hits, a.joined), (4, 2, 2, 2));
+        assert_eq!(a.agreed_counting_joined(), 3);
         assert_eq!(CacheWord::parse(Some("hit")), Some(true));
         assert_eq!(CacheWord::parse(Some("unknown")), None);
     }
