@@ -299,6 +299,13 @@ pub struct CacheAwareArgs {
     /// and inactive lists).
     #[arg(long, default_value = "clock")]
     pub mirror_policy: String,
+    /// The mirror's size estimates as multiples of the nominal cache, comma-separated
+    /// (e.g. 0.75,0.875,1); replaces the default 1/8 to 4 and the adaptive lines.
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub mirror_ratios: Option<Vec<f64>>,
+    /// Which file sets to run: uniform, surge or both (comma-separated).
+    #[arg(long, default_value = "uniform,surge", value_name = "LIST")]
+    pub workloads: String,
 }
 
 /// Run `bufcache experiment cache-aware-server`.
@@ -322,6 +329,8 @@ pub fn run_experiment(a: CacheAwareArgs) -> Result<()> {
         no_cgroup: a.no_cgroup,
         disk_mb_s: a.disk_mb_s,
         mirror_policy: a.mirror_policy.clone(),
+        mirror_ratios: a.mirror_ratios.clone(),
+        workloads: experiment::Workloads::parse(&a.workloads)?,
         sweep: if a.open_loop {
             Sweep::OpenLoop
         } else {

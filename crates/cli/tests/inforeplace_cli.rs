@@ -106,3 +106,49 @@ fn inforeplace_linux_adds_the_page_cache_rows() {
     }
     assert!(dir.path().join("inforeplace-linux.csv").exists());
 }
+
+/// `--linux-index` (docs/experiments/inforeplace.md, experiment 4): experiment 2's
+/// lookups through the Linux page cache in a memory cgroup, four ways, with the rows,
+/// levels and gains in their own CSV files.
+#[test]
+#[ignore = "needs root and a memory cgroup (v1 or v2): run with --ignored"]
+fn inforeplace_linux_index_adds_the_page_cache_ways() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let mut args = small_run(dir.path().to_str().unwrap());
+    args.extend(["--linux-index"]);
+    let summary = ok(&args);
+    assert!(
+        summary.contains("Experiment 4: index lookups over the Linux page cache"),
+        "{summary}"
+    );
+    assert!(summary.contains("goals: the mirror agrees"));
+    let lines = json_lines(&ok(&[&args[..], &["--json"]].concat()));
+    let rows: Vec<_> = lines
+        .iter()
+        .filter(|l| l["part"] == "index-linux")
+        .collect();
+    assert_eq!(rows.len(), 4);
+    for r in &rows {
+        for field in [
+            "way",
+            "hits",
+            "predicted_hits",
+            "agreement",
+            "device_pages_read",
+        ] {
+            assert!(r.get(field).is_some(), "{field} missing in {r}");
+        }
+    }
+    let pagecache = lines
+        .iter()
+        .filter(|l| l["part"] == "index" && l["engine"] == "pagecache")
+        .count();
+    assert_eq!(pagecache, 4);
+    for f in [
+        "inforeplace-index-linux.csv",
+        "inforeplace-index-linux-levels.csv",
+        "inforeplace-index-linux-gain.csv",
+    ] {
+        assert!(dir.path().join(f).exists(), "{f}");
+    }
+}

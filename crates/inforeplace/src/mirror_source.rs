@@ -39,16 +39,28 @@ pub struct Levers {
     pub drop_target_evictions: bool,
     /// `RWF_DONTCACHE` for reads of pages the target does not admit.
     pub dontcache: bool,
+    /// Ask the ground truth (`cachestat`, one system call) before each refresh: a page
+    /// the kernel no longer holds is not read (that read would go to the device and
+    /// evict another page) but removed from the mirror, which was wrong about it.
+    pub verify_refreshes: bool,
 }
 
 impl Levers {
-    /// `none`, `dontneed`, `dontcache` or `dontneed+dontcache`.
+    /// `none`, or the levers joined by `+` (`dontneed`, `dontcache`, `verify`).
     pub fn label(&self) -> &'static str {
-        match (self.drop_target_evictions, self.dontcache) {
-            (false, false) => "none",
-            (true, false) => "dontneed",
-            (false, true) => "dontcache",
-            (true, true) => "dontneed+dontcache",
+        match (
+            self.drop_target_evictions,
+            self.dontcache,
+            self.verify_refreshes,
+        ) {
+            (false, false, false) => "none",
+            (true, false, false) => "dontneed",
+            (false, true, false) => "dontcache",
+            (true, true, false) => "dontneed+dontcache",
+            (false, false, true) => "verify",
+            (true, false, true) => "dontneed+verify",
+            (false, true, true) => "dontcache+verify",
+            (true, true, true) => "dontneed+dontcache+verify",
         }
     }
 }
@@ -64,6 +76,9 @@ pub struct KernelCalls {
     pub repeats: u64,
     /// Pages dropped with `DONTNEED`.
     pub dropped: u64,
+    /// Refreshes not made because the kernel no longer held the page (the `verify`
+    /// lever): the mirror's mispredictions, corrected.
+    pub corrected: u64,
 }
 
 /// How the mirror compares with the ground truth over the whole file.
@@ -264,6 +279,13 @@ impl<K: PageCacheFile> Source for PageCacheSource<K> {
 
     fn refresh(&mut self, page: PageKey) -> Result<(), SourceError> {
         let page = self.page_of(page)?;
+        if self.levers.verify_refreshes && !self.kernel.resident(page)? {
+            // The kernel took it already: reading it back would cost a device read and
+            // a page of someone else's. The mirror follows the kernel instead.
+            self.mirror.remove(page);
+            self.calls.corrected += 1;
+            return Ok(());
+        }
         self.read(page, ReadHow::Cached).map(|_| ())
     }
 

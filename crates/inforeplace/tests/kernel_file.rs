@@ -29,6 +29,7 @@ fn the_mirror_agrees_with_the_kernel_on_a_small_file() {
     let levers = Levers {
         drop_target_evictions: true,
         dontcache: false,
+        verify_refreshes: false,
     };
     let source = PageCacheSource::new(kernel, "lru", 16, levers).unwrap();
     let mut info = InfoReplace::new(source, "lru").unwrap();

@@ -157,6 +157,7 @@ fn dropping_the_targets_evictions() {
             Levers {
                 drop_target_evictions: true,
                 dontcache: false,
+                verify_refreshes: false,
             },
             vec![1, 2, 3],
             1.0,
@@ -186,6 +187,7 @@ fn reading_unadmitted_pages_uncached() {
     let levers = Levers {
         drop_target_evictions: false,
         dontcache: true,
+        verify_refreshes: false,
     };
     let s = source(SimKernel::new("lru", 3, 8), "lru", 3, levers);
     let mut info = InfoReplace::new(s, "lru")
@@ -241,4 +243,133 @@ fn a_mirror_of_the_right_policy_and_size_agrees_exactly() {
             }
         }
     });
+}
+
+/// Experiment 4's driver over a simulated kernel of the mirror's own policy and size
+/// (tree D5:F4, 341 pages; cache 64; PinRange preferring the first 45 pages: levels 1-3
+/// and 24 of level 4's 64). Plain, the kernel hits exactly as a `linux` cache does and
+/// the mirror predicts every read. With `DONTNEED` the kernel never has to choose, so it
+/// hits exactly as PinRange itself, level by level, and ends holding PinRange's pages.
+#[test]
+fn index_lookups_over_a_simulated_page_cache() {
+    use inforeplace::experiment::index_linux::{drive, end_state};
+    use inforeplace::experiment::workload::IndexTree;
+    let tree = IndexTree {
+        depth: 5,
+        fanout: 4,
+    };
+    let pages = tree.lookups(400, 11);
+    let pinrange = "pinrange:range=45:rest=0.1";
+    // What a cache of `policy` alone hits, per level, and holds at the end per level.
+    let reference = |policy: &str| {
+        let built = PolicySpec::parse(policy)
+            .unwrap()
+            .build(&BuildContext::new(64, 0))
+            .unwrap();
+        let mut cache: Cache<AnyPolicy> = Cache::new(built, 64);
+        let mut hits = vec![0u64; 5];
+        for (t, &p) in pages.iter().enumerate() {
+            hits[tree.level_of(p) as usize] += u64::from(cache.contains(p));
+            cache.access(&Access::unit(p, t as u64 + 1));
+        }
+        let held: Vec<u64> = (0..5)
+            .map(|l| {
+                let start = tree.level_start(l);
+                (start..start + tree.level_nodes(l))
+                    .filter(|&p| cache.contains(p))
+                    .count() as u64
+            })
+            .collect();
+        (hits, held)
+    };
+    let kernel = || SimKernel::new("linux", 64, tree.pages());
+    let hits_of = |t: &inforeplace::experiment::index::Tally| -> Vec<u64> {
+        (0..5).map(|l| t.level_hits(l)).collect()
+    };
+
+    let (plain, s) = drive(
+        source(kernel(), "linux", 64, Levers::default()),
+        &tree,
+        &pages,
+        None,
+    )
+    .unwrap();
+    let (linux_hits, linux_held) = reference("linux");
+    assert_eq!(hits_of(&plain.truth), linux_hits);
+    assert_eq!(plain.truth, plain.predicted);
+    assert_eq!(plain.predicted_right, 400 * 5);
+    assert_eq!(plain.overhead.calls, 0);
+    let (a, per_level) = end_state(&s, &tree).unwrap();
+    assert_eq!((a.pages, a.agree), (341, 341));
+    assert_eq!(
+        per_level.iter().map(|l| l.0).collect::<Vec<_>>(),
+        linux_held
+    );
+
+    let dontneed = Levers {
+        drop_target_evictions: true,
+        dontcache: false,
+        verify_refreshes: false,
+    };
+    let config = inforeplace::Config::default();
+    let (steered, s) = drive(
+        source(kernel(), "linux", 64, dontneed),
+        &tree,
+        &pages,
+        Some((pinrange, config)),
+    )
+    .unwrap();
+    let (pin_hits, pin_held) = reference(pinrange);
+    assert_eq!(hits_of(&steered.truth), pin_hits);
+    assert_eq!(steered.truth, steered.predicted);
+    assert_eq!(steered.overhead.calls, 400 * 5);
+    assert_eq!(steered.overhead.refreshes, 0);
+    let (a, per_level) = end_state(&s, &tree).unwrap();
+    assert_eq!(a.agree, 341);
+    assert_eq!(per_level.iter().map(|l| l.0).collect::<Vec<_>>(), pin_held);
+    // PinRange keeps more of level 4 than the kernel's lists do, as in Figure 3.2.
+    assert!(pin_hits[3] > linux_hits[3], "{pin_hits:?} {linux_hits:?}");
+
+    // Re-reads alone over an exact mirror: every read predicted, mirror and kernel agree.
+    let (reread, s) = drive(
+        source(kernel(), "linux", 64, Levers::default()),
+        &tree,
+        &pages,
+        Some((pinrange, config)),
+    )
+    .unwrap();
+    assert_eq!(reread.truth, reread.predicted);
+    assert!(reread.overhead.refreshes > 0);
+    assert_eq!(end_state(&s, &tree).unwrap().0.agree, 341);
+}
+
+/// The `verify` lever, by hand: a FIFO kernel of 3 pages under an LRU mirror. Reads
+/// 1 2 3 1 4: the kernel evicts 1 (first in), the mirror 2 (least recent). Refreshing 1
+/// without the lever reads it back (a device read) and the kernel evicts 2 for it; with
+/// the lever the kernel is asked first, 1 is not read, and the mirror drops it instead.
+#[test]
+fn verifying_refreshes_corrects_the_mirror_instead_of_reading() {
+    for verify in [false, true] {
+        let levers = Levers {
+            verify_refreshes: verify,
+            ..Levers::default()
+        };
+        let mut s = source(SimKernel::new("fifo", 3, 8), "lru", 3, levers);
+        for p in [1, 2, 3, 1, 4] {
+            s.read(p, ReadHow::Cached).unwrap();
+        }
+        assert_eq!(resident(&s), [2, 3, 4]);
+        assert!(s.mirror().contains(1) && !s.mirror().contains(2));
+        s.refresh(inforeplace::PageKey { file: 0, page: 1 })
+            .unwrap();
+        if verify {
+            assert_eq!(resident(&s), [2, 3, 4]);
+            assert!(!s.mirror().contains(1));
+            assert_eq!((s.calls().reads, s.calls().corrected), (5, 1));
+        } else {
+            assert_eq!(resident(&s), [1, 3, 4]);
+            assert!(s.mirror().contains(1));
+            assert_eq!((s.calls().reads, s.calls().corrected), (6, 0));
+        }
+    }
 }

@@ -11,8 +11,9 @@
 //! experiment says what it does without one.
 //!
 //! Optionally the cgroup also limits its processes' read bandwidth on one device (v1: a
-//! sibling cgroup in the `blkio` hierarchy, `blkio.throttle.read_bps_device`; v2: `io.max`
-//! `rbps=` in the same cgroup), so that a fast virtual disk can play the thesis' slow one.
+//! sibling cgroup in the `blkio` hierarchy, `blkio.throttle.read_bps_device` or
+//! `read_iops_device`; v2: `io.max` `rbps=` or `riops=` in the same cgroup), so that a
+//! fast virtual disk can play the thesis' slow one.
 
 use std::path::{Path, PathBuf};
 
@@ -37,6 +38,15 @@ pub struct MemoryCgroup {
 }
 
 const ROOT: &str = "/sys/fs/cgroup";
+
+/// What a read throttle limits.
+#[derive(Clone, Copy)]
+enum ReadLimit {
+    /// Bytes a second.
+    Bytes,
+    /// Requests a second.
+    Requests,
+}
 
 /// Where this process's memory cgroup is, from `/proc/self/cgroup`.
 fn own_cgroup() -> Option<(PathBuf, Version)> {
@@ -100,8 +110,23 @@ impl MemoryCgroup {
 
     /// Limit reads from device `maj_min` (`"254:0"`, a whole disk) to `bytes_per_s`.
     pub fn throttle_reads(&mut self, maj_min: &str, bytes_per_s: u64) -> Result<(), LinuxError> {
+        self.throttle(ReadLimit::Bytes, maj_min, bytes_per_s)
+    }
+
+    /// Limit reads from device `maj_min` to `per_s` requests a second (v1:
+    /// `blkio.throttle.read_iops_device`, v2: `io.max riops=`): a fast virtual disk then
+    /// answers small random reads as slowly as a spinning one. One throttle per cgroup.
+    pub fn throttle_read_iops(&mut self, maj_min: &str, per_s: u64) -> Result<(), LinuxError> {
+        self.throttle(ReadLimit::Requests, maj_min, per_s)
+    }
+
+    fn throttle(&mut self, limit: ReadLimit, maj_min: &str, value: u64) -> Result<(), LinuxError> {
+        let (v2_key, v1_file) = match limit {
+            ReadLimit::Bytes => ("rbps", "blkio.throttle.read_bps_device"),
+            ReadLimit::Requests => ("riops", "blkio.throttle.read_iops_device"),
+        };
         match self.version {
-            Version::V2 => self.write("io.max", &format!("{maj_min} rbps={bytes_per_s}")),
+            Version::V2 => self.write("io.max", &format!("{maj_min} {v2_key}={value}")),
             Version::V1 => {
                 let (parent, _) = own_in("blkio").ok_or(LinuxError::Unsupported {
                     what: "read throttle",
@@ -112,8 +137,8 @@ impl MemoryCgroup {
                 std::fs::create_dir(&dir)
                     .map_err(LinuxError::io("creating the blkio cgroup", &dir))?;
                 self.blkio = Some(dir.clone());
-                let path = dir.join("blkio.throttle.read_bps_device");
-                std::fs::write(&path, format!("{maj_min} {bytes_per_s}"))
+                let path = dir.join(v1_file);
+                std::fs::write(&path, format!("{maj_min} {value}"))
                     .map_err(LinuxError::io("writing", &path))
             }
         }
@@ -141,6 +166,18 @@ impl MemoryCgroup {
         if let Some(dir) = &self.blkio {
             let path = dir.join("cgroup.procs");
             std::fs::write(&path, pid.to_string()).map_err(LinuxError::io("writing", &path))?;
+        }
+        Ok(())
+    }
+
+    /// Move process `pid` back to the parent cgroups (memory, and blkio when throttled),
+    /// so that this cgroup can be removed while the process lives on.
+    pub fn leave(&self, pid: u32) -> Result<(), LinuxError> {
+        for dir in std::iter::once(&self.dir).chain(self.blkio.as_ref()) {
+            if let Some(parent) = dir.parent() {
+                let path = parent.join("cgroup.procs");
+                std::fs::write(&path, pid.to_string()).map_err(LinuxError::io("writing", &path))?;
+            }
         }
         Ok(())
     }

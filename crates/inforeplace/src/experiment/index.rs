@@ -152,34 +152,50 @@ pub struct LevelRow {
     pub hit_rate: f64,
 }
 
-/// Per-level tallies of one run.
-struct Tally {
+/// Per-level tallies of one run: reads and hits on each level of a tree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tally {
     accesses: Vec<u64>,
     hits: Vec<u64>,
 }
 
 impl Tally {
-    fn new(tree: &IndexTree) -> Self {
+    /// Nothing counted yet, one slot per level of `tree`.
+    pub fn new(tree: &IndexTree) -> Self {
         Tally {
             accesses: vec![0; tree.depth as usize],
             hits: vec![0; tree.depth as usize],
         }
     }
 
-    fn record(&mut self, level: u32, hit: bool) {
+    /// One read of a page on `level` (0 = the root).
+    pub fn record(&mut self, level: u32, hit: bool) {
         self.accesses[level as usize] += 1;
         self.hits[level as usize] += u64::from(hit);
     }
 
-    fn hits(&self) -> u64 {
+    /// Hits on every level.
+    pub fn hits(&self) -> u64 {
         self.hits.iter().sum()
     }
 
-    fn accesses(&self) -> u64 {
+    /// Hits on `level` (0 = the root).
+    pub fn level_hits(&self, level: u32) -> u64 {
+        self.hits[level as usize]
+    }
+
+    /// Reads on `level` (0 = the root).
+    pub fn level_accesses(&self, level: u32) -> u64 {
+        self.accesses[level as usize]
+    }
+
+    /// Reads on every level.
+    pub fn accesses(&self) -> u64 {
         self.accesses.iter().sum()
     }
 
-    fn rows(&self, engine: &'static str, tree: &IndexTree, way: &'static str) -> Vec<LevelRow> {
+    /// One row per level, numbered from 1 as the thesis does.
+    pub fn rows(&self, engine: &'static str, tree: &IndexTree, way: &'static str) -> Vec<LevelRow> {
         (0..tree.depth)
             .map(|l| {
                 let (a, h) = (self.accesses[l as usize], self.hits[l as usize]);
@@ -292,7 +308,7 @@ fn simulate(
     ))
 }
 
-fn config(settings: &IndexSettings) -> Config {
+pub(crate) fn config(settings: &IndexSettings) -> Config {
     Config {
         seed: settings.seed,
         ..Config::default()
@@ -307,7 +323,7 @@ fn io_error(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> E
 /// Write the tree: page `p` starts with `p` (little endian), so every lookup can check
 /// it read the right node. Then sync it and drop it from the page cache, so that nothing
 /// of it is cached when the pool starts.
-fn write_index(path: &Path, tree: &IndexTree) -> Result<(), ExperimentError> {
+pub(crate) fn write_index(path: &Path, tree: &IndexTree) -> Result<(), ExperimentError> {
     let file = std::fs::File::create(path).map_err(io_error("creating", path))?;
     let mut w = std::io::BufWriter::with_capacity(1 << 20, &file);
     let mut node = vec![0u8; PAGE_BYTES as usize];

@@ -64,10 +64,12 @@ impl LinuxSettings {
         let dontneed = Levers {
             drop_target_evictions: true,
             dontcache: false,
+            verify_refreshes: false,
         };
         let dontcache = Levers {
             drop_target_evictions: false,
             dontcache: true,
+            verify_refreshes: false,
         };
         let mut runs = Vec::new();
         for target in super::accuracy::THESIS_TARGETS {
@@ -174,24 +176,44 @@ fn in_cgroup(
     path: &Path,
     limit_pages: u64,
 ) -> Result<(LinuxSetup, Vec<LinuxRow>), ExperimentError> {
+    let (cgroup, (mut setup, rows)) = in_memory_cgroup(settings.limit_mib, None, || {
+        runs(settings, path, limit_pages)
+    })?;
+    setup.cgroup = cgroup;
+    Ok((setup, rows))
+}
+
+/// Run `work` with this process inside a memory cgroup of `limit_mib` made for it (step 2
+/// of the module docs), its reads of `read_iops`'s disk (`MAJ:MIN`) throttled to that
+/// many a second when given; the process leaves and the cgroup is removed whatever
+/// `work` returns. Also returns the cgroup as reports describe it.
+pub(crate) fn in_memory_cgroup<T>(
+    limit_mib: u64,
+    read_iops: Option<(&str, u64)>,
+    work: impl FnOnce() -> Result<T, ExperimentError>,
+) -> Result<(String, T), ExperimentError> {
     let name = format!("bufcache-inforeplace-{}", std::process::id());
-    let cgroup = MemoryCgroup::create(&name, settings.limit_mib << 20).map_err(|e| {
+    let mut cgroup = MemoryCgroup::create(&name, limit_mib << 20).map_err(|e| {
         ExperimentError::Cgroup(format!(
             "{e} (needs root and a memory cgroup hierarchy, v1 or v2; without a limit the page cache never evicts)"
         ))
     })?;
-    let version = format!("{:?}", cgroup.version());
+    let mut described = format!("{:?}, {limit_mib} MiB", cgroup.version());
+    if let Some((disk, per_s)) = read_iops {
+        cgroup
+            .throttle_read_iops(disk, per_s)
+            .map_err(|e| ExperimentError::Cgroup(e.to_string()))?;
+        described.push_str(&format!(", reads of {disk} throttled to {per_s}/s"));
+    }
     let inside = Inside::enter(&cgroup)?;
-    let result = runs(settings, path, limit_pages);
+    let result = work();
     drop(inside);
     drop(cgroup);
-    let (mut setup, rows) = result?;
-    setup.cgroup = format!("{version}, {} MiB", settings.limit_mib);
-    Ok((setup, rows))
+    Ok((described, result?))
 }
 
-/// This process inside the cgroup; moved back to its parent on drop, so that the cgroup
-/// can be removed.
+/// This process inside the cgroup; moved back to its parents on drop, so that the
+/// cgroup can be removed.
 struct Inside<'a>(&'a MemoryCgroup);
 
 impl<'a> Inside<'a> {
@@ -205,9 +227,9 @@ impl<'a> Inside<'a> {
 
 impl Drop for Inside<'_> {
     fn drop(&mut self) {
-        if let Some(parent) = self.0.path().parent() {
-            let _ = std::fs::write(parent.join("cgroup.procs"), std::process::id().to_string());
-        }
+        // Failing here leaves the cgroup behind (its removal then fails too, with a
+        // warning from the linux crate); nothing else depends on it.
+        let _ = self.0.leave(std::process::id());
     }
 }
 
@@ -219,7 +241,7 @@ fn runs(
     let (mirror_pages, size_source) = match settings.mirror_pages {
         Some(p) => (p, "given"),
         None => (
-            measure_size(settings, path, limit_pages)?,
+            measure_size(&settings.mirror_policy, settings.seed, path, limit_pages)?,
             "measured by Dust",
         ),
     };
@@ -268,20 +290,16 @@ fn runs(
 
 /// Dust's size step with the ground truth as the judge, measured while a run of the
 /// experiment's shape (mirror, target and workload at the limit's size) is alive.
-fn measure_size(
-    settings: &LinuxSettings,
+pub(crate) fn measure_size(
+    mirror_policy: &str,
+    seed: u64,
     path: &Path,
     limit_pages: u64,
 ) -> Result<u64, ExperimentError> {
-    let pages = dust_pages(limit_pages, settings.seed)?;
+    let pages = dust_pages(limit_pages, seed)?;
     let mut kernel = KernelFile::open(path)?;
     kernel.drop_all()?;
-    let source = PageCacheSource::new(
-        kernel,
-        &settings.mirror_policy,
-        limit_pages,
-        Levers::default(),
-    )?;
+    let source = PageCacheSource::new(kernel, mirror_policy, limit_pages, Levers::default())?;
     let mut ballast = InfoReplace::new(source, "lru")?;
     for &p in pages.iter().take(limit_pages as usize) {
         ballast.read_page(p)?;
@@ -298,14 +316,14 @@ fn measure_size(
 }
 
 /// Device counters before a run.
-struct Meter<'a> {
+pub(crate) struct Meter<'a> {
     process: u64,
     disk: Option<(&'a DeviceCounter, linux::DeviceReads)>,
     started: Instant,
 }
 
 impl<'a> Meter<'a> {
-    fn start(disk: Option<&'a DeviceCounter>) -> Self {
+    pub(crate) fn start(disk: Option<&'a DeviceCounter>) -> Self {
         Meter {
             process: super::index::kernel_read_bytes(),
             disk: disk.and_then(|d| d.snapshot().map(|s| (d, s))),
@@ -314,7 +332,7 @@ impl<'a> Meter<'a> {
     }
 
     /// (pages this process read, bytes the disk read, seconds).
-    fn stop(self) -> (u64, u64, f64) {
+    pub(crate) fn stop(self) -> (u64, u64, f64) {
         let process = super::index::kernel_read_bytes().saturating_sub(self.process);
         let disk = self
             .disk
@@ -329,7 +347,7 @@ impl<'a> Meter<'a> {
 }
 
 /// A cold page cache of the file and a fresh mirror of `mirror` at `mirror_pages`.
-fn fresh_source(
+pub(crate) fn fresh_source(
     mirror: &str,
     path: &Path,
     mirror_pages: u64,

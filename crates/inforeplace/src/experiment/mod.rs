@@ -1,10 +1,13 @@
 //! The thesis's InfoReplace experiments (`bufcache experiment inforeplace`,
 //! `docs/experiments/inforeplace.md`): accuracy and overhead (Figure 3.1) and PinRange on
-//! index lookups (Figure 3.2).
+//! index lookups (Figure 3.2); with the Linux page cache as the source, through an
+//! algorithmic mirror, the first (`linux`) and the second (`index_linux`).
 
 pub mod accuracy;
 pub mod figures;
 pub mod index;
+pub mod index_gain;
+pub mod index_linux;
 pub mod linux;
 pub mod workload;
 
@@ -31,6 +34,14 @@ pub enum ExperimentError {
     /// The Dust workload could not be laid out.
     #[error("dust workload: {0}")]
     Dust(#[from] dust::DustError),
+    /// A way of experiment 4 that does not exist.
+    #[error("unknown way {way:?} (known: {known})")]
+    UnknownWay {
+        /// As given.
+        way: String,
+        /// The ways there are.
+        known: String,
+    },
     /// A file of the index experiment.
     #[error("{what} {path}: {source}")]
     Io {

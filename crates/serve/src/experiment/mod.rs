@@ -73,6 +73,71 @@ pub struct ExperimentConfig {
     /// The mirror's policy (`clock`, as the thesis' Linux 2.2; `linux` models today's
     /// active and inactive lists).
     pub mirror_policy: String,
+    /// By estimate: the mirror's size estimates as multiples of the nominal cache
+    /// (`None`: 1/8 to 4, with the adaptive mirror from 1/8 and 4; given, only these
+    /// and no adaptive lines, for a closer look around one estimate).
+    pub mirror_ratios: Option<Vec<f64>>,
+    /// By estimate: which file sets to run (both unless asked).
+    pub workloads: Workloads,
+}
+
+/// The by-estimate sweep's file sets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Workloads {
+    /// The thesis' first: 200 files of 1 MiB, uniform popularity.
+    pub uniform: bool,
+    /// SURGE-like: 12,000 files, Zipf popularity, heavy-tailed sizes.
+    pub surge: bool,
+}
+
+impl Workloads {
+    /// Both sets.
+    pub const BOTH: Workloads = Workloads {
+        uniform: true,
+        surge: true,
+    };
+
+    /// From a comma-separated list of `uniform` and `surge`.
+    pub fn parse(list: &str) -> Result<Self, ServeError> {
+        let mut w = Workloads {
+            uniform: false,
+            surge: false,
+        };
+        for name in list.split(',').map(str::trim) {
+            match name {
+                "uniform" => w.uniform = true,
+                "surge" => w.surge = true,
+                other => {
+                    return Err(ServeError::config(
+                        "workloads",
+                        format!("unknown workload {other:?}: expected uniform and/or surge"),
+                    ))
+                }
+            }
+        }
+        Ok(w)
+    }
+}
+
+impl ExperimentConfig {
+    /// Refuse estimates that are no size.
+    pub fn validate(&self) -> Result<(), ServeError> {
+        if let Some(ratios) = &self.mirror_ratios {
+            if ratios.is_empty() {
+                return Err(ServeError::config(
+                    "mirror-ratios",
+                    "give at least one estimate",
+                ));
+            }
+            if let Some(bad) = ratios.iter().find(|r| !(r.is_finite() && **r > 0.0)) {
+                return Err(ServeError::config(
+                    "mirror-ratios",
+                    format!("{bad} is not a positive multiple of the cache size"),
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// One run's scheduler.
@@ -207,10 +272,10 @@ pub fn plan(config: &ExperimentConfig, cgroups: bool) -> Vec<WorkloadPlan> {
     let open_seconds = if config.quick { 2.0 } else { 8.0 };
     match config.sweep {
         Sweep::ByEstimate => {
-            let (ratios, adaptive): (&[f64], &[f64]) = if config.quick {
-                (&[0.25, 1.0, 4.0], &[4.0])
-            } else {
-                (&[0.125, 0.25, 0.5, 1.0, 2.0, 4.0], &[0.125, 4.0])
+            let (ratios, adaptive): (&[f64], &[f64]) = match &config.mirror_ratios {
+                Some(asked) => (asked, &[]),
+                None if config.quick => (&[0.25, 1.0, 4.0], &[4.0]),
+                None => (&[0.125, 0.25, 0.5, 1.0, 2.0, 4.0], &[0.125, 4.0]),
             };
             let runs = |spec: &FileSetSpec| {
                 let mut v = Vec::new();
@@ -227,16 +292,25 @@ pub fn plan(config: &ExperimentConfig, cgroups: bool) -> Vec<WorkloadPlan> {
                 v.into_iter().map(Planned::Closed).collect::<Vec<_>>()
             };
             let surge_requests = |n: u64| if config.quick { n } else { 4 * n };
+            let wanted = config.workloads;
             vec![
                 WorkloadPlan {
-                    runs: runs(&uniform),
+                    runs: if wanted.uniform {
+                        runs(&uniform)
+                    } else {
+                        Vec::new()
+                    },
                     spec: uniform,
                     warmup_requests: warmup,
                     requests,
                     open_seconds,
                 },
                 WorkloadPlan {
-                    runs: runs(&surge),
+                    runs: if wanted.surge {
+                        runs(&surge)
+                    } else {
+                        Vec::new()
+                    },
                     spec: surge,
                     warmup_requests: surge_requests(warmup),
                     requests: surge_requests(requests),
@@ -291,6 +365,7 @@ pub async fn run(
     config: &ExperimentConfig,
     mut progress: impl FnMut(&str),
 ) -> Result<Outcome, ServeError> {
+    config.validate()?;
     let probe = if config.no_cgroup {
         Err("--no-cgroup was given".to_string())
     } else {
@@ -373,6 +448,35 @@ mod tests {
             disk_mb_s: 0,
             sweep,
             mirror_policy: "clock".into(),
+            mirror_ratios: None,
+            workloads: Workloads::BOTH,
+        }
+    }
+
+    #[test]
+    fn asked_estimates_and_workloads_replace_the_default_sweep() {
+        let mut c = config(false, Sweep::ByEstimate);
+        c.mirror_ratios = Some(vec![0.75, 1.0]);
+        c.workloads = Workloads::parse("uniform").unwrap();
+        c.validate().unwrap();
+        let p = plan(&c, true);
+        assert_eq!(p.len(), 1, "uniform only");
+        assert_eq!(
+            lines(&p[0]),
+            vec![
+                Line::Fifo,
+                Line::Mirror { ratio: 0.75 },
+                Line::Mirror { ratio: 1.0 },
+                Line::NoWait,
+                Line::Cachestat,
+                Line::Pool,
+            ]
+        );
+        assert!(Workloads::parse("uniform,bogus").is_err());
+        assert_eq!(Workloads::parse("surge, uniform").unwrap(), Workloads::BOTH);
+        for bad in [vec![], vec![1.0, 0.0], vec![f64::NAN]] {
+            c.mirror_ratios = Some(bad.clone());
+            assert!(c.validate().is_err(), "{bad:?}");
         }
     }
 
