@@ -1,7 +1,9 @@
 //! Criterion benchmarks: whole replays of a small seeded trace for each registered policy
 //! among a handful, the reference workload (20M requests, Zipf 1.0 over 1M keys,
-//! cache 10% of the distinct keys) for the policies with throughput targets, and the hit
-//! path of `Cache<Lru>`.
+//! cache 10% of the distinct keys) for the policies with throughput targets, the hit
+//! path of `Cache<Lru>`, and the preparation every replay starts with: numbering a
+//! trace's keys densely (`trace_preparation`, 2M requests of Zipf 1.0 over 1M keys, about
+//! 900,000 distinct, so the key map does not fit in any cache, as on real traces).
 //!
 //! The small trace is generated here from a fixed seed (a skewed key distribution, 200k
 //! requests over 20k keys). The large one takes a few minutes in all; run it alone with
@@ -120,9 +122,25 @@ fn lru_hit_path(c: &mut Criterion) {
     group.finish();
 }
 
+/// Numbering the keys of requests already in memory (what `bufcache replay` does while it
+/// reads a trace file; reading itself is measured by `bufcache bench replay --trace`).
+fn trace_preparation(c: &mut Criterion) {
+    let workload =
+        trace::synth::Workload::from_params("zipf", &[("keys", "1000000"), ("alpha", "1")])
+            .unwrap();
+    let requests: Vec<Request> = trace::synth::generate(&workload, 2_000_000, 20240601).collect();
+    let mut group = c.benchmark_group("trace_preparation");
+    group.throughput(Throughput::Elements(requests.len() as u64));
+    group.sample_size(10);
+    group.bench_function("number_keys_zipf_2m", |b| {
+        b.iter(|| CompactTrace::from_requests(black_box(&requests)))
+    });
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default();
-    targets = replay_policies, replay_zipf_20m, lru_hit_path
+    targets = replay_policies, replay_zipf_20m, lru_hit_path, trace_preparation
 }
 criterion_main!(benches);

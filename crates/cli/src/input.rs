@@ -82,8 +82,8 @@ pub fn push_file(
         if n == 0 {
             break;
         }
+        builder.push_batch(&batch[..n]);
         for r in &batch[..n] {
-            builder.push(r);
             watch(r.time);
         }
     }

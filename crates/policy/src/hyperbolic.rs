@@ -55,7 +55,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use crate::resident::ResidentSet;
 use crate::params::{ConfigError, ParamInfo, Params};
 use crate::registry::{BuildContext, NamedPolicy};
-use crate::{ensure_slot, Access, FrameId, Policy};
+use crate::{Access, FrameId, Policy};
 
 /// Mixed into the root seed so that the sampler's stream differs from other components'.
 const STREAM: u64 = 0x6879_7065_7262_6f6c;
@@ -63,17 +63,25 @@ const STREAM: u64 = 0x6879_7065_7262_6f6c;
 /// The counter's ceiling with `insertion_age`: what [`Policy::hit_path`] promises.
 const COUNT_CAP: u8 = u8::MAX;
 
+/// What Hyperbolic keeps per resident: every field a candidate's priority reads, in one
+/// record stored at the resident's position in the sampled array, so that a draw reads
+/// one record at the drawn position (no lookup by frame, no array per field).
+#[derive(Clone, Copy, Debug)]
+struct Scored {
+    /// When the frame's object entered, on the clock `insertion_age` selects.
+    entered: u64,
+    /// Requests since the frame's object entered, counting the one that brought it in.
+    count: u32,
+    /// The object's size (1 unless `sizes`).
+    size: u32,
+}
+
 /// Hyperbolic caching.
 #[derive(Clone, Debug)]
 pub struct Hyperbolic {
-    /// Resident frames, in no order, for uniform sampling.
-    residents: ResidentSet,
-    /// Requests since the frame's object entered, counting the one that brought it in.
-    count: Vec<u32>,
-    /// When the frame's object entered, on the clock `insertion_age` selects.
-    entered: Vec<u64>,
-    /// The object's size (1 unless `sizes`).
-    size: Vec<u32>,
+    /// Resident frames, in no order, for uniform sampling, each with its entry time,
+    /// count and size.
+    residents: ResidentSet<Scored>,
     /// Insertions so far: the clock of `insertion_age`.
     insertions: u64,
     samples: usize,
@@ -90,9 +98,6 @@ impl Hyperbolic {
         assert!(samples > 0, "hyperbolic needs at least one sample");
         Hyperbolic {
             residents: ResidentSet::new(frames),
-            count: vec![0; frames],
-            entered: vec![0; frames],
-            size: vec![1; frames],
             insertions: 0,
             samples,
             insertion_age: false,
@@ -146,47 +151,57 @@ impl Policy for Hyperbolic {
 
     #[inline]
     fn on_hit(&mut self, frame: FrameId, _: &Access) {
-        let c = &mut self.count[frame.index()];
         let cap = if self.insertion_age {
             u32::from(COUNT_CAP)
         } else {
             u32::MAX
         };
+        let c = &mut self.residents.payload_mut(frame).count;
         *c = c.saturating_add(1).min(cap);
     }
 
     fn on_insert(&mut self, frame: FrameId, access: &Access) {
-        let f = frame.index();
-        ensure_slot(&mut self.count, frame, 0);
-        ensure_slot(&mut self.entered, frame, 0);
-        ensure_slot(&mut self.size, frame, 1);
         self.insertions += 1;
-        self.residents.insert(frame);
-        self.count[f] = 1;
-        self.entered[f] = if self.insertion_age {
-            self.insertions
-        } else {
-            access.time
+        let scored = Scored {
+            entered: if self.insertion_age {
+                self.insertions
+            } else {
+                access.time
+            },
+            count: 1,
+            size: access.size,
         };
-        self.size[f] = access.size;
+        self.residents.insert_with(frame, scored);
     }
 
+    /// `a` goes before `b` when its priority is strictly lower:
+    /// `count_a / (age_a * size_a) < count_b / (age_b * size_b)`, cross-multiplied. A
+    /// count is below 2^32 and an age times a size below 2^96, so neither product
+    /// overflows 128 bits; without sizes the denominators are plain ages, below 2^64, and
+    /// each product is one 64 x 64-bit multiplication (the loop is compiled once for each
+    /// case, so the choice is not made per draw).
     fn evict(&mut self, access: &Access, evictable: &dyn Fn(FrameId) -> bool) -> Option<FrameId> {
         let now = self.now(access);
-        // `a` goes before `b` when its priority is strictly lower:
-        // `count_a / (age_a * size_a) < count_b / (age_b * size_b)`, cross-multiplied.
-        let (count, entered, size, sizes) = (&self.count, &self.entered, &self.size, self.sizes);
-        let weight = |f: FrameId| -> (u128, u128) {
-            let f = f.index();
-            let age = now.saturating_sub(entered[f]).max(1) as u128;
-            let size = if sizes { size[f].max(1) } else { 1 } as u128;
-            (count[f] as u128, age.saturating_mul(size))
-        };
-        self.residents
-            .take_best_of_sample(&mut self.rng, self.samples, evictable, |a, b| {
-                let ((ca, da), (cb, db)) = (weight(a), weight(b));
-                ca.saturating_mul(db) < cb.saturating_mul(da)
-            })
+        let age = move |s: &Scored| now.saturating_sub(s.entered).max(1);
+        if self.sizes {
+            self.residents.take_best_of_sample(
+                &mut self.rng,
+                self.samples,
+                evictable,
+                |_, s| (s.count, u128::from(age(s)) * u128::from(s.size.max(1))),
+                |&(ca, da), &(cb, db)| u128::from(ca) * db < u128::from(cb) * da,
+            )
+        } else {
+            self.residents.take_best_of_sample(
+                &mut self.rng,
+                self.samples,
+                evictable,
+                |_, s| (s.count, age(s)),
+                |&(ca, da), &(cb, db)| {
+                    u128::from(ca) * u128::from(db) < u128::from(cb) * u128::from(da)
+                },
+            )
+        }
     }
 
     fn remove(&mut self, frame: FrameId) {
@@ -293,13 +308,13 @@ mod tests {
         for t in 1..1000 {
             p.on_hit(FrameId(0), &Access::unit(7, t));
         }
-        assert_eq!(p.count[0], 255);
+        assert_eq!(p.residents.payload_mut(FrameId(0)).count, 255);
         let mut p = exact(1);
         p.on_insert(FrameId(0), &Access::unit(7, 0));
         for t in 1..1000 {
             p.on_hit(FrameId(0), &Access::unit(7, t));
         }
-        assert_eq!(p.count[0], 1000);
+        assert_eq!(p.residents.payload_mut(FrameId(0)).count, 1000);
     }
 
     #[test]

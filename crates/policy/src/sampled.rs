@@ -191,7 +191,8 @@ impl Policy for Sampled {
                 &mut self.rng,
                 self.samples,
                 evictable,
-                |a, b| stamp[a.index()] < stamp[b.index()],
+                |f, _| stamp[f.index()],
+                |a, b| a < b,
             ),
             Rank::Lfu => {
                 let now = self.tick(incoming.time);
@@ -202,7 +203,8 @@ impl Policy for Sampled {
                     &mut self.rng,
                     self.samples,
                     evictable,
-                    |a, b| decayed(a) < decayed(b),
+                    |f, _| decayed(f),
+                    |a, b| a < b,
                 )
             }
         }

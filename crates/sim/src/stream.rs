@@ -65,11 +65,10 @@ pub fn number_keys_watching(
         if n == 0 {
             return Ok(numbering);
         }
-        for r in &batch[..n] {
-            numbering.push(r);
+        numbering.push_batch(&batch[..n], |r, _| {
             watch(position, r.time);
             position += 1;
-        }
+        });
     }
 }
 
