@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use pool::{
-    BufferPool, FaultKind, FaultOp, PoolError, RecordingStorage, StorageEvent, WritePolicy,
+    BufferPool, FaultKind, FaultOp, FileHandle, PoolError, RecordingStorage, StorageEvent, WriteId,
+    WritePolicy,
 };
 
 const PS: usize = 4096;
@@ -331,17 +332,25 @@ fn ordered_writes_land_on_frames_added_by_a_resize() {
     );
 }
 
+/// A quiet pool of 16 frames over `st` with a log record `l` (7s at /log offset 0) and a
+/// data write `d` (8s at /data offset 0) that follows it: once `l` is durable, `d` is a
+/// leaf that may leave as a plain dirty page. Returns the pool, the two files, `l`, `d`.
+fn log_and_leaf(st: &RecordingStorage) -> (BufferPool, FileHandle, FileHandle, WriteId, WriteId) {
+    let pool = quiet_pool(16, st);
+    let log = pool.create("/log").unwrap();
+    let data = pool.create("/data").unwrap();
+    let l = pool.graph_write(log, 0, &[7; 50], &[]).unwrap();
+    let d = pool.graph_write(data, 0, &[8; 50], &[l]).unwrap();
+    (pool, log, data, l, d)
+}
+
 /// A data write that only follows its log record is a leaf: once the log is durable it
 /// leaves as a plain dirty page (no level, no sync of the data file), and is counted
 /// durable only after a later sync of its file, which a wait for it forces.
 #[test]
 fn a_released_leaf_is_durable_only_after_a_later_sync_of_its_file() {
     let st = RecordingStorage::new();
-    let pool = quiet_pool(16, &st);
-    let log = pool.create("/log").unwrap();
-    let data = pool.create("/data").unwrap();
-    let l = pool.graph_write(log, 0, &[7; 50], &[]).unwrap();
-    let d = pool.graph_write(data, 0, &[8; 50], &[l]).unwrap();
+    let (pool, _log, _data, l, d) = log_and_leaf(&st);
     let from = st.log_len();
     pool.wait_durable(l).unwrap();
     assert_eq!(trace(&st, from), [w("/log", 0), sync("/log")]);
@@ -363,11 +372,7 @@ fn a_released_leaf_is_durable_only_after_a_later_sync_of_its_file() {
 #[test]
 fn a_dependent_of_a_released_leaf_waits_for_the_leafs_sync() {
     let st = RecordingStorage::new();
-    let pool = quiet_pool(16, &st);
-    let log = pool.create("/log").unwrap();
-    let data = pool.create("/data").unwrap();
-    let l = pool.graph_write(log, 0, &[7; 50], &[]).unwrap();
-    let d = pool.graph_write(data, 0, &[8; 50], &[l]).unwrap();
+    let (pool, _log, data, l, d) = log_and_leaf(&st);
     pool.wait_durable(l).unwrap();
     assert_eq!(pool.ordering_stats().released_unconfirmed, 1);
     let e = pool.graph_write(data, PS as u64, &[9; 50], &[d]).unwrap();
@@ -390,11 +395,7 @@ fn a_dependent_of_a_released_leaf_waits_for_the_leafs_sync() {
 #[test]
 fn a_released_page_written_again_combines_with_the_new_version() {
     let st = RecordingStorage::new();
-    let pool = quiet_pool(16, &st);
-    let log = pool.create("/log").unwrap();
-    let data = pool.create("/data").unwrap();
-    let l = pool.graph_write(log, 0, &[7; 50], &[]).unwrap();
-    let d = pool.graph_write(data, 0, &[8; 50], &[l]).unwrap();
+    let (pool, log, data, l, d) = log_and_leaf(&st);
     pool.wait_durable(l).unwrap();
     let l2 = pool.graph_write(log, 50, &[5; 50], &[]).unwrap();
     let d2 = pool.graph_write(data, 50, &[6; 50], &[l2]).unwrap();
@@ -421,11 +422,7 @@ fn a_released_page_written_again_combines_with_the_new_version() {
 #[test]
 fn a_failed_write_of_a_released_leaf_reaches_its_waiter() {
     let st = RecordingStorage::new();
-    let pool = quiet_pool(16, &st);
-    let log = pool.create("/log").unwrap();
-    let data = pool.create("/data").unwrap();
-    let l = pool.graph_write(log, 0, &[7; 50], &[]).unwrap();
-    let d = pool.graph_write(data, 0, &[8; 50], &[l]).unwrap();
+    let (pool, _log, _data, l, d) = log_and_leaf(&st);
     pool.wait_durable(l).unwrap();
     st.inject_path("/data", FaultOp::Write, FaultKind::Eio, 0, 1);
     match pool.wait_durable(d) {
