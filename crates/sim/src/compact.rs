@@ -188,31 +188,16 @@ impl TraceBuilder {
 
     /// Append one request.
     pub fn push(&mut self, r: &Request) {
-        if r.op == Op::Delete {
-            self.deletes.push(self.items.len());
-        }
         let id = self.keys.push(r);
-        self.items.push(Item {
-            key: u64::from(id),
-            size: r.size,
-            stream: r.stream,
-        });
+        append(&mut self.items, &mut self.deletes, r, id);
     }
 
     /// Append each of `requests` in order (as [`TraceBuilder::push`] does, faster on large
     /// traces: see [`KeyNumbering::push_batch`]).
     pub fn push_batch(&mut self, requests: &[Request]) {
         let (items, deletes) = (&mut self.items, &mut self.deletes);
-        self.keys.push_batch(requests, |r, id| {
-            if r.op == Op::Delete {
-                deletes.push(items.len());
-            }
-            items.push(Item {
-                key: u64::from(id),
-                size: r.size,
-                stream: r.stream,
-            });
-        });
+        self.keys
+            .push_batch(requests, |r, id| append(items, deletes, r, id));
     }
 
     /// Operations appended so far (deletes included): the next one's position.
@@ -365,6 +350,21 @@ impl CompactTrace {
             next
         })
     }
+}
+
+/// One numbered operation into a trace's arrays: its item under its dense id, and its
+/// position among the deletes if it is one (shared by [`TraceBuilder::push`] and
+/// [`TraceBuilder::push_batch`]).
+#[inline]
+fn append(items: &mut Vec<Item>, deletes: &mut Vec<usize>, r: &Request, id: u32) {
+    if r.op == Op::Delete {
+        deletes.push(items.len());
+    }
+    items.push(Item {
+        key: u64::from(id),
+        size: r.size,
+        stream: r.stream,
+    });
 }
 
 #[cfg(test)]
