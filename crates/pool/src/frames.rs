@@ -8,26 +8,42 @@
 //! ```text
 //!   bit 63        EXCLUSIVE: one holder may read and write the bytes
 //!   bit 62        USER_EXCL: that holder is the application (a `PageMut`)
-//!   bits 32..61   user pins: how many of the shared pins are the application's (`PageRef`)
-//!   bits 0..31    shared pin count: holders that may only read the bytes
+//!   bits 32..61   version: bumped each time an exclusive latch is released
+//!   bits 16..31   user pins: how many of the shared pins are the application's (`PageRef`)
+//!   bits 0..15    shared pin count: holders that may only read the bytes
 //! ```
 //!
 //! The user bits only tell `set_len` and `close` whether a pin is the application's
 //! (which may be held indefinitely: they refuse with `PagePinned`) or the pool's own
 //! transient latch (a flusher write, an eviction: they wait it out).
 //!
-//! A shared pin is taken by incrementing the count while EXCLUSIVE is clear; the exclusive
-//! latch only by a compare-and-swap from exactly 0 (no pins, not latched). Therefore, at any
-//! time, either any number of [`Shared`] guards or one [`Exclusive`] guard exist for a
-//! frame, never both, which is exactly Rust's aliasing rule for `&[u8]` / `&mut [u8]`; the
-//! guards hand out slices only for their own lifetime. That argument is the whole safety
-//! case of this module, and it is local: nothing outside can touch the state word except
-//! through these guards (the field is private).
+//! A shared pin is taken by a compare-and-swap that adds to the count while EXCLUSIVE is
+//! clear; the exclusive latch only by a compare-and-swap from a word with no pins and no
+//! latch. Therefore, at any time, either any number of [`Shared`] guards or one
+//! [`Exclusive`] guard exist for a frame, never both, which is exactly Rust's aliasing rule
+//! for `&[u8]` / `&mut [u8]`; the guards hand out slices only for their own lifetime. That
+//! argument is the whole safety case of the guards, and it is local: nothing outside can
+//! touch the state word except through this module (the field is private).
 //!
-//! No version counter is kept: every reader copies bytes under a shared pin, so it never
-//! needs to validate an optimistic read afterwards. (vmcache's optimistic reads would need
-//! one; they would also need reads of bytes that may change underneath, which safe Rust
-//! cannot express without volatile copies.)
+//! **The version** (as in vmcache and LeanStore) is what makes a hit cheap. Everything
+//! that changes a frame's bytes or the page it holds (a write, a load, an eviction, a
+//! truncation) does it under the exclusive latch, and releasing that latch bumps the
+//! version. So a state word read before and found unchanged after some reads proves no
+//! exclusive holder ran in between. Two things use that:
+//!
+//! - [`Frames::try_share_if`]: the pool checks the frame's owner *before* pinning, then
+//!   pins with one compare-and-swap from exactly the word it read. If the swap succeeds the
+//!   version did not move, so the owner it checked is still the frame's: one atomic
+//!   read-modify-write for a validated pin (the application's user count included), where
+//!   pinning first and checking afterwards needs a second one to mark the pin as the
+//!   application's once the page is known to be right.
+//! - `Snapshot` (`frames/optimistic.rs`): an optimistic read, with no write to shared
+//!   memory at all: read the word, copy bytes, read the word again.
+//!
+//! The version has 30 bits: it wraps after about 10^9 exclusive latches of one frame, and
+//! a reader would have to stall for exactly such a multiple between its two reads of the
+//! word (seconds, at tens of nanoseconds per latch) to be fooled. The pin count has 16
+//! bits: more than 65,535 pins of one page at once wait for one to go.
 //!
 //! Waiting: a thread that finds a frame latched spins briefly and then yields the CPU, since
 //! the holder is usually doing a single page copy or one `pread`. There are only two cores
@@ -40,18 +56,28 @@ use std::sync::OnceLock;
 // Under `--cfg loom` the latch words are loom's atomics, so that `loom_tests` below can
 // explore every interleaving and memory ordering of the protocol.
 #[cfg(loom)]
-use loom::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8};
+use loom::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, AtomicU8};
 use std::sync::atomic::Ordering;
 #[cfg(not(loom))]
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8};
+use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, AtomicU8};
+
+mod optimistic;
 
 const EXCLUSIVE: u64 = 1 << 63;
 const USER_EXCL: u64 = 1 << 62;
-const USER_ONE: u64 = 1 << 32;
-const USER_MASK: u64 = ((1 << 30) - 1) << 32;
-const COUNT_MASK: u64 = (1 << 32) - 1;
+const VERSION_ONE: u64 = 1 << 32;
+const VERSION_MASK: u64 = ((1 << 30) - 1) << 32;
+const USER_ONE: u64 = 1 << 16;
+const USER_MASK: u64 = ((1 << 16) - 1) << 16;
+const COUNT_MASK: u64 = (1 << 16) - 1;
 /// Shared pins beyond this wait (the counts must never overflow into the bits above).
-const SHARED_MAX: u64 = (1 << 29) - 1;
+const SHARED_MAX: u64 = COUNT_MASK;
+
+/// The state word an exclusive holder leaves behind: no pins, no latch, the next version.
+#[inline]
+fn released(state: u64) -> u64 {
+    (state & VERSION_MASK).wrapping_add(VERSION_ONE) & VERSION_MASK
+}
 
 /// `owner` value of a frame that holds no page.
 pub(crate) const NO_OWNER: u64 = u64::MAX;
@@ -382,7 +408,7 @@ impl Frames {
     /// predicate; the evictor confirms by taking the exclusive latch).
     #[inline]
     pub(crate) fn is_idle(&self, id: u32) -> bool {
-        self.header(id).state.load(Ordering::Relaxed) == 0
+        self.header(id).state.load(Ordering::Relaxed) & !VERSION_MASK == 0
     }
 
     /// Pointer to frame `id`'s first byte.
@@ -404,15 +430,33 @@ impl Frames {
     /// Take a shared pin, counted as the application's when `user`.
     #[inline]
     pub(crate) fn try_share_as(&self, id: u32, user: bool) -> Option<Shared<'_>> {
+        self.try_share_if(id, user, |_| true)
+    }
+
+    /// Take a shared pin if `valid` holds for the frame's header, with one
+    /// compare-and-swap: `valid` runs after the state word is read and before the swap
+    /// from exactly that word, so when the pin is taken no exclusive holder has run since
+    /// `valid` looked (it would have bumped the version; module docs). `valid` reads the
+    /// header's fields that change only under the exclusive latch (owner, page). `None`
+    /// when the frame is exclusively latched, has the most pins, or `valid` says no.
+    #[inline]
+    pub(crate) fn try_share_if(
+        &self,
+        id: u32,
+        user: bool,
+        mut valid: impl FnMut(&Header) -> bool,
+    ) -> Option<Shared<'_>> {
         let header = self.header(id);
         let state = &header.state;
         let add = if user { 1 + USER_ONE } else { 1 };
-        let mut cur = state.load(Ordering::Relaxed);
+        // Acquire: the header fields `valid` reads are at least as new as the last
+        // exclusive holder left them.
+        let mut cur = state.load(Ordering::Acquire);
         loop {
-            if cur & EXCLUSIVE != 0 || cur & COUNT_MASK >= SHARED_MAX {
+            if cur & EXCLUSIVE != 0 || cur & COUNT_MASK >= SHARED_MAX || !valid(header) {
                 return None;
             }
-            match state.compare_exchange_weak(cur, cur + add, Ordering::Acquire, Ordering::Relaxed)
+            match state.compare_exchange_weak(cur, cur + add, Ordering::Acquire, Ordering::Acquire)
             {
                 Ok(_) => {
                     return Some(Shared {
@@ -453,11 +497,19 @@ impl Frames {
     /// Take the exclusive latch if the frame is idle.
     #[inline]
     pub(crate) fn try_exclusive(&self, id: u32) -> Option<Exclusive<'_>> {
-        self.header(id)
-            .state
-            .compare_exchange(0, EXCLUSIVE, Ordering::Acquire, Ordering::Relaxed)
-            .ok()
-            .map(|_| Exclusive { frames: self, id })
+        let state = &self.header(id).state;
+        let cur = state.load(Ordering::Relaxed);
+        if cur & !VERSION_MASK != 0 {
+            return None;
+        }
+        state
+            .compare_exchange(cur, cur | EXCLUSIVE, Ordering::Acquire, Ordering::Relaxed)
+            .ok()?;
+        // Orders the holder's writes (bytes, owner, page) after the latch: an optimistic
+        // reader that sees any of them sees the latch too when it validates (its acquire
+        // fence pairs with this one; `Snapshot::still_valid`).
+        fence(Ordering::Release);
+        Some(Exclusive { frames: self, id })
     }
 
     /// Take the exclusive latch, waiting for pins and other latches to go away.
@@ -575,10 +627,10 @@ impl<'a> Exclusive<'a> {
 
     /// Mark the holder as the application (a `PageMut`).
     pub(crate) fn mark_user(&mut self) {
-        self.frames
-            .header(self.id)
-            .state
-            .store(EXCLUSIVE | USER_EXCL, Ordering::Relaxed);
+        // Only the holder writes the word while it is latched.
+        let state = &self.frames.header(self.id).state;
+        let cur = state.load(Ordering::Relaxed);
+        state.store(cur | USER_EXCL, Ordering::Relaxed);
     }
 
     /// Turn the exclusive latch into one shared pin without letting a writer in between.
@@ -586,7 +638,12 @@ impl<'a> Exclusive<'a> {
     pub(crate) fn downgrade(self) -> Shared<'a> {
         let (frames, id) = (self.frames, self.id);
         std::mem::forget(self);
-        frames.header(id).state.store(1, Ordering::Release);
+        let state = &frames.header(id).state;
+        // A new version: the bytes or the page may have changed under the latch.
+        state.store(
+            released(state.load(Ordering::Relaxed)) + 1,
+            Ordering::Release,
+        );
         Shared {
             frames,
             header: frames.header(id),
@@ -599,10 +656,10 @@ impl<'a> Exclusive<'a> {
 impl Drop for Exclusive<'_> {
     #[inline]
     fn drop(&mut self) {
-        self.frames
-            .header(self.id)
-            .state
-            .store(0, Ordering::Release);
+        // Only the holder writes the word while it is latched (pins and other latches
+        // compare-and-swap from words without EXCLUSIVE), so a plain store releases it.
+        let state = &self.frames.header(self.id).state;
+        state.store(released(state.load(Ordering::Relaxed)), Ordering::Release);
     }
 }
 

@@ -62,7 +62,7 @@ pub use info::{PoolStats, ResidentMap};
 pub use resize::TICK_NS;
 
 use files::{open_state, FileSlot, NEXT_POOL_ID, OPEN};
-use hits::{online_policies, HitMode, HitQueue};
+use hits::{online_policies, HitMode, HitQueue, OptimisticHit};
 pub use ordering::{OrderingFault, OrderingStats, WriteId};
 use resize::Sizing;
 
@@ -79,6 +79,9 @@ use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Instant;
+
+/// Tries of [`BufferPool::read_optimistic`] on a page that changes under it before it pins.
+pub const OPTIMISTIC_TRIES: usize = 4;
 
 /// A concurrent buffer pool over files. `Send + Sync`: share it with `Arc` and call it
 /// through `&self` from any number of threads.
@@ -258,6 +261,57 @@ impl BufferPool {
             done += take;
         }
         Ok(n)
+    }
+
+    /// [`read`](BufferPool::read), optimistically: when the request lies in one resident
+    /// page, its bytes are copied with no atomic read-modify-write on the page's frame (no
+    /// pin), then the copy is validated against the frame's version and retried if an
+    /// exclusive holder (a writer, a load, an eviction) ran meanwhile; after
+    /// [`OPTIMISTIC_TRIES`] failed tries, or for a page that is not resident, spans pages or
+    /// starts a read-ahead window, it falls back to `read`. Same contract as `read`: `buf`
+    /// receives only validated bytes, and reads see every completed write.
+    ///
+    /// Cheaper than `read` on a hit, since a pin and an unpin are two read-modify-writes of
+    /// a cache line that every reader of the page shares; `buf` should be small (a record,
+    /// a key), since the copy is made with word-sized atomic loads and a write to the page
+    /// during a long copy makes it start over. With the `Hashed` lookup the table's shard
+    /// lock is still taken; hits on an order-sensitive policy (`lru`) are still queued.
+    ///
+    /// ```
+    /// use pool::{BufferPool, MemStorage};
+    ///
+    /// let pool = BufferPool::builder().build_with_storage(MemStorage::new())?;
+    /// let f = pool.create("/t")?;
+    /// pool.write(f, 4096, b"hello, page one")?;
+    /// let mut buf = [0u8; 5];
+    /// assert_eq!(pool.read_optimistic(f, 4096 + 7, &mut buf)?, 5);
+    /// assert_eq!(&buf, b"page ");
+    /// # Ok::<(), pool::PoolError>(())
+    /// ```
+    #[inline]
+    pub fn read_optimistic(
+        &self,
+        f: FileHandle,
+        offset: u64,
+        buf: &mut [u8],
+    ) -> Result<usize, PoolError> {
+        let inner = &*self.inner;
+        if let Some(slot) = inner.files.get(f.slot as usize) {
+            let len = slot.len.load(Ordering::Acquire);
+            let in_page = (offset as usize) & (inner.page_size - 1);
+            if offset < len && in_page + buf.len() <= inner.page_size {
+                let n = (len - offset).min(buf.len() as u64) as usize;
+                let page = offset >> inner.page_shift;
+                for _ in 0..OPTIMISTIC_TRIES {
+                    match inner.hit_optimistic(slot, f, page, in_page, &mut buf[..n]) {
+                        OptimisticHit::Hit => return Ok(n),
+                        OptimisticHit::Changed => std::hint::spin_loop(),
+                        OptimisticHit::Absent => break,
+                    }
+                }
+            }
+        }
+        self.read_slow(f, offset, buf)
     }
 
     /// Write `buf` at `offset`, extending the file if needed. With write-back the bytes

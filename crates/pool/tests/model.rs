@@ -68,7 +68,12 @@ fn run_with(ops: &[Op], lookup: Lookup, read_ahead: usize, write_through: bool, 
             }
             Op::Read { off, len } => {
                 let mut buf = vec![0xAAu8; len];
-                let n = pool.read(f, off, &mut buf).unwrap();
+                let n = if i % 2 == 0 {
+                    pool.read(f, off, &mut buf)
+                } else {
+                    pool.read_optimistic(f, off, &mut buf)
+                }
+                .unwrap();
                 let want = model.len().saturating_sub(off as usize).min(len);
                 assert_eq!(n, want, "op {i}: {op:?}");
                 if n > 0 {

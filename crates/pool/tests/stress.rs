@@ -79,8 +79,14 @@ fn region_locked_run(lookup: Lookup, policy: &str, seed: Seed) {
                         }
                         5 if op % 50 == 0 => p.fsync(f).unwrap(),
                         _ => {
+                            // readers take both paths: pinned and optimistic
                             let mut buf = vec![0u8; b - a];
-                            assert_eq!(p.read(f, base + a as u64, &mut buf).unwrap(), b - a);
+                            let n = if op % 2 == 0 {
+                                p.read(f, base + a as u64, &mut buf)
+                            } else {
+                                p.read_optimistic(f, base + a as u64, &mut buf)
+                            };
+                            assert_eq!(n.unwrap(), b - a);
                             assert_eq!(buf, model[a..b], "thread {t} op {op} region {r}");
                         }
                     }
@@ -158,7 +164,11 @@ fn stamped_run(lookup: Lookup, seed: Seed) {
                         last[a..a + n].fill(stamp);
                     } else {
                         let mut buf = vec![0u8; n * 8];
-                        p.read(f, (a * 8) as u64, &mut buf).unwrap();
+                        if seq % 4 < 2 {
+                            p.read(f, (a * 8) as u64, &mut buf).unwrap();
+                        } else {
+                            p.read_optimistic(f, (a * 8) as u64, &mut buf).unwrap();
+                        }
                         for (i, c) in buf.chunks_exact(8).enumerate() {
                             let v = u64::from_le_bytes(c.try_into().unwrap());
                             let (th, sq) = (v >> 32, v & 0xffff_ffff);
@@ -232,7 +242,12 @@ fn truncation_racing_readers_never_resurrects_old_bytes() {
                         let mut buf = vec![0u8; 3000];
                         while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                             let off = rng.gen_range(0..len);
-                            let _ = p.read(f, off, &mut buf).unwrap();
+                            if t == 0 {
+                                let _ = p.read(f, off, &mut buf).unwrap();
+                            } else {
+                                // short reads, so that most lie in one page (optimistic)
+                                let _ = p.read_optimistic(f, off, &mut buf[..64]).unwrap();
+                            }
                         }
                     })
                 })

@@ -35,6 +35,17 @@ impl HitMode {
     }
 }
 
+/// What an optimistic hit attempt found ([`Inner::hit_optimistic`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum OptimisticHit {
+    /// The bytes were copied and validated.
+    Hit,
+    /// The frame was latched or changed during the copy: worth another try.
+    Changed,
+    /// Not resident here (or not a plain hit): take the pinned path.
+    Absent,
+}
+
 /// Hits a thread queues before it tries to apply them (BP-Wrapper's batch size).
 pub(super) const QUEUE_COMMIT: usize = 64;
 /// Hits a queue holds at most; when the policy lock stays busy past this, further hits
@@ -132,6 +143,13 @@ impl Inner {
     /// trigger. No `Result`s are built or moved here (they are large); anything unusual
     /// returns `None` and the caller takes the general path (`acquire`), which re-checks
     /// everything.
+    ///
+    /// The pin is one compare-and-swap ([`Frames::try_share_if`]): the frame's owner is
+    /// checked before it, and the swap succeeds only if no exclusive holder ran since, so
+    /// a pin counted as the application's is never one taken through a stale mapping
+    /// (else `set_len` and `close` could refuse because of another file's reader).
+    ///
+    /// [`Frames::try_share_if`]: crate::frames::Frames::try_share_if
     #[inline]
     pub(super) fn hit_shared(
         &self,
@@ -144,23 +162,59 @@ impl Inner {
             return None;
         }
         let fid = self.table.get(fh.key(page))?;
-        let mut g = self.frames.try_share(fid)?;
-        let h = g.header();
-        if h.owner.load(Ordering::Relaxed) != fh.owner()
-            || h.page.load(Ordering::Relaxed) != page
-            || h.ra_mark.load(Ordering::Relaxed)
-        {
-            return None;
+        let owner = fh.owner();
+        let g = self
+            .frames
+            .try_share_if(fid, user, |h| Self::holds(h, owner, page))?;
+        self.touch(fid, g.header());
+        self.counters.bump(Counter::Hits);
+        Some(g)
+    }
+
+    /// The frame holds page `page` of `owner` and is no read-ahead trigger (a hit on one
+    /// starts the next window: the general path's job).
+    #[inline]
+    fn holds(h: &Header, owner: u64, page: u64) -> bool {
+        h.owner.load(Ordering::Relaxed) == owner
+            && h.page.load(Ordering::Relaxed) == page
+            && !h.ra_mark.load(Ordering::Relaxed)
+    }
+
+    /// The optimistic hit: copy `dst.len()` bytes from `in_page` of a resident page with
+    /// no atomic read-modify-write on the frame (a frame `Snapshot`, validated after the
+    /// copy). The hit is recorded for the policy only once the copy is validated.
+    #[inline]
+    pub(super) fn hit_optimistic(
+        &self,
+        slot: &FileSlot,
+        fh: FileHandle,
+        page: u64,
+        in_page: usize,
+        dst: &mut [u8],
+    ) -> OptimisticHit {
+        if slot.state.load(Ordering::Acquire) != open_state(fh.gen) || fh.pool != self.id {
+            return OptimisticHit::Absent;
         }
-        if user {
-            // Only now, with the page known to be ours: a pin counted as the application's
-            // must never be one taken through a stale mapping, or `set_len` and `close`
-            // could refuse because of another file's reader.
-            g.mark_user();
+        let Some(fid) = self.table.get(fh.key(page)) else {
+            return OptimisticHit::Absent;
+        };
+        let Some(snap) = self.frames.snapshot(fid) else {
+            // Latched: being loaded, written, evicted or truncated right now.
+            return OptimisticHit::Changed;
+        };
+        let h = snap.header();
+        if !Self::holds(h, fh.owner(), page) {
+            // Another page (a stale mapping) or a read-ahead trigger: the pinned path
+            // sorts it out.
+            return OptimisticHit::Absent;
+        }
+        snap.copy(in_page, dst);
+        if !snap.still_valid() {
+            return OptimisticHit::Changed;
         }
         self.touch(fid, h);
         self.counters.bump(Counter::Hits);
-        Some(g)
+        OptimisticHit::Hit
     }
 
     /// Feed the hits recorded since the last call to the policy (under its lock).
@@ -367,5 +421,84 @@ mod tests {
         inner.apply_queued(&mut state, &mut vec![(0, now)]);
         drop(state);
         assert_eq!(victim_pages(&pool, 8), [1, 2, 3, 0]);
+    }
+
+    /// An optimistic read of a resident page copies the bytes, counts a hit, records it
+    /// for the policy (clock: the counter and the touched bit) and leaves no pin behind.
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn an_optimistic_read_is_a_recorded_hit_without_a_pin() {
+        let (pool, f) = four_clean_pages("clock");
+        let before = pool.stats();
+        let mut buf = [0u8; 10];
+        assert_eq!(pool.read_optimistic(f, 4096 + 4086, &mut buf).unwrap(), 10);
+        assert_eq!(buf, [2; 10], "page 1 holds 2s");
+        let after = pool.stats();
+        assert_eq!((after.hits, after.misses), (before.hits + 1, before.misses));
+        let inner = &pool.inner;
+        assert!(inner.frames.is_idle(1) && !inner.frames.user_pinned(1));
+        assert_eq!(inner.frames.header(1).refs.load(Ordering::Relaxed), 1);
+        assert_eq!(
+            inner.frames.bit(Bits::Touched, 1).0.load(Ordering::Relaxed),
+            0b10
+        );
+        assert_eq!(victim_pages(&pool, 8), [0, 2, 3, 1]);
+    }
+
+    /// What is not a one-page hit takes the pinned path, with `read`'s results: a page
+    /// that is not resident (a miss), a read spanning two pages, past the end, a closed
+    /// file.
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn an_optimistic_read_falls_back_to_the_pinned_path() {
+        let pool = small_pool(8, "clock");
+        let f = pool.create("/o").unwrap();
+        pool.write(f, 0, &[3; 3 * 4096]).unwrap();
+        pool.sync_all().unwrap();
+        pool.close(f).unwrap();
+        let f = pool.open("/o").unwrap();
+        let misses = pool.stats().misses;
+        let mut buf = [0u8; 8];
+        assert_eq!(pool.read_optimistic(f, 4096 + 8, &mut buf).unwrap(), 8);
+        assert_eq!((buf, pool.stats().misses), ([3; 8], misses + 1));
+        let mut across = [0u8; 16];
+        assert_eq!(
+            pool.read_optimistic(f, 2 * 4096 - 8, &mut across).unwrap(),
+            16
+        );
+        assert_eq!(across, [3; 16]);
+        assert_eq!(pool.read_optimistic(f, 3 * 4096, &mut buf).unwrap(), 0);
+        pool.close(f).unwrap();
+        assert!(matches!(
+            pool.read_optimistic(f, 0, &mut buf),
+            Err(crate::PoolError::Closed(_))
+        ));
+    }
+
+    /// The attempt itself: a frame latched exclusively (being written, loaded or evicted)
+    /// is `Changed`, not read; once released it is a hit again, and a frame holding
+    /// another page is `Absent`.
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn an_optimistic_attempt_reports_a_latched_frame_as_changed() {
+        let (pool, f) = four_clean_pages("fifo");
+        let inner = &pool.inner;
+        let slot = inner.slot(f).unwrap();
+        let mut dst = [0u8; 4];
+        let latch = inner.frames.exclusive(2);
+        assert_eq!(
+            inner.hit_optimistic(slot, f, 2, 0, &mut dst),
+            OptimisticHit::Changed
+        );
+        drop(latch);
+        assert_eq!(
+            inner.hit_optimistic(slot, f, 2, 0, &mut dst),
+            OptimisticHit::Hit
+        );
+        assert_eq!(dst, [3; 4]);
+        assert_eq!(
+            inner.hit_optimistic(slot, f, 7, 0, &mut dst),
+            OptimisticHit::Absent
+        );
     }
 }

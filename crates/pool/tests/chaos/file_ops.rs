@@ -260,7 +260,13 @@ impl<'a> Worker<'a> {
         let base = (r * REGION) as u64;
         let len0 = m.len.load(Ordering::Acquire);
         let mut buf = vec![0xEEu8; b - a];
-        match self.sh.pool.read(*fh, base + a as u64, &mut buf) {
+        // Readers take both paths: pinned and optimistic.
+        let got = if a % 2 == 0 {
+            self.sh.pool.read(*fh, base + a as u64, &mut buf)
+        } else {
+            self.sh.pool.read_optimistic(*fh, base + a as u64, &mut buf)
+        };
+        match got {
             Ok(n) => {
                 // Writes to later regions may lengthen the file meanwhile, never shorten it
                 // below this region's end; bytes past the length are zero in the model.
