@@ -6,6 +6,9 @@
 //! - `read_hit_{4,64,1024,4096}B`: copy that many bytes from a random resident page with
 //!   `read` (the XMF micro-benchmark's shape; for small reads the lookup is most of the
 //!   cost);
+//! - `optimistic_hit_{8,64}B`: copy that many bytes from a random resident page with
+//!   `read_optimistic` (a version-checked copy, no pin: vmcache's optimistic read), with
+//!   clock and, for the mapped lookup, LRU;
 //! - `pin_copy_64b`: 64 bytes through a pin (zero-copy access, then a copy), which next to
 //!   `read_hit_64B` separates the cost of `read` itself from that of the pin and the copy.
 //!
@@ -126,6 +129,22 @@ fn read_hit(c: &mut Criterion) {
     }
 }
 
+fn optimistic_hit(c: &mut Criterion) {
+    let cases = [BOTH[0], BOTH[1], ("mapped_lru", Lookup::Mapped, "lru")];
+    for size in [8usize, 64] {
+        let mut buf = vec![0u8; size];
+        let name = format!("optimistic_hit_{size}B");
+        hit_group(c, &name, Throughput::Elements(1), &cases, |pool, f, p| {
+            let slots = (PAGE_BYTES / size) as u64;
+            let offset = p * PAGE_BYTES as u64 + (p % slots) * size as u64;
+            let n = pool
+                .read_optimistic(f, offset, &mut buf)
+                .expect("resident read");
+            black_box((n, &buf));
+        });
+    }
+}
+
 fn pin_copy_64b(c: &mut Criterion) {
     let mut buf = [0u8; 64];
     hit_group(
@@ -142,5 +161,5 @@ fn pin_copy_64b(c: &mut Criterion) {
     );
 }
 
-criterion_group!(benches, pin_hit, read_hit, pin_copy_64b);
+criterion_group!(benches, pin_hit, read_hit, optimistic_hit, pin_copy_64b);
 criterion_main!(benches);

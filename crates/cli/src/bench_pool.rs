@@ -148,9 +148,10 @@ fn table(plan: &Plan, rows: &[PoolRow]) -> String {
     let body: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
-            let scheme = match r.read_ahead_pages {
-                Some(ra) => format!("{} ra={ra}", r.scheme),
-                None => r.scheme.to_string(),
+            let scheme = match (r.read_ahead_pages, r.variant) {
+                (Some(ra), _) => format!("{} ra={ra}", r.scheme),
+                (None, Some(v)) => format!("{} {v}", r.scheme),
+                (None, None) => r.scheme.to_string(),
             };
             vec![
                 r.bench.to_string(),

@@ -1,10 +1,10 @@
 //! Bare loops over the pool's hit paths, for instruction counts and profiles without a
 //! benchmark harness around them: pin + unpin of a random resident page, a 64-byte `read`
-//! or `write` of one, next to a 64-byte `pread` of the same offsets from a file in the OS
-//! page cache.
+//! or `write` of one, an 8- or 64-byte `read_optimistic` (no pin), next to a 64-byte
+//! `pread` of the same offsets from a file in the OS page cache.
 //!
 //! ```text
-//! target/release/examples/pin_loop [mapped|hashed] [pin|read64|write64|pread64]
+//! target/release/examples/pin_loop [mapped|hashed] [pin|read64|write64|opt8|opt64|pread64]
 //! N=1000000 valgrind --tool=callgrind target/release/examples/pin_loop ...  # minus N=0
 //! ```
 
@@ -56,6 +56,13 @@ fn main() {
             for _ in 0..n {
                 pool.read(f, next_page() * PS + 128, &mut buf).unwrap();
                 std::hint::black_box(&buf);
+            }
+        }
+        "opt8" | "opt64" => {
+            let len = if what == "opt8" { 8 } else { 64 };
+            for _ in 0..n {
+                let got = pool.read_optimistic(f, next_page() * PS + 128, &mut buf[..len]);
+                std::hint::black_box((got.unwrap(), &buf));
             }
         }
         "write64" => {

@@ -9,9 +9,11 @@
 //!   lookup (a per-file translation table, XMF's address arithmetic), the pool with the
 //!   `Hashed` lookup, `pread` of the file from the OS page cache, and a copy out of an
 //!   `mmap` of it. The first two isolate the lookup; the last two are what an application
-//!   would use without a pool.
+//!   would use without a pool. The pool's schemes are measured with `read` and again with
+//!   `read_optimistic` (variant `optimistic`).
 //! - **pin-hit** — pin and unpin a random resident page, nothing copied: the pool's hit
-//!   path alone (vmcache's `fixS`/`unfixS`).
+//!   path alone (vmcache's `fixS`/`unfixS`; variant `pin`); then an optimistic read of 8
+//!   bytes (`read_optimistic`, no pin: vmcache's optimistic read; variant `optimistic`).
 //! - **random-evict** — random 4 KiB reads over a file twice the pool, so about half the
 //!   reads miss and every miss evicts. (a) `O_DIRECT` from a file dropped from the page
 //!   cache, compared with plain `O_DIRECT` `pread` of the same file by the same number of
@@ -104,16 +106,20 @@ mod tests {
         let mut started = Vec::new();
         let rows = run(&plan, Some(dir.path()), |b| started.push(b)).unwrap();
         assert_eq!(started, plan.benches);
-        let described: Vec<(&str, &str, &str)> =
-            rows.iter().map(|r| (r.bench, r.scheme, r.io)).collect();
+        let described: Vec<(&str, &str, Option<&str>, &str, u64)> = rows
+            .iter()
+            .map(|r| (r.bench, r.scheme, r.variant, r.io, r.transfer_bytes))
+            .collect();
         assert_eq!(
             described,
             [
-                ("xmf-read", "mapped", "cached"),
-                ("xmf-read", "pread", "cached"),
-                ("pin-hit", "mapped", "cached"),
-                ("random-evict", "mapped", "buffered"),
-                ("random-evict", "pread", "buffered"),
+                ("xmf-read", "mapped", None, "cached", 64),
+                ("xmf-read", "mapped", Some("optimistic"), "cached", 64),
+                ("xmf-read", "pread", None, "cached", 64),
+                ("pin-hit", "mapped", Some("pin"), "cached", 4096),
+                ("pin-hit", "mapped", Some("optimistic"), "cached", 8),
+                ("random-evict", "mapped", None, "buffered", 4096),
+                ("random-evict", "pread", None, "buffered", 4096),
             ]
         );
         assert!(rows.iter().all(|r| r.ops_per_s > 0.0 && r.seed == 42));

@@ -209,20 +209,40 @@ impl PoolReader {
 impl CachedRead for PoolReader {
     #[inline]
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), BenchError> {
-        let n = self
-            .pool
-            .read(self.file, offset, buf)
-            .map_err(|e| BenchError::pool("pool read failed", e))?;
-        if n != buf.len() {
-            return Err(ErrorKind::ShortRead {
-                offset,
-                read: n,
-                wanted: buf.len(),
-            }
-            .into());
-        }
-        Ok(())
+        let n = self.pool.read(self.file, offset, buf);
+        whole_read(n, offset, buf.len())
     }
+}
+
+/// The same pool read optimistically (`BufferPool::read_optimistic`: a version-checked
+/// copy, no pin).
+pub(crate) struct Optimistic<'a>(pub &'a PoolReader);
+
+impl CachedRead for Optimistic<'_> {
+    #[inline]
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), BenchError> {
+        let n = self.0.pool.read_optimistic(self.0.file, offset, buf);
+        whole_read(n, offset, buf.len())
+    }
+}
+
+/// A pool read's result, as the benchmark wants it: all `wanted` bytes.
+#[inline]
+fn whole_read(
+    n: Result<usize, pool::PoolError>,
+    offset: u64,
+    wanted: usize,
+) -> Result<(), BenchError> {
+    let n = n.map_err(|e| BenchError::pool("pool read failed", e))?;
+    if n != wanted {
+        return Err(ErrorKind::ShortRead {
+            offset,
+            read: n,
+            wanted,
+        }
+        .into());
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -15,6 +15,10 @@ pub struct PoolRow {
     /// How the data reaches the reader: `cached` (resident before the run), `direct`
     /// (O_DIRECT, from the device), `buffered` (through the OS page cache).
     pub io: &'static str,
+    /// How the scheme did it where the pool has two ways: `pin` (pin and unpin) or
+    /// `optimistic` (a version-checked copy, no pin: `BufferPool::read_optimistic`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub variant: Option<&'static str>,
     /// Bytes per operation.
     pub transfer_bytes: u64,
     /// Threads measured together.
@@ -79,6 +83,7 @@ impl PoolRow {
             bench: bench.name(),
             scheme,
             io,
+            variant: None,
             transfer_bytes,
             threads,
             in_flight: None,

@@ -1,10 +1,12 @@
 //! xmf-read: XMF's micro-benchmark (Braunstein, Riley, Wilkes 1989, §5), the cost of
 //! reading data already cached, for every transfer size and thread count and each scheme;
-//! then each scheme's rate over `pread`'s at the same transfer and threads.
+//! then each scheme's rate over `pread`'s at the same transfer and threads. The pool is
+//! measured twice: with `read` (a pin around the copy) and `read_optimistic` (a
+//! version-checked copy, no pin; variant `optimistic`).
 
 use super::data::{warm_page_cache, DataDir};
 use super::options::{Plan, PoolBench, Scheme};
-use super::pool_reader::{Lookup, PoolReader};
+use super::pool_reader::{Lookup, Optimistic, PoolReader};
 use super::readers::{random_reads, MmapCopy, Pread};
 use super::row::{Measured, PoolRow};
 use super::timing::best_of;
@@ -18,6 +20,7 @@ pub(crate) fn run(plan: &Plan, data: &DataDir, rows: &mut Vec<PoolRow>) -> Resul
     warm_page_cache(&path)?;
     let first = rows.len();
     let mut record = |scheme,
+                      variant,
                       reader: &dyn Fn(usize, usize) -> Result<f64, BenchError>|
      -> Result<(), BenchError> {
         for &transfer in &plan.transfers {
@@ -32,6 +35,7 @@ pub(crate) fn run(plan: &Plan, data: &DataDir, rows: &mut Vec<PoolRow>) -> Resul
                     plan,
                 );
                 row.working_set_bytes = bytes;
+                row.variant = variant;
                 rows.push(row);
             }
         }
@@ -39,8 +43,12 @@ pub(crate) fn run(plan: &Plan, data: &DataDir, rows: &mut Vec<PoolRow>) -> Resul
     };
     for lookup in Lookup::selected(plan) {
         let reader = PoolReader::cached(&path, bytes, lookup)?;
-        record(lookup.scheme(), &|t, n| {
+        record(lookup.scheme(), None, &|t, n| {
             random_reads(&reader, bytes, t, n, plan)
+        })?;
+        let optimistic = Optimistic(&reader);
+        record(lookup.scheme(), Some("optimistic"), &|t, n| {
+            random_reads(&optimistic, bytes, t, n, plan)
         })?;
     }
     let file = os::open(&path)?;
@@ -49,11 +57,13 @@ pub(crate) fn run(plan: &Plan, data: &DataDir, rows: &mut Vec<PoolRow>) -> Resul
             file.try_clone()
                 .map_err(|e| BenchError::io("cannot duplicate the file handle", e))?,
         );
-        record("pread", &|t, n| random_reads(&pread, bytes, t, n, plan))?;
+        record("pread", None, &|t, n| {
+            random_reads(&pread, bytes, t, n, plan)
+        })?;
     }
     if plan.measures(Scheme::Mmap) {
         let map = MmapCopy(os::map_populated(&file)?);
-        record("mmap", &|t, n| random_reads(&map, bytes, t, n, plan))?;
+        record("mmap", None, &|t, n| random_reads(&map, bytes, t, n, plan))?;
     }
     ratios_to_pread(&mut rows[first..]);
     Ok(())
