@@ -82,15 +82,15 @@ fn released(state: u64) -> u64 {
 /// `owner` value of a frame that holds no page.
 pub(crate) const NO_OWNER: u64 = u64::MAX;
 
-/// Per-frame metadata. The latch word is private; the other fields are plain atomics whose
-/// meaning the pool defines (they are only *changed* under the exclusive latch, except the
-/// reference counter and the read-ahead mark, which are hints).
-/// One cache line per header, so that two threads pinning neighbouring frames do not
+/// Per-frame metadata the hit path does not need: plain atomics whose meaning the pool
+/// defines (only *changed* under the exclusive latch). What a hit touches (the latch word,
+/// the hit counter, the access time, the read-ahead mark) lives in dense per-chunk arrays
+/// instead ([`Chunk`]), so that a hit reads no header at all.
+/// One cache line per header, so that two threads working on neighbouring frames do not
 /// bounce a shared line between cores.
 #[derive(Debug)]
 #[repr(align(64))]
 pub(crate) struct Header {
-    state: AtomicU64,
     /// `(generation << 32) | file slot` of the page held, or [`NO_OWNER`].
     pub owner: AtomicU64,
     /// Page number within the owner's file.
@@ -99,10 +99,6 @@ pub(crate) struct Header {
     pub dirty: AtomicBool,
     /// When the page became dirty, in ns since the pool started (for delayed-write ageing).
     pub dirty_since_ns: AtomicU64,
-    /// Hits since the eviction path last looked (saturating): fed to the policy there.
-    pub refs: AtomicU8,
-    /// Set on the first page of a read-ahead window: hitting it starts the next window.
-    pub ra_mark: AtomicBool,
     /// Bumped each time the frame is loaded with a page, so a queued hit can tell whether
     /// the frame still holds the page it was recorded for.
     pub incarnation: AtomicU32,
@@ -114,10 +110,6 @@ pub(crate) struct Header {
     /// The last write of this (dirty) page failed: eviction looks for room elsewhere first,
     /// so one file's failing storage does not stall misses on every file.
     pub write_failed: AtomicBool,
-    /// The pool's coarse clock (see `Inner::tick`) when the page was loaded or last hit
-    /// where the pool already touches the header: how the pool tells the age of its
-    /// oldest idle page to a memory budget. A hint, stored only when it changes.
-    pub last_access: AtomicU32,
     /// The frame is out of circulation (the pool shrank): in neither the free list nor
     /// the policy, its memory handed back to the kernel.
     pub retired: AtomicBool,
@@ -125,16 +117,34 @@ pub(crate) struct Header {
 
 /// One block of frames: `headers.len()` frames of `page_size` bytes in one page-aligned
 /// allocation, with their headers and their bits of the pool's two per-frame bitmaps.
+///
+/// The hit path's per-frame words are dense arrays, as vmcache's page states are: a hit
+/// on a random one of 64 Ki frames then touches a 512 KiB array of latch words (which
+/// stays in a core's L2 cache) rather than 4 MiB of 64-byte headers (which, on a machine
+/// shared with other work, mostly does not). Neighbouring frames share lines of these
+/// arrays; two threads pinning neighbours at once is rare on random access, and vmcache
+/// pays the same.
 struct Chunk {
     base: NonNull<u8>,
     layout: Layout,
     headers: Box<[Header]>,
+    /// Each frame's latch word (module docs). Private: only the guards touch it.
+    states: Box<[AtomicU64]>,
+    /// Hits since the eviction path last looked (saturating): fed to the policy there.
+    refs: Box<[AtomicU8]>,
+    /// The pool's coarse clock (see `Inner::tick`) when the page was loaded or last hit:
+    /// how the pool tells the age of its oldest idle page to a memory budget. A hint,
+    /// stored only when it changes.
+    last_access: Box<[AtomicU32]>,
     /// One bit per frame of this chunk that may be dirty (the pool's `mark_dirty`).
     dirty: Box<[AtomicU64]>,
     /// One bit per frame whose hit counter was bumped since the eviction path looked.
     touched: Box<[AtomicU64]>,
     /// One bit per frame carrying an ordered write not yet durable (`pool::ordering`).
     tagged: Box<[AtomicU64]>,
+    /// One bit per frame holding the first page of a read-ahead window: hitting it
+    /// starts the next window (a hint).
+    ahead: Box<[AtomicU64]>,
 }
 
 /// Which per-frame bitmap (see [`Frames::bit`]).
@@ -146,6 +156,8 @@ pub(crate) enum Bits {
     Touched,
     /// Frames carrying ordered data not yet durable (only the ordering levels write them).
     Tagged,
+    /// Frames holding the first page of a read-ahead window.
+    ReadAhead,
 }
 
 /// Most chunks a pool can grow by after it is built (see [`Frames`]).
@@ -221,28 +233,32 @@ impl Chunk {
             base,
             layout,
             headers: Box::new([]),
+            states: Box::new([]),
+            refs: Box::new([]),
+            last_access: Box::new([]),
             dirty: Box::new([]),
             touched: Box::new([]),
             tagged: Box::new([]),
+            ahead: Box::new([]),
         };
         // Fallibly: an absurd capacity must be an error, not an abort in the allocator.
         let mut headers = Vec::new();
         headers.try_reserve_exact(count).ok()?;
         headers.extend((0..count).map(|_| Header {
-            state: AtomicU64::new(0),
             owner: AtomicU64::new(NO_OWNER),
             page: AtomicU64::new(0),
             dirty: AtomicBool::new(false),
             dirty_since_ns: AtomicU64::new(0),
-            refs: AtomicU8::new(0),
-            ra_mark: AtomicBool::new(false),
             incarnation: AtomicU32::new(0),
             writing: AtomicBool::new(false),
             write_failed: AtomicBool::new(false),
-            last_access: AtomicU32::new(0),
             retired: AtomicBool::new(false),
         }));
         chunk.headers = headers.into_boxed_slice();
+        chunk.states = (0..count).map(|_| AtomicU64::new(0)).collect();
+        chunk.refs = (0..count).map(|_| AtomicU8::new(0)).collect();
+        chunk.last_access = (0..count).map(|_| AtomicU32::new(0)).collect();
+        chunk.ahead = (0..count.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
         chunk.dirty = (0..count.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
         chunk.touched = (0..count.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
         chunk.tagged = (0..count.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
@@ -254,6 +270,7 @@ impl Chunk {
             Bits::Dirty => &self.dirty,
             Bits::Touched => &self.touched,
             Bits::Tagged => &self.tagged,
+            Bits::ReadAhead => &self.ahead,
         }
     }
 }
@@ -338,11 +355,58 @@ impl Frames {
         &chunk.headers[i]
     }
 
+    /// Frame `id`'s latch word.
+    #[inline]
+    fn state(&self, id: u32) -> &AtomicU64 {
+        let (chunk, i) = self.locate(id);
+        &chunk.states[i]
+    }
+
+    /// Frame `id`'s hit counter (see [`Chunk`]).
+    #[inline]
+    pub(crate) fn refs(&self, id: u32) -> &AtomicU8 {
+        let (chunk, i) = self.locate(id);
+        &chunk.refs[i]
+    }
+
+    /// Frame `id`'s last access on the pool's coarse clock (see [`Chunk`]).
+    #[inline]
+    pub(crate) fn last_access(&self, id: u32) -> &AtomicU32 {
+        let (chunk, i) = self.locate(id);
+        &chunk.last_access[i]
+    }
+
     /// The word of bitmap `which` holding frame `id`'s bit, and that bit.
     #[inline]
     pub(crate) fn bit(&self, which: Bits, id: u32) -> (&AtomicU64, u64) {
         let (chunk, i) = self.locate(id);
         (&chunk.bits(which)[i / 64], 1 << (i % 64))
+    }
+
+    /// Whether frame `id` holds the first page of a read-ahead window (a hint).
+    #[inline]
+    pub(crate) fn ra_marked(&self, id: u32) -> bool {
+        let (word, bit) = self.bit(Bits::ReadAhead, id);
+        word.load(Ordering::Relaxed) & bit != 0
+    }
+
+    /// Mark frame `id` as holding the first page of a read-ahead window, or not (no
+    /// read-modify-write when the mark is already as asked).
+    #[inline]
+    pub(crate) fn set_ra_mark(&self, id: u32, on: bool) {
+        let (word, bit) = self.bit(Bits::ReadAhead, id);
+        if on {
+            word.fetch_or(bit, Ordering::Relaxed);
+        } else if word.load(Ordering::Relaxed) & bit != 0 {
+            word.fetch_and(!bit, Ordering::Relaxed);
+        }
+    }
+
+    /// Clear frame `id`'s read-ahead mark; true for the one caller that cleared it.
+    #[inline]
+    pub(crate) fn take_ra_mark(&self, id: u32) -> bool {
+        let (word, bit) = self.bit(Bits::ReadAhead, id);
+        word.fetch_and(!bit, Ordering::Relaxed) & bit != 0
     }
 
     /// Every word of bitmap `which` with the frame id of its bit 0, chunk by chunk.
@@ -408,7 +472,7 @@ impl Frames {
     /// predicate; the evictor confirms by taking the exclusive latch).
     #[inline]
     pub(crate) fn is_idle(&self, id: u32) -> bool {
-        self.header(id).state.load(Ordering::Relaxed) & !VERSION_MASK == 0
+        self.state(id).load(Ordering::Relaxed) & !VERSION_MASK == 0
     }
 
     /// Pointer to frame `id`'s first byte.
@@ -430,30 +494,30 @@ impl Frames {
     /// Take a shared pin, counted as the application's when `user`.
     #[inline]
     pub(crate) fn try_share_as(&self, id: u32, user: bool) -> Option<Shared<'_>> {
-        self.try_share_if(id, user, |_| true)
+        self.try_share_if(id, user, || true)
     }
 
     /// Take a shared pin if `valid` holds for the frame's header, with one
     /// compare-and-swap: `valid` runs after the state word is read and before the swap
     /// from exactly that word, so when the pin is taken no exclusive holder has run since
-    /// `valid` looked (it would have bumped the version; module docs). `valid` reads the
-    /// header's fields that change only under the exclusive latch (owner, page). `None`
-    /// when the frame is exclusively latched, has the most pins, or `valid` says no.
+    /// `valid` looked (it would have bumped the version; module docs). `valid` reads what
+    /// changes only under the exclusive latch (the header's owner and page, or the lookup
+    /// table's entry for the page). `None` when the frame is exclusively latched, has the
+    /// most pins, or `valid` says no.
     #[inline]
     pub(crate) fn try_share_if(
         &self,
         id: u32,
         user: bool,
-        mut valid: impl FnMut(&Header) -> bool,
+        mut valid: impl FnMut() -> bool,
     ) -> Option<Shared<'_>> {
-        let header = self.header(id);
-        let state = &header.state;
+        let state = self.state(id);
         let add = if user { 1 + USER_ONE } else { 1 };
         // Acquire: the header fields `valid` reads are at least as new as the last
         // exclusive holder left them.
         let mut cur = state.load(Ordering::Acquire);
         loop {
-            if cur & EXCLUSIVE != 0 || cur & COUNT_MASK >= SHARED_MAX || !valid(header) {
+            if cur & EXCLUSIVE != 0 || cur & COUNT_MASK >= SHARED_MAX || !valid() {
                 return None;
             }
             match state.compare_exchange_weak(cur, cur + add, Ordering::Acquire, Ordering::Acquire)
@@ -461,7 +525,7 @@ impl Frames {
                 Ok(_) => {
                     return Some(Shared {
                         frames: self,
-                        header,
+                        state,
                         id,
                         user,
                     })
@@ -474,7 +538,7 @@ impl Frames {
     /// True when the application holds a `PageRef` or `PageMut` on the frame.
     #[inline]
     pub(crate) fn user_pinned(&self, id: u32) -> bool {
-        self.header(id).state.load(Ordering::Acquire) & (USER_MASK | USER_EXCL) != 0
+        self.state(id).load(Ordering::Acquire) & (USER_MASK | USER_EXCL) != 0
     }
 
     /// Take a shared pin, waiting while the frame is exclusively latched (or, in theory,
@@ -497,7 +561,7 @@ impl Frames {
     /// Take the exclusive latch if the frame is idle.
     #[inline]
     pub(crate) fn try_exclusive(&self, id: u32) -> Option<Exclusive<'_>> {
-        let state = &self.header(id).state;
+        let state = self.state(id);
         let cur = state.load(Ordering::Relaxed);
         if cur & !VERSION_MASK != 0 {
             return None;
@@ -546,9 +610,9 @@ pub(crate) fn backoff(spins: &mut u32) {
 /// A shared pin: read access to a frame's bytes; unpins on drop.
 pub(crate) struct Shared<'a> {
     frames: &'a Frames,
-    /// Frame `id`'s header, looked up once (repeated bounds-checked indexing showed up
-    /// in the pin path's instruction count).
-    header: &'a Header,
+    /// Frame `id`'s latch word, looked up once (repeated bounds-checked indexing showed
+    /// up in the pin path's instruction count).
+    state: &'a AtomicU64,
     id: u32,
     user: bool,
 }
@@ -566,7 +630,7 @@ impl<'a> Shared<'a> {
     /// The frame's header.
     #[inline]
     pub(crate) fn header(&self) -> &'a Header {
-        self.header
+        self.frames.header(self.id)
     }
 }
 
@@ -574,7 +638,7 @@ impl Shared<'_> {
     /// Count this pin as the application's from now on.
     pub(crate) fn mark_user(&mut self) {
         if !self.user {
-            self.header.state.fetch_add(USER_ONE, Ordering::Relaxed);
+            self.state.fetch_add(USER_ONE, Ordering::Relaxed);
             self.user = true;
         }
     }
@@ -584,7 +648,7 @@ impl Drop for Shared<'_> {
     #[inline]
     fn drop(&mut self) {
         let sub = if self.user { 1 + USER_ONE } else { 1 };
-        self.header.state.fetch_sub(sub, Ordering::Release);
+        self.state.fetch_sub(sub, Ordering::Release);
     }
 }
 
@@ -628,7 +692,7 @@ impl<'a> Exclusive<'a> {
     /// Mark the holder as the application (a `PageMut`).
     pub(crate) fn mark_user(&mut self) {
         // Only the holder writes the word while it is latched.
-        let state = &self.frames.header(self.id).state;
+        let state = self.frames.state(self.id);
         let cur = state.load(Ordering::Relaxed);
         state.store(cur | USER_EXCL, Ordering::Relaxed);
     }
@@ -638,7 +702,7 @@ impl<'a> Exclusive<'a> {
     pub(crate) fn downgrade(self) -> Shared<'a> {
         let (frames, id) = (self.frames, self.id);
         std::mem::forget(self);
-        let state = &frames.header(id).state;
+        let state = frames.state(id);
         // A new version: the bytes or the page may have changed under the latch.
         state.store(
             released(state.load(Ordering::Relaxed)) + 1,
@@ -646,7 +710,7 @@ impl<'a> Exclusive<'a> {
         );
         Shared {
             frames,
-            header: frames.header(id),
+            state,
             id,
             user: false,
         }
@@ -658,7 +722,7 @@ impl Drop for Exclusive<'_> {
     fn drop(&mut self) {
         // Only the holder writes the word while it is latched (pins and other latches
         // compare-and-swap from words without EXCLUSIVE), so a plain store releases it.
-        let state = &self.frames.header(self.id).state;
+        let state = self.frames.state(self.id);
         state.store(released(state.load(Ordering::Relaxed)), Ordering::Release);
     }
 }

@@ -181,7 +181,7 @@ fn loom_an_optimistic_read_never_validates_a_changed_page() {
                 loom::thread::yield_now();
                 continue;
             };
-            let owner = snap.header().owner.load(Ordering::Relaxed);
+            let owner = f.header(0).owner.load(Ordering::Relaxed);
             let a = words.a.load(Ordering::Relaxed);
             let b = words.b.load(Ordering::Relaxed);
             if snap.still_valid() {
@@ -208,7 +208,7 @@ fn loom_a_checked_pin_never_holds_a_reused_frame() {
             }
         });
         f.header(0).owner.store(1, Ordering::Relaxed);
-        let is_page_1 = |h: &Header| h.owner.load(Ordering::Relaxed) == 1;
+        let is_page_1 = || f.header(0).owner.load(Ordering::Relaxed) == 1;
         if let Some(pin) = f.try_share_if(0, true, is_page_1) {
             assert!(f.user_pinned(0));
             shadow.read(&pin);

@@ -29,14 +29,16 @@
 //! code (or the reverse) and emits plain loads and stores; a racy copy is never used. This
 //! is the same compromise as crossbeam's `AtomicCell` fallback and vmcache itself.
 
-use super::{fence, Frames, Header, EXCLUSIVE, VERSION_MASK};
+use super::{fence, AtomicU64, Frames, EXCLUSIVE, VERSION_MASK};
 use std::sync::atomic::Ordering;
 
-/// The state word of a frame as it was when an optimistic read began. Holds no latch:
+/// The state word of a frame as it was when an optimistic read began. Whatever is read
+/// after it (bytes, header fields, the lookup table's entry) is as unvalidated as the
+/// bytes until [`Snapshot::still_valid`] says yes. Holds no latch:
 /// the frame may change at any time, and [`Snapshot::still_valid`] tells whether it did.
 pub(crate) struct Snapshot<'a> {
     frames: &'a Frames,
-    header: &'a Header,
+    state: &'a AtomicU64,
     id: u32,
     seen: u64,
 }
@@ -46,16 +48,16 @@ impl Frames {
     /// loaded, written, evicted or truncated: the caller retries or pins).
     #[inline]
     pub(crate) fn snapshot(&self, id: u32) -> Option<Snapshot<'_>> {
-        let header = self.header(id);
+        let state = self.state(id);
         // Acquire: the bytes and fields read next are at least as new as the last
         // exclusive holder left them.
-        let seen = header.state.load(Ordering::Acquire);
+        let seen = state.load(Ordering::Acquire);
         if seen & EXCLUSIVE != 0 {
             return None;
         }
         Some(Snapshot {
             frames: self,
-            header,
+            state,
             id,
             seen,
         })
@@ -63,13 +65,6 @@ impl Frames {
 }
 
 impl<'a> Snapshot<'a> {
-    /// The frame's header. Its fields read through a snapshot are as unvalidated as the
-    /// bytes: trust them only after [`Snapshot::still_valid`].
-    #[inline]
-    pub(crate) fn header(&self) -> &'a Header {
-        self.header
-    }
-
     /// Copy the frame's bytes from `offset` into `dst` with atomic loads (module docs).
     /// The copy may be torn until [`Snapshot::still_valid`] says otherwise. Panics if the
     /// range leaves the frame (the pool's callers check it). (Under loom too: the loom
@@ -114,7 +109,7 @@ impl<'a> Snapshot<'a> {
         // Pairs with the release fence after a latch is taken (`Frames::try_exclusive`):
         // a read that saw a holder's write makes the load below see the holder.
         fence(Ordering::Acquire);
-        let now = self.header.state.load(Ordering::Relaxed);
+        let now = self.state.load(Ordering::Relaxed);
         (now ^ self.seen) & (EXCLUSIVE | VERSION_MASK) == 0
     }
 }
@@ -181,7 +176,8 @@ mod tests {
     fn a_checked_pin_takes_the_user_count_at_once() {
         let f = Frames::new(1, 4096).unwrap();
         f.header(0).page.store(9, Ordering::Relaxed);
-        let on_page = |p: u64| move |h: &Header| h.page.load(Ordering::Relaxed) == p;
+        let h = f.header(0);
+        let on_page = |p: u64| move || h.page.load(Ordering::Relaxed) == p;
         assert!(f.try_share_if(0, true, on_page(8)).is_none());
         assert!(f.is_idle(0) && !f.user_pinned(0));
         let g = f.try_share_if(0, true, on_page(9)).unwrap();

@@ -59,7 +59,8 @@ impl Inner {
                 );
             }
             assert!(
-                (h.last_access.load(Ordering::Relaxed)) <= self.clock.load(Ordering::Relaxed),
+                self.frames.last_access(id).load(Ordering::Relaxed)
+                    <= self.clock.load(Ordering::Relaxed),
                 "frame {id}: accessed after the clock's tick"
             );
             if h.retired.load(Ordering::Relaxed) {

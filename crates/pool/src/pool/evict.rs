@@ -224,8 +224,8 @@ impl Inner {
             );
         }
         h.owner.store(NO_OWNER, Ordering::Relaxed);
-        h.refs.store(0, Ordering::Relaxed);
-        h.ra_mark.store(false, Ordering::Relaxed);
+        self.frames.refs(id).store(0, Ordering::Relaxed);
+        self.frames.set_ra_mark(id, false);
         self.counters.bump(Counter::Evictions);
         true
     }
@@ -267,8 +267,8 @@ impl Inner {
         self.clear_dirty(id, h);
         h.write_failed.store(false, Ordering::Relaxed);
         h.owner.store(NO_OWNER, Ordering::Relaxed);
-        h.refs.store(0, Ordering::Relaxed);
-        h.ra_mark.store(false, Ordering::Relaxed);
+        self.frames.refs(id).store(0, Ordering::Relaxed);
+        self.frames.set_ra_mark(id, false);
         drop(g);
         self.free.lock().push(id);
     }

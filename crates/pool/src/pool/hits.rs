@@ -5,6 +5,7 @@
 
 use super::{open_state, FileHandle, FileSlot, Inner, PolicyState};
 use crate::frames::{Bits, Header, Shared};
+use crate::lookup::{PageKey, Table};
 use crate::stats::{stripe, Counter};
 use parking_lot::Mutex;
 use policy::{Access, BuildContext, FrameId, HitPath, Policy, PolicySpec};
@@ -98,17 +99,18 @@ impl Inner {
     /// every increment, so a counter bumped while the feeder resets it is marked again
     /// and fed next time; a lost increment under a race only loses a hint.
     #[inline]
-    pub(super) fn touch(&self, id: u32, h: &Header) {
-        self.note_access(h);
+    pub(super) fn touch(&self, id: u32) {
+        self.note_access(id);
         if self.hit_cap > 0 {
-            let r = h.refs.load(Ordering::Relaxed);
+            let refs = self.frames.refs(id);
+            let r = refs.load(Ordering::Relaxed);
             if r < self.hit_cap {
-                h.refs.store(r + 1, Ordering::Relaxed);
+                refs.store(r + 1, Ordering::Relaxed);
                 let (word, bit) = self.frames.bit(Bits::Touched, id);
                 word.fetch_or(bit, Ordering::AcqRel);
             }
         } else if self.hit_mode == HitMode::Queue {
-            self.queue_hit(id, h);
+            self.queue_hit(id, self.frames.header(id));
         }
     }
 
@@ -161,23 +163,37 @@ impl Inner {
         if slot.state.load(Ordering::Acquire) != open_state(fh.gen) || fh.pool != self.id {
             return None;
         }
-        let fid = self.table.get(fh.key(page))?;
-        let owner = fh.owner();
+        let key = fh.key(page);
+        let fid = self.table.get(key)?;
         let g = self
             .frames
-            .try_share_if(fid, user, |h| Self::holds(h, owner, page))?;
-        self.touch(fid, g.header());
+            .try_share_if(fid, user, || self.plain_hit(fid, key, fh, page))?;
+        self.touch(fid);
         self.counters.bump(Counter::Hits);
         Some(g)
     }
 
-    /// The frame holds page `page` of `owner` and is no read-ahead trigger (a hit on one
-    /// starts the next window: the general path's job).
+    /// Frame `fid`, found in the table for `key` (page `page` of `fh`), holds that page
+    /// and is no read-ahead trigger (a hit on one starts the next window: the general
+    /// path's job). Valid only together with a check of the frame's version (invariant
+    /// 2: a mapping is published and removed under the frame's exclusive latch, and the
+    /// frame names the key as owner while it is mapped).
+    ///
+    /// With the mapped lookup the check reads the table entry again, a line the lookup
+    /// just brought in, rather than the frame's header: a hit then reads no header at
+    /// all (`frames::Chunk`). The hashed lookup would take its shard lock again, so it
+    /// reads the owner and page in the header.
     #[inline]
-    fn holds(h: &Header, owner: u64, page: u64) -> bool {
-        h.owner.load(Ordering::Relaxed) == owner
-            && h.page.load(Ordering::Relaxed) == page
-            && !h.ra_mark.load(Ordering::Relaxed)
+    fn plain_hit(&self, fid: u32, key: PageKey, fh: FileHandle, page: u64) -> bool {
+        let holds = match &self.table {
+            Table::Mapped(_) => self.table.get(key) == Some(fid),
+            Table::Hashed(_) => {
+                let h = self.frames.header(fid);
+                h.owner.load(Ordering::Relaxed) == fh.owner()
+                    && h.page.load(Ordering::Relaxed) == page
+            }
+        };
+        holds && !self.frames.ra_marked(fid)
     }
 
     /// The optimistic hit: copy `dst.len()` bytes from `in_page` of a resident page with
@@ -195,15 +211,15 @@ impl Inner {
         if slot.state.load(Ordering::Acquire) != open_state(fh.gen) || fh.pool != self.id {
             return OptimisticHit::Absent;
         }
-        let Some(fid) = self.table.get(fh.key(page)) else {
+        let key = fh.key(page);
+        let Some(fid) = self.table.get(key) else {
             return OptimisticHit::Absent;
         };
         let Some(snap) = self.frames.snapshot(fid) else {
             // Latched: being loaded, written, evicted or truncated right now.
             return OptimisticHit::Changed;
         };
-        let h = snap.header();
-        if !Self::holds(h, fh.owner(), page) {
+        if !self.plain_hit(fid, key, fh, page) {
             // Another page (a stale mapping) or a read-ahead trigger: the pinned path
             // sorts it out.
             return OptimisticHit::Absent;
@@ -212,7 +228,7 @@ impl Inner {
         if !snap.still_valid() {
             return OptimisticHit::Changed;
         }
-        self.touch(fid, h);
+        self.touch(fid);
         self.counters.bump(Counter::Hits);
         OptimisticHit::Hit
     }
@@ -238,7 +254,7 @@ impl Inner {
                 let id = first + bits.trailing_zeros();
                 bits &= bits - 1;
                 let h = self.frames.header(id);
-                let r = h.refs.swap(0, Ordering::AcqRel);
+                let r = self.frames.refs(id).swap(0, Ordering::AcqRel);
                 if state.resident[id as usize] {
                     for _ in 0..r.min(self.hit_cap) {
                         let a = state.stamp(Self::access_of(h));
@@ -316,7 +332,7 @@ mod tests {
         drop(pool.pin(f, 0).unwrap());
         drop(pool.pin(f, 0).unwrap());
         assert_eq!(
-            inner.frames.header(0).refs.load(Ordering::Relaxed),
+            inner.frames.refs(0).load(Ordering::Relaxed),
             1,
             "capped at 1"
         );
@@ -326,11 +342,7 @@ mod tests {
             "frame 0 marked"
         );
         assert_eq!(victim_pages(&pool, 8), [1, 2, 3, 0]);
-        assert_eq!(
-            inner.frames.header(0).refs.load(Ordering::Relaxed),
-            0,
-            "fed"
-        );
+        assert_eq!(inner.frames.refs(0).load(Ordering::Relaxed), 0, "fed");
         assert_eq!(
             inner.frames.bit(Bits::Touched, 0).0.load(Ordering::Relaxed),
             0
@@ -346,7 +358,7 @@ mod tests {
         for _ in 0..5 {
             drop(pool.pin(f, 1).unwrap());
         }
-        assert_eq!(pool.inner.frames.header(1).refs.load(Ordering::Relaxed), 3);
+        assert_eq!(pool.inner.frames.refs(1).load(Ordering::Relaxed), 3);
         let mut state = pool.inner.policy.lock();
         pool.inner.feed_refs(&mut state);
         let policy::AnyPolicy::GClock(g) = &state.policy else {
@@ -362,7 +374,7 @@ mod tests {
     fn ignored_hits_cost_nothing() {
         let (pool, f) = four_clean_pages("fifo");
         drop(pool.pin(f, 0).unwrap());
-        assert_eq!(pool.inner.frames.header(0).refs.load(Ordering::Relaxed), 0);
+        assert_eq!(pool.inner.frames.refs(0).load(Ordering::Relaxed), 0);
         assert!(pool
             .inner
             .frames
@@ -437,7 +449,7 @@ mod tests {
         assert_eq!((after.hits, after.misses), (before.hits + 1, before.misses));
         let inner = &pool.inner;
         assert!(inner.frames.is_idle(1) && !inner.frames.user_pinned(1));
-        assert_eq!(inner.frames.header(1).refs.load(Ordering::Relaxed), 1);
+        assert_eq!(inner.frames.refs(1).load(Ordering::Relaxed), 1);
         assert_eq!(
             inner.frames.bit(Bits::Touched, 1).0.load(Ordering::Relaxed),
             0b10

@@ -71,12 +71,9 @@ impl Inner {
                 if h.owner.load(Ordering::Relaxed) == fh.owner()
                     && h.page.load(Ordering::Relaxed) == page
                 {
-                    self.touch(fid, h);
+                    self.touch(fid);
                     self.counters.bump(Counter::Hits);
-                    if read_ahead
-                        && h.ra_mark.load(Ordering::Relaxed)
-                        && h.ra_mark.swap(false, Ordering::Relaxed)
-                    {
+                    if read_ahead && self.frames.ra_marked(fid) && self.frames.take_ra_mark(fid) {
                         // The reader reached the read-ahead window: fetch the next one.
                         let start = slot.ra_next.load(Ordering::Relaxed).max(page + 1);
                         self.read_ahead_run(fh, slot, start);
@@ -149,13 +146,15 @@ impl Inner {
             "claimed a frame in use"
         );
         h.incarnation.fetch_add(1, Ordering::Relaxed);
-        h.last_access.store(self.advance_clock(), Ordering::Relaxed);
+        self.frames
+            .last_access(g.id())
+            .store(self.advance_clock(), Ordering::Relaxed);
         h.owner.store(fh.owner(), Ordering::Relaxed);
         // After the owner, with `Release`: see `Inner::page_owned_by`, which reads the two
         // without the latch.
         h.page.store(page, Ordering::Release);
-        h.refs.store(0, Ordering::Relaxed);
-        h.ra_mark.store(false, Ordering::Relaxed);
+        self.frames.refs(g.id()).store(0, Ordering::Relaxed);
+        self.frames.set_ra_mark(g.id(), false);
         h.write_failed.store(false, Ordering::Relaxed);
         debug_assert!(!h.dirty.load(Ordering::Relaxed));
         let key = fh.key(page);
@@ -294,7 +293,7 @@ impl Inner {
         ids.extend(extra.iter().map(|x| x.id()));
         self.insert_loaded(&ids);
         if let Some(first) = extra.first() {
-            first.header().ra_mark.store(true, Ordering::Relaxed);
+            self.frames.set_ra_mark(first.id(), true);
         }
         drop(extra);
         Ok(Some(if excl {
@@ -480,7 +479,7 @@ impl Inner {
             .store(start + run.len() as u64, Ordering::Relaxed);
         let ids: Vec<u32> = run.iter().map(|g| g.id()).collect();
         self.insert_loaded(&ids);
-        run[0].header().ra_mark.store(true, Ordering::Relaxed);
+        self.frames.set_ra_mark(run[0].id(), true);
     }
 }
 

@@ -27,7 +27,6 @@
 
 use super::{BufferPool, Inner};
 use crate::error::PoolError;
-use crate::frames::Header;
 use policy::{Access, FrameId, Policy};
 use std::sync::atomic::Ordering;
 
@@ -93,13 +92,14 @@ impl Inner {
         now
     }
 
-    /// Record an access to the frame of `h` at the clock's current tick: two loads, and a
+    /// Record an access to frame `id` at the clock's current tick: two loads, and a
     /// store only once per tick per frame.
     #[inline]
-    pub(super) fn note_access(&self, h: &Header) {
+    pub(super) fn note_access(&self, id: u32) {
         let now = self.clock.load(Ordering::Relaxed);
-        if h.last_access.load(Ordering::Relaxed) != now {
-            h.last_access.store(now, Ordering::Relaxed);
+        let last = self.frames.last_access(id);
+        if last.load(Ordering::Relaxed) != now {
+            last.store(now, Ordering::Relaxed);
         }
     }
 
@@ -325,11 +325,7 @@ impl BufferPool {
                 .victims(1, &|f: FrameId| frames.is_idle(f.0), &mut out);
             out.first()?.0
         };
-        let then = inner
-            .frames
-            .header(victim)
-            .last_access
-            .load(Ordering::Relaxed);
+        let then = inner.frames.last_access(victim).load(Ordering::Relaxed);
         Some(u64::from(now.saturating_sub(then)) << TICK_SHIFT)
     }
 }
