@@ -118,33 +118,39 @@ pub(crate) struct Header {
 /// One block of frames: `headers.len()` frames of `page_size` bytes in one page-aligned
 /// allocation, with their headers and their bits of the pool's two per-frame bitmaps.
 ///
-/// The hit path's per-frame words are dense arrays, as vmcache's page states are: a hit
-/// on a random one of 64 Ki frames then touches a 512 KiB array of latch words (which
-/// stays in a core's L2 cache) rather than 4 MiB of 64-byte headers (which, on a machine
-/// shared with other work, mostly does not). Neighbouring frames share lines of these
-/// arrays; two threads pinning neighbours at once is rare on random access, and vmcache
-/// pays the same.
+/// The hit path's per-frame words are a dense array of 16-byte [`Hot`] records, in the
+/// spirit of vmcache's 8-byte page states: a hit on a random one of 64 Ki frames then
+/// touches one line of a 1 MiB array rather than one of 4 MiB of 64-byte headers, which
+/// on a machine shared with other work mostly miss every cache. Four frames share a
+/// line; two threads pinning neighbours at once is rare on random access.
 struct Chunk {
     base: NonNull<u8>,
     layout: Layout,
     headers: Box<[Header]>,
-    /// Each frame's latch word (module docs). Private: only the guards touch it.
-    states: Box<[AtomicU64]>,
-    /// Hits since the eviction path last looked (saturating): fed to the policy there.
-    refs: Box<[AtomicU8]>,
-    /// The pool's coarse clock (see `Inner::tick`) when the page was loaded or last hit:
-    /// how the pool tells the age of its oldest idle page to a memory budget. A hint,
-    /// stored only when it changes.
-    last_access: Box<[AtomicU32]>,
+    hot: Box<[Hot]>,
     /// One bit per frame of this chunk that may be dirty (the pool's `mark_dirty`).
     dirty: Box<[AtomicU64]>,
     /// One bit per frame whose hit counter was bumped since the eviction path looked.
     touched: Box<[AtomicU64]>,
     /// One bit per frame carrying an ordered write not yet durable (`pool::ordering`).
     tagged: Box<[AtomicU64]>,
-    /// One bit per frame holding the first page of a read-ahead window: hitting it
-    /// starts the next window (a hint).
-    ahead: Box<[AtomicU64]>,
+}
+
+/// What a hit reads and writes of one frame (see [`Chunk`]).
+#[derive(Debug)]
+#[cfg_attr(not(loom), repr(C, align(16)))]
+struct Hot {
+    /// The latch word (module docs). Private: only the guards touch it.
+    state: AtomicU64,
+    /// The pool's coarse clock (see `Inner::tick`) when the page was loaded or last hit:
+    /// how the pool tells the age of its oldest idle page to a memory budget. A hint,
+    /// stored only when it changes.
+    last_access: AtomicU32,
+    /// Hits since the eviction path last looked (saturating): fed to the policy there.
+    refs: AtomicU8,
+    /// The frame holds the first page of a read-ahead window: hitting it starts the next
+    /// window (a hint).
+    ra_mark: AtomicBool,
 }
 
 /// Which per-frame bitmap (see [`Frames::bit`]).
@@ -156,8 +162,6 @@ pub(crate) enum Bits {
     Touched,
     /// Frames carrying ordered data not yet durable (only the ordering levels write them).
     Tagged,
-    /// Frames holding the first page of a read-ahead window.
-    ReadAhead,
 }
 
 /// Most chunks a pool can grow by after it is built (see [`Frames`]).
@@ -233,13 +237,10 @@ impl Chunk {
             base,
             layout,
             headers: Box::new([]),
-            states: Box::new([]),
-            refs: Box::new([]),
-            last_access: Box::new([]),
+            hot: Box::new([]),
             dirty: Box::new([]),
             touched: Box::new([]),
             tagged: Box::new([]),
-            ahead: Box::new([]),
         };
         // Fallibly: an absurd capacity must be an error, not an abort in the allocator.
         let mut headers = Vec::new();
@@ -255,10 +256,15 @@ impl Chunk {
             retired: AtomicBool::new(false),
         }));
         chunk.headers = headers.into_boxed_slice();
-        chunk.states = (0..count).map(|_| AtomicU64::new(0)).collect();
-        chunk.refs = (0..count).map(|_| AtomicU8::new(0)).collect();
-        chunk.last_access = (0..count).map(|_| AtomicU32::new(0)).collect();
-        chunk.ahead = (0..count.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
+        let mut hot = Vec::new();
+        hot.try_reserve_exact(count).ok()?;
+        hot.extend((0..count).map(|_| Hot {
+            state: AtomicU64::new(0),
+            last_access: AtomicU32::new(0),
+            refs: AtomicU8::new(0),
+            ra_mark: AtomicBool::new(false),
+        }));
+        chunk.hot = hot.into_boxed_slice();
         chunk.dirty = (0..count.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
         chunk.touched = (0..count.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
         chunk.tagged = (0..count.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
@@ -270,7 +276,6 @@ impl Chunk {
             Bits::Dirty => &self.dirty,
             Bits::Touched => &self.touched,
             Bits::Tagged => &self.tagged,
-            Bits::ReadAhead => &self.ahead,
         }
     }
 }
@@ -355,25 +360,34 @@ impl Frames {
         &chunk.headers[i]
     }
 
+    /// What a hit on frame `id` reads and writes, located once.
+    #[inline]
+    pub(crate) fn hit_words(&self, id: u32) -> HitWords<'_> {
+        HitWords(self.hot(id))
+    }
+
+    #[inline]
+    fn hot(&self, id: u32) -> &Hot {
+        let (chunk, i) = self.locate(id);
+        &chunk.hot[i]
+    }
+
     /// Frame `id`'s latch word.
     #[inline]
     fn state(&self, id: u32) -> &AtomicU64 {
-        let (chunk, i) = self.locate(id);
-        &chunk.states[i]
+        &self.hot(id).state
     }
 
-    /// Frame `id`'s hit counter (see [`Chunk`]).
+    /// Frame `id`'s hit counter (see [`Hot`]).
     #[inline]
     pub(crate) fn refs(&self, id: u32) -> &AtomicU8 {
-        let (chunk, i) = self.locate(id);
-        &chunk.refs[i]
+        &self.hot(id).refs
     }
 
-    /// Frame `id`'s last access on the pool's coarse clock (see [`Chunk`]).
+    /// Frame `id`'s last access on the pool's coarse clock (see [`Hot`]).
     #[inline]
     pub(crate) fn last_access(&self, id: u32) -> &AtomicU32 {
-        let (chunk, i) = self.locate(id);
-        &chunk.last_access[i]
+        &self.hot(id).last_access
     }
 
     /// The word of bitmap `which` holding frame `id`'s bit, and that bit.
@@ -386,27 +400,19 @@ impl Frames {
     /// Whether frame `id` holds the first page of a read-ahead window (a hint).
     #[inline]
     pub(crate) fn ra_marked(&self, id: u32) -> bool {
-        let (word, bit) = self.bit(Bits::ReadAhead, id);
-        word.load(Ordering::Relaxed) & bit != 0
+        self.hit_words(id).ra_marked()
     }
 
-    /// Mark frame `id` as holding the first page of a read-ahead window, or not (no
-    /// read-modify-write when the mark is already as asked).
+    /// Mark frame `id` as holding the first page of a read-ahead window, or not.
     #[inline]
     pub(crate) fn set_ra_mark(&self, id: u32, on: bool) {
-        let (word, bit) = self.bit(Bits::ReadAhead, id);
-        if on {
-            word.fetch_or(bit, Ordering::Relaxed);
-        } else if word.load(Ordering::Relaxed) & bit != 0 {
-            word.fetch_and(!bit, Ordering::Relaxed);
-        }
+        self.hot(id).ra_mark.store(on, Ordering::Relaxed);
     }
 
     /// Clear frame `id`'s read-ahead mark; true for the one caller that cleared it.
     #[inline]
     pub(crate) fn take_ra_mark(&self, id: u32) -> bool {
-        let (word, bit) = self.bit(Bits::ReadAhead, id);
-        word.fetch_and(!bit, Ordering::Relaxed) & bit != 0
+        self.hot(id).ra_mark.swap(false, Ordering::Relaxed)
     }
 
     /// Every word of bitmap `which` with the frame id of its bit 0, chunk by chunk.
@@ -509,9 +515,31 @@ impl Frames {
         &self,
         id: u32,
         user: bool,
-        mut valid: impl FnMut() -> bool,
+        valid: impl FnMut() -> bool,
     ) -> Option<Shared<'_>> {
-        let state = self.state(id);
+        self.try_share_at(self.state(id), id, user, valid)
+    }
+
+    /// [`Frames::try_share_if`] with the frame's words already located.
+    #[inline]
+    pub(crate) fn try_share_words<'a>(
+        &'a self,
+        words: &HitWords<'a>,
+        id: u32,
+        user: bool,
+        valid: impl FnMut() -> bool,
+    ) -> Option<Shared<'a>> {
+        self.try_share_at(&words.0.state, id, user, valid)
+    }
+
+    #[inline]
+    fn try_share_at<'a>(
+        &'a self,
+        state: &'a AtomicU64,
+        id: u32,
+        user: bool,
+        mut valid: impl FnMut() -> bool,
+    ) -> Option<Shared<'a>> {
         let add = if user { 1 + USER_ONE } else { 1 };
         // Acquire: the header fields `valid` reads are at least as new as the last
         // exclusive holder left them.
@@ -585,6 +613,30 @@ impl Frames {
             }
             backoff(&mut spins);
         }
+    }
+}
+
+/// A frame's words that a hit reads and writes ([`Frames::hit_words`]), found with one
+/// lookup of its chunk.
+pub(crate) struct HitWords<'a>(&'a Hot);
+
+impl<'a> HitWords<'a> {
+    /// Whether the frame holds the first page of a read-ahead window (a hint).
+    #[inline]
+    pub(crate) fn ra_marked(&self) -> bool {
+        self.0.ra_mark.load(Ordering::Relaxed)
+    }
+
+    /// The frame's hit counter (see [`Hot`]).
+    #[inline]
+    pub(crate) fn refs(&self) -> &'a AtomicU8 {
+        &self.0.refs
+    }
+
+    /// The frame's last access on the pool's coarse clock (see [`Hot`]).
+    #[inline]
+    pub(crate) fn last_access(&self) -> &'a AtomicU32 {
+        &self.0.last_access
     }
 }
 
@@ -727,9 +779,10 @@ impl Drop for Exclusive<'_> {
     }
 }
 
-// The layout assumption above: a header fits in one 64-byte line.
+// The layout assumptions above: a header fits in one 64-byte line, four hit records in
+// another.
 #[cfg(not(loom))]
-const _: () = assert!(std::mem::size_of::<Header>() == 64);
+const _: () = assert!(std::mem::size_of::<Header>() == 64 && std::mem::size_of::<Hot>() == 16);
 
 /// The latch protocol under loom (the model is in `frames/loom_tests.rs`).
 #[cfg(all(test, loom))]

@@ -79,6 +79,47 @@ impl Table {
     }
 }
 
+/// Where a key's frame was found, to check it again cheaply ([`Table::find`]).
+pub(crate) enum Found<'a> {
+    /// The mapped table's entry and its slot's generation word.
+    Mapped(MappedEntry<'a>),
+    /// The hashed table: reading it again would take the shard lock again.
+    Hashed,
+}
+
+impl Table {
+    /// The frame holding `key`, with where it was found.
+    #[inline]
+    pub(crate) fn find(&self, key: PageKey) -> Option<(u32, Found<'_>)> {
+        match self {
+            Table::Hashed(h) => Some((h.get(key)?, Found::Hashed)),
+            Table::Mapped(m) => {
+                let e = m.find(key)?;
+                Some((e.frame()?, Found::Mapped(e)))
+            }
+        }
+    }
+}
+
+/// A mapped key's entry: reading it again is two loads of lines the lookup just read.
+pub(crate) struct MappedEntry<'a> {
+    gen: &'a AtomicU32,
+    key_gen: u32,
+    entry: &'a AtomicU32,
+}
+
+impl MappedEntry<'_> {
+    /// The frame the key maps to now, if any (and if its file is still the key's).
+    #[inline]
+    pub(crate) fn frame(&self) -> Option<u32> {
+        if self.gen.load(Ordering::Acquire) != self.key_gen {
+            return None;
+        }
+        let f = self.entry.load(Ordering::Acquire);
+        (f != EMPTY).then_some(f)
+    }
+}
+
 const SHARDS: usize = 64;
 
 /// Sharded concurrent hash table from page key to frame.
@@ -188,12 +229,18 @@ impl Mapped {
 
     #[inline]
     fn get(&self, key: PageKey) -> Option<u32> {
+        self.find(key)?.frame()
+    }
+
+    /// Where `key`'s entry is, if its levels exist.
+    #[inline]
+    fn find(&self, key: PageKey) -> Option<MappedEntry<'_>> {
         let table = self.files.get(key.slot as usize)?;
-        if table.gen.load(Ordering::Acquire) != key.gen {
-            return None;
-        }
-        let f = self.entry(key)?.load(Ordering::Acquire);
-        (f != EMPTY).then_some(f)
+        Some(MappedEntry {
+            gen: &table.gen,
+            key_gen: key.gen,
+            entry: self.entry(key)?,
+        })
     }
 
     fn insert(&self, key: PageKey, frame: u32) -> Result<(), u32> {

@@ -29,7 +29,7 @@
 //! code (or the reverse) and emits plain loads and stores; a racy copy is never used. This
 //! is the same compromise as crossbeam's `AtomicCell` fallback and vmcache itself.
 
-use super::{fence, AtomicU64, Frames, EXCLUSIVE, VERSION_MASK};
+use super::{fence, AtomicU64, Frames, HitWords, EXCLUSIVE, VERSION_MASK};
 use std::sync::atomic::Ordering;
 
 /// The state word of a frame as it was when an optimistic read began. Whatever is read
@@ -46,9 +46,24 @@ pub(crate) struct Snapshot<'a> {
 impl Frames {
     /// Begin an optimistic read of frame `id`; `None` while it is exclusively latched (being
     /// loaded, written, evicted or truncated: the caller retries or pins).
+    #[cfg(any(test, loom))]
     #[inline]
     pub(crate) fn snapshot(&self, id: u32) -> Option<Snapshot<'_>> {
-        let state = self.state(id);
+        self.snapshot_at(self.state(id), id)
+    }
+
+    /// [`Frames::snapshot`] with the frame's words already located.
+    #[inline]
+    pub(crate) fn snapshot_words<'a>(
+        &'a self,
+        words: &HitWords<'a>,
+        id: u32,
+    ) -> Option<Snapshot<'a>> {
+        self.snapshot_at(&words.0.state, id)
+    }
+
+    #[inline]
+    fn snapshot_at<'a>(&'a self, state: &'a AtomicU64, id: u32) -> Option<Snapshot<'a>> {
         // Acquire: the bytes and fields read next are at least as new as the last
         // exclusive holder left them.
         let seen = state.load(Ordering::Acquire);

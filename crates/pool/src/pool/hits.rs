@@ -4,8 +4,8 @@
 //! fast path. Also the policy's view of a page (`Access`).
 
 use super::{open_state, FileHandle, FileSlot, Inner, PolicyState};
-use crate::frames::{Bits, Header, Shared};
-use crate::lookup::{PageKey, Table};
+use crate::frames::{Bits, Header, HitWords, Shared};
+use crate::lookup::Found;
 use crate::stats::{stripe, Counter};
 use parking_lot::Mutex;
 use policy::{Access, BuildContext, FrameId, HitPath, Policy, PolicySpec};
@@ -100,9 +100,15 @@ impl Inner {
     /// and fed next time; a lost increment under a race only loses a hint.
     #[inline]
     pub(super) fn touch(&self, id: u32) {
-        self.note_access(id);
+        self.touch_words(id, &self.frames.hit_words(id));
+    }
+
+    /// [`Inner::touch`] with the frame's words already located.
+    #[inline]
+    fn touch_words(&self, id: u32, words: &HitWords<'_>) {
+        self.note_access(words);
         if self.hit_cap > 0 {
-            let refs = self.frames.refs(id);
+            let refs = words.refs();
             let r = refs.load(Ordering::Relaxed);
             if r < self.hit_cap {
                 refs.store(r + 1, Ordering::Relaxed);
@@ -163,12 +169,12 @@ impl Inner {
         if slot.state.load(Ordering::Acquire) != open_state(fh.gen) || fh.pool != self.id {
             return None;
         }
-        let key = fh.key(page);
-        let fid = self.table.get(key)?;
-        let g = self
-            .frames
-            .try_share_if(fid, user, || self.plain_hit(fid, key, fh, page))?;
-        self.touch(fid);
+        let (fid, found) = self.table.find(fh.key(page))?;
+        let words = self.frames.hit_words(fid);
+        let g = self.frames.try_share_words(&words, fid, user, || {
+            self.plain_hit(fid, &found, &words, fh, page)
+        })?;
+        self.touch_words(fid, &words);
         self.counters.bump(Counter::Hits);
         Some(g)
     }
@@ -184,16 +190,23 @@ impl Inner {
     /// all (`frames::Chunk`). The hashed lookup would take its shard lock again, so it
     /// reads the owner and page in the header.
     #[inline]
-    fn plain_hit(&self, fid: u32, key: PageKey, fh: FileHandle, page: u64) -> bool {
-        let holds = match &self.table {
-            Table::Mapped(_) => self.table.get(key) == Some(fid),
-            Table::Hashed(_) => {
+    fn plain_hit(
+        &self,
+        fid: u32,
+        found: &Found<'_>,
+        words: &HitWords<'_>,
+        fh: FileHandle,
+        page: u64,
+    ) -> bool {
+        let holds = match found {
+            Found::Mapped(entry) => entry.frame() == Some(fid),
+            Found::Hashed => {
                 let h = self.frames.header(fid);
                 h.owner.load(Ordering::Relaxed) == fh.owner()
                     && h.page.load(Ordering::Relaxed) == page
             }
         };
-        holds && !self.frames.ra_marked(fid)
+        holds && !words.ra_marked()
     }
 
     /// The optimistic hit: copy `dst.len()` bytes from `in_page` of a resident page with
@@ -211,15 +224,15 @@ impl Inner {
         if slot.state.load(Ordering::Acquire) != open_state(fh.gen) || fh.pool != self.id {
             return OptimisticHit::Absent;
         }
-        let key = fh.key(page);
-        let Some(fid) = self.table.get(key) else {
+        let Some((fid, found)) = self.table.find(fh.key(page)) else {
             return OptimisticHit::Absent;
         };
-        let Some(snap) = self.frames.snapshot(fid) else {
+        let words = self.frames.hit_words(fid);
+        let Some(snap) = self.frames.snapshot_words(&words, fid) else {
             // Latched: being loaded, written, evicted or truncated right now.
             return OptimisticHit::Changed;
         };
-        if !self.plain_hit(fid, key, fh, page) {
+        if !self.plain_hit(fid, &found, &words, fh, page) {
             // Another page (a stale mapping) or a read-ahead trigger: the pinned path
             // sorts it out.
             return OptimisticHit::Absent;
@@ -228,7 +241,7 @@ impl Inner {
         if !snap.still_valid() {
             return OptimisticHit::Changed;
         }
-        self.touch(fid);
+        self.touch_words(fid, &words);
         self.counters.bump(Counter::Hits);
         OptimisticHit::Hit
     }

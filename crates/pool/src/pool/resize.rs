@@ -92,12 +92,12 @@ impl Inner {
         now
     }
 
-    /// Record an access to frame `id` at the clock's current tick: two loads, and a
-    /// store only once per tick per frame.
+    /// Record an access to a frame (its `last_access` word) at the clock's current tick:
+    /// two loads, and a store only once per tick per frame.
     #[inline]
-    pub(super) fn note_access(&self, id: u32) {
+    pub(super) fn note_access(&self, words: &crate::frames::HitWords<'_>) {
         let now = self.clock.load(Ordering::Relaxed);
-        let last = self.frames.last_access(id);
+        let last = words.last_access();
         if last.load(Ordering::Relaxed) != now {
             last.store(now, Ordering::Relaxed);
         }
