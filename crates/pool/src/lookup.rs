@@ -88,8 +88,9 @@ pub(crate) enum Found<'a> {
 }
 
 impl Table {
-    /// The frame holding `key`, with where it was found.
-    #[inline]
+    /// The frame holding `key`, with where it was found. Always inlined: it is most of a
+    /// hit, and a call's prologue and epilogue were a tenth of a pin's instructions.
+    #[inline(always)]
     pub(crate) fn find(&self, key: PageKey) -> Option<(u32, Found<'_>)> {
         match self {
             Table::Hashed(h) => Some((h.get(key)?, Found::Hashed)),
@@ -218,7 +219,7 @@ impl Mapped {
     }
 
     /// The entry for `key`, if its levels exist.
-    #[inline]
+    #[inline(always)]
     fn entry(&self, key: PageKey) -> Option<&AtomicU32> {
         let table = self.files.get(key.slot as usize)?;
         let (t, m, l) = Self::split(key.page);
@@ -233,7 +234,7 @@ impl Mapped {
     }
 
     /// Where `key`'s entry is, if its levels exist.
-    #[inline]
+    #[inline(always)]
     fn find(&self, key: PageKey) -> Option<MappedEntry<'_>> {
         let table = self.files.get(key.slot as usize)?;
         Some(MappedEntry {
