@@ -453,15 +453,27 @@ fn bench_pool_quick_json_has_every_field_of_every_measurement() {
         dir.path().to_str().unwrap(),
     ]);
     let rows = json_lines(&out);
-    // xmf-read: 6 transfers x 4 schemes x 2 thread counts; pin-hit: 2 schemes x 2;
-    // random-evict: 2 I/O modes x 2 thread counts x 2 depths x (2 pool schemes + pread);
-    // scan: 2 read-ahead settings x 2 pool schemes + pread direct + pread buffered.
+    // xmf-read: 6 transfers x 2 thread counts x (2 pool schemes read and read
+    // optimistically + pread + mmap); pin-hit: 2 schemes x 2 thread counts x (pin,
+    // optimistic); random-evict: 2 I/O modes x 2 thread counts x 2 depths x (2 pool
+    // schemes + pread); scan: 2 read-ahead settings x 2 pool schemes + pread direct +
+    // pread buffered.
     let count = |bench: &str| rows.iter().filter(|r| r["bench"] == bench).count();
-    assert_eq!(count("xmf-read"), 48);
-    assert_eq!(count("pin-hit"), 4);
+    assert_eq!(count("xmf-read"), 72);
+    assert_eq!(count("pin-hit"), 8);
     assert_eq!(count("random-evict"), 24);
     assert_eq!(count("scan"), 6);
-    assert_eq!(rows.len(), 82);
+    assert_eq!(rows.len(), 110);
+    let optimistic = |bench: &str| {
+        rows.iter()
+            .filter(|r| r["bench"] == bench && r["variant"] == "optimistic")
+            .count()
+    };
+    assert_eq!((optimistic("xmf-read"), optimistic("pin-hit")), (24, 4));
+    assert!(rows
+        .iter()
+        .filter(|r| r["bench"] == "pin-hit" && r["variant"] != "optimistic")
+        .all(|r| r["variant"] == "pin" && r["transfer_bytes"] == 4096));
     for r in &rows {
         for field in ["bench", "scheme", "io"] {
             assert!(r[field].is_string(), "{field} missing in {r}");
@@ -561,8 +573,10 @@ fn bench_pool_measures_only_the_selected_schemes_and_io_modes() {
             )
         })
         .collect();
-    // random-evict always measures raw pread: the pool's ratio is taken against it.
+    // random-evict always measures raw pread: the pool's ratio is taken against it;
+    // xmf-read measures the pool with `read` and `read_optimistic`.
     let expected = [
+        ("xmf-read", "mapped", "cached"),
         ("xmf-read", "mapped", "cached"),
         ("random-evict", "mapped", "buffered"),
         ("random-evict", "pread", "buffered"),

@@ -2,8 +2,9 @@
 //!
 //! All frames live in **one** allocation aligned to the page size (at least 4 KiB), so that
 //! every frame is a valid `O_DIRECT` buffer and frame `i` is found by address arithmetic
-//! (`base + i * page_size`), as in XMF. Each frame has a header (in a separate array, so
-//! that the data stays page-aligned and dense) whose `state` word is the frame's latch:
+//! (`base + i * page_size`), as in XMF. Each frame has a header and a 16-byte hit record
+//! (each in its own array, so that the data stays page-aligned and dense, and the hit
+//! records dense too: see [`Chunk`]); the record's `state` word is the frame's latch:
 //!
 //! ```text
 //!   bit 63        EXCLUSIVE: one holder may read and write the bytes
