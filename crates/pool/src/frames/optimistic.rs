@@ -219,10 +219,10 @@ mod tests {
                     let x = f.exclusive(0);
                     let base = f.frame_ptr(x.id()).cast::<u64>();
                     for w in 0..32 {
-                        // SAFETY (test): inside the 256-byte frame, 8-aligned, latched
+                        // SAFETY: inside the 256-byte frame, 8-aligned, latched
                         // exclusively; written only atomically in this test.
-                        unsafe { AtomicU64::from_ptr(base.add(w)) }
-                            .store(v * 0x0101_0101_0101_0101, Ordering::Relaxed);
+                        let word = unsafe { AtomicU64::from_ptr(base.add(w)) };
+                        word.store(v * 0x0101_0101_0101_0101, Ordering::Relaxed);
                     }
                     drop(x);
                 }
