@@ -31,7 +31,10 @@
 //! A pass may throttle the cgroup's reads to a number of requests a second
 //! (`blkio.throttle.read_iops_device` on cgroup v1, `io.max riops=` on v2): this virtual
 //! disk answers a 4 KiB read in about 100 µs where the thesis's took 10 ms, so misses
-//! saved show in the run time only when reads cost what they did.
+//! saved show in the run time only when reads cost what they did. After a throttled pass,
+//! experiment 2's `linux` and `pinrange` ways run through the pool again under the same
+//! throttle (engine `pool-throttled`, a pool as large as the page cache's limit), so that
+//! the run-time goal compares the two caches at the same price of a device read.
 //!
 //! The mirror's size is measured once by Dust inside the first pass's cgroup (experiment
 //! 3's [`super::linux::measure_size`]), unless given, and made [`MEMCG_CHARGE_BATCH`]
