@@ -13,6 +13,18 @@
 //! Weights are 1 per key for object curves and the object's size for byte curves (the
 //! byte-weighted stack distance: the bytes of distinct objects touched since the previous
 //! access, the object included).
+//!
+//! **Bounded stacks** ([`StreamingStack::bounded`]). An estimator that only answers sizes
+//! up to some capacity never needs a distance beyond it: a reuse farther down misses at
+//! every size it serves, exactly as a first access does. So a bounded stack forgets a key
+//! as soon as the weight of the keys above it (more recent, itself excluded) reaches the
+//! bound, and reports its next access as a first one. It holds about `bound` keys
+//! whatever the stream (a few thousand for the nested SHARDS levels, [`super::nested`]):
+//! its map and tree stay in the processor's caches, where an unbounded stack over millions
+//! of keys misses memory on every access. Held keys' distances are the unbounded stack's
+//! exactly, and while no key is removed and no key changes size, so is every answer. A
+//! removal, or a key above re-accessed at a smaller size, makes the weight above older
+//! keys shrink; a key dropped earlier then stays out, as it would from an LRU cache.
 
 use bufcache_core::FixedHashMap;
 
@@ -42,6 +54,13 @@ pub struct StreamingStack {
     byte_weights: bool,
     /// Summed latest sizes of the live keys.
     live_bytes: u64,
+    /// Summed weights of the live keys (their number, or their sizes of at least 1).
+    live_weight: u64,
+    /// A held key is dropped once the weight above it reaches this ([`StreamingStack::bounded`]).
+    bound: Option<u64>,
+    /// No live key sits in a slot below this one (where a bounded stack looks for its
+    /// oldest key).
+    oldest: usize,
 }
 
 impl StreamingStack {
@@ -55,6 +74,20 @@ impl StreamingStack {
             next: 0,
             byte_weights,
             live_bytes: 0,
+            live_weight: 0,
+            bound: None,
+            oldest: 0,
+        }
+    }
+
+    /// An empty stack that holds a key only while the weight of the keys accessed since
+    /// its latest access (itself excluded) is below `bound` (at least 1): an access whose
+    /// distance minus its own weight would be `bound` or more returns `None`, as a first
+    /// access does (see the module docs).
+    pub fn bounded(byte_weights: bool, bound: u64) -> Self {
+        StreamingStack {
+            bound: Some(bound.max(1)),
+            ..StreamingStack::new(byte_weights)
         }
     }
 
@@ -104,16 +137,45 @@ impl StreamingStack {
             },
         );
         self.live_bytes += u64::from(size);
+        self.live_weight += weight;
         let distance = previous.map(|old| {
             self.live_bytes -= u64::from(old.size);
+            let old_weight = self.weight_of(old.size);
+            self.live_weight -= old_weight;
             let p = old.slot as usize;
             let between = self.prefix(slot) - self.prefix(p + 1);
-            self.add(p, self.weight_of(old.size).wrapping_neg());
+            self.add(p, old_weight.wrapping_neg());
             between + weight
         });
         self.add(slot, weight);
         self.slot_keys[slot] = key;
+        if let Some(bound) = self.bound {
+            self.trim(bound);
+        }
         distance
+    }
+
+    /// Drops the oldest keys while the weight above the oldest (everything held but
+    /// itself) is at least `bound`. The oldest key has the most weight above it, so
+    /// afterwards every held key has less than `bound` above it.
+    fn trim(&mut self, bound: u64) {
+        loop {
+            // Skip the slots whose key has moved on or left; each slot is passed once
+            // between compactions.
+            let (key, entry) = loop {
+                let key = self.slot_keys[self.oldest];
+                match self.live.get(&key) {
+                    Some(&e) if e.slot as usize == self.oldest => break (key, e),
+                    _ => self.oldest += 1,
+                }
+            };
+            let weight = self.weight_of(entry.size);
+            if self.live_weight - weight < bound {
+                return;
+            }
+            self.remove(key);
+            self.oldest += 1;
+        }
     }
 
     /// Forgets `key` (a delete, or a key dropped from a sample). Returns its latest size
@@ -121,7 +183,9 @@ impl StreamingStack {
     pub fn remove(&mut self, key: u64) -> Option<u32> {
         let e = self.live.remove(&key)?;
         self.live_bytes -= u64::from(e.size);
-        self.add(e.slot as usize, self.weight_of(e.size).wrapping_neg());
+        let weight = self.weight_of(e.size);
+        self.live_weight -= weight;
+        self.add(e.slot as usize, weight.wrapping_neg());
         Some(e.size)
     }
 
@@ -151,11 +215,15 @@ impl StreamingStack {
         let slots = (2 * self.live.len()).max(MIN_SLOTS);
         let mut keys = Vec::with_capacity(slots);
         let live = &self.live;
+        // No live key sits below `oldest` (it only moves past dead slots).
         keys.extend(
-            self.slot_keys[..self.next]
+            self.slot_keys[self.oldest..self.next]
                 .iter()
                 .enumerate()
-                .filter(|&(slot, k)| live.get(k).is_some_and(|e| e.slot as usize == slot))
+                .filter(|&(i, k)| {
+                    live.get(k)
+                        .is_some_and(|e| e.slot as usize == self.oldest + i)
+                })
                 .map(|(_, &k)| k),
         );
         debug_assert_eq!(keys.len(), self.live.len());
@@ -173,6 +241,7 @@ impl StreamingStack {
             }
         }
         self.next = keys.len();
+        self.oldest = 0;
         keys.resize(slots, 0);
         self.slot_keys = keys;
         self.tree = tree;
@@ -238,6 +307,64 @@ mod tests {
             assert_eq!(u.access(k, size), None);
         }
         assert_eq!(u.access(1, 10), Some(3));
+    }
+
+    #[test]
+    fn a_bounded_stack_drops_keys_with_bound_or_more_above_them() {
+        // Bound 2: a key is held while fewer than 2 keys were touched since its access.
+        let mut s = StreamingStack::bounded(false, 2);
+        for k in [1, 2, 3] {
+            assert_eq!(s.access(k, 1), None);
+        }
+        // 1 has 2 and 3 above it: dropped; 2 has 3 alone: held, distance 2.
+        assert_eq!(s.len(), 2);
+        assert_eq!(s.access(1, 1), None);
+        assert_eq!(s.access(1, 1), Some(1));
+        assert_eq!(s.access(3, 1), Some(2));
+        // Byte weights, bound 25: 10 and 20 above a key's own weight are 30, too many.
+        let mut b = StreamingStack::bounded(true, 25);
+        for (k, size) in [(1, 5), (2, 10), (3, 20)] {
+            assert_eq!(b.access(k, size), None);
+        }
+        assert_eq!(b.access(2, 10), Some(30));
+        assert_eq!(b.access(1, 5), None);
+    }
+
+    /// A bounded stack's answer is the unbounded one's whenever the weight above the key
+    /// (its distance less its own weight) is below the bound, and `None` otherwise (each
+    /// key keeps one size); seeded random streams over few keys go through many
+    /// compactions.
+    #[test]
+    fn bounded_equals_unbounded_within_the_bound() {
+        use rand::Rng;
+        testutil::explore(|seed| {
+            let mut rng = seed.rng();
+            for round in 0..40 {
+                let byte_weights = round % 2 == 1;
+                let keys = rng.gen_range(2..300u64);
+                let bound = rng.gen_range(1..keys * if byte_weights { 20 } else { 1 } + 2);
+                let mut bounded = StreamingStack::bounded(byte_weights, bound);
+                let mut full = StreamingStack::new(byte_weights);
+                for step in 0..3_000 {
+                    let key = rng.gen_range(0..keys);
+                    // A size per key: sizes that change are outside the equality.
+                    let size = (crate::mrc::filter::key_hash(key + round) % 40) as u32;
+                    let want = full
+                        .access(key, size)
+                        .filter(|d| d - full.weight_of(size) < bound);
+                    let got = bounded.access(key, size);
+                    assert_eq!(
+                        got, want,
+                        "{seed}: round {round}, step {step}, bound {bound}, key {key}"
+                    );
+                }
+                let held = bounded.len() as u64;
+                assert!(
+                    byte_weights || held <= bound,
+                    "{seed}: {held} keys held, bound {bound}"
+                );
+            }
+        });
     }
 
     proptest! {
