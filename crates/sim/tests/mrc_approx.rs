@@ -127,9 +127,10 @@ fn shards_at_rate_one_is_the_exact_curve() {
 
 #[test]
 fn each_raised_size_is_the_plain_pass_at_its_level_rate() {
-    // Base 0.02, at least 40 sampled objects: 100 to 1,600 objects take levels 0.64 down
-    // to 0.04, two sizes a level for some. Each level's bounded estimate is the plain
-    // pass's at that rate, point for point (up to the order of float sums).
+    // Base 0.02, at least 40 sampled objects: 100 objects need 0.4, and the ladder halves
+    // from there (150 takes 0.4 too, 700 takes 0.1 with 400, 1,000 needs 0.04 and takes
+    // 0.05); 3,000 stays at the base. Each level's bounded estimate is the plain pass's at
+    // that rate, point for point (up to the order of float sums).
     testutil::explore(|seed| {
         let reqs = with_deletes(mixed_trace(seed, 30_000, 3_000), 97);
         let caps = [100, 150, 200, 400, 700, 1_000, 1_600, 3_000];
@@ -141,7 +142,7 @@ fn each_raised_size_is_the_plain_pass_at_its_level_rate() {
         };
         let nested = run(&reqs, &config(0.02, 40));
         let rates: Vec<f64> = nested.curves[0].points.iter().map(|p| p.rate).collect();
-        assert_eq!(rates, [0.64, 0.32, 0.32, 0.16, 0.08, 0.04, 0.04, 0.02]);
+        assert_eq!(rates, [0.4, 0.4, 0.2, 0.1, 0.1, 0.05, 0.025, 0.02]);
         let mut served = 0;
         for (i, p) in nested.curves[0].points.iter().enumerate() {
             let plain = run(&reqs, &config(p.rate, 0));
@@ -658,7 +659,7 @@ fn byte_mode_rates_count_objects_of_the_mean_size() {
         (p[0].rate, p[0].miss_ratio, p[0].byte_miss_ratio),
         (1.0, 1.0, 1.0)
     );
-    // 4,000 bytes at rate 0.1 hold 4 sampled objects of 100 bytes: 10 need 0.25, whose
-    // level is 0.1 x 4 = 0.4.
-    assert_eq!(p[1].rate, 0.4);
+    // 4,000 bytes at rate 0.1 hold 4 sampled objects of 100 bytes: 10 need 0.25, a rung
+    // of the ladder that halves from 1.
+    assert_eq!(p[1].rate, 0.25);
 }

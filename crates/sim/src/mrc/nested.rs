@@ -16,9 +16,11 @@
 //! size), never above 1. Its estimate is the one its own rate gives (misses scaled by its
 //! own `1 / R`, with the same adjustment), so a size given rate 1 is the full replay.
 //!
-//! **Levels.** A raised rate is rounded up to the base rate times a power of two
-//! ([`level_rate`]), so a cache holds between `m` and `2 m` sampled objects and the sizes
-//! of a grid share a few levels (on a grid 1.44 times apart, about two sizes a level). For
+//! **Levels.** Raised rates are rounded up to a ladder that halves from the highest rate
+//! any size needs ([`level_rate`]), so a cache holds between `m` and `2 m` sampled objects
+//! and the sizes of a grid share a few levels (on a grid 1.44 times apart, about two sizes
+//! a level). Anchoring the ladder at the top rather than at the base rate keeps the widest
+//! level, which costs the most, no wider than its smallest size needs. For
 //! SHARDS a level is one estimator ([`NestedShards`]) that answers all its sizes from one
 //! stack, bounded to the distances its largest size needs (a few thousand keys: it stays
 //! in the processor's caches). For miniature simulation a level is one stream (one
@@ -26,9 +28,9 @@
 //!
 //! **Cost.** Every request a level samples goes through it, and a level's sample contains
 //! every narrower one's, so the levels together process the sum of their rates: with
-//! levels a factor 2 apart, less than twice the widest. The widest is at most `2 m /
-//! c_min` (capped at 1): on the grid (0.1% to 100% of the working set) with `m =
-//! 500`, 0.32 trace-equivalents on a 2.5M-object working set, 0.16 at 5M objects. SHARDS'
+//! levels a factor 2 apart, less than twice the widest, `m / c_min` (capped at 1): on the
+//! issue's grid (0.1% to 100% of the working set) with `m = 500`, under 0.4
+//! trace-equivalents on a 2.5M-object working set, 0.2 at 5M objects. SHARDS'
 //! levels cost a bounded-stack access each (tens of nanoseconds); a miniature cache costs
 //! a policy's access per size.
 
@@ -51,16 +53,20 @@ pub fn rate_for(capacity: u64, base: f64, min_sampled: u64, unit: f64) -> f64 {
     needed.clamp(base, 1.0)
 }
 
-/// The level that serves a size needing rate `needed` on top of `base`: `base` times the
-/// smallest power of two that reaches `needed`, never above 1. Rates a factor 2 apart keep
-/// the levels few (one stream and one stack each) at the cost of up to twice the sampled
-/// objects a size asked for.
-pub fn level_rate(needed: f64, base: f64) -> f64 {
-    let mut rate = base;
-    while rate < needed && rate < 1.0 {
-        rate *= 2.0;
+/// The level that serves a size needing rate `needed` ([`rate_for`]) when the highest
+/// rate any size of the pass needs is `top`: `base` if that is enough, otherwise the
+/// lowest of `top`, `top / 2`, `top / 4`, ... that reaches `needed`. Rates a factor 2
+/// apart keep the levels few (one stream and one stack each) at the cost of up to twice
+/// the sampled objects a size asked for.
+pub fn level_rate(needed: f64, base: f64, top: f64) -> f64 {
+    if needed <= base {
+        return base;
     }
-    rate.min(1.0)
+    let mut rate = top;
+    while rate / 2.0 >= needed {
+        rate /= 2.0;
+    }
+    rate
 }
 
 /// One size's place in a [`RatePlan`].
@@ -86,12 +92,14 @@ impl RatePlan {
     /// Plans `capacities` (any order) at `base`, raised per [`rate_for`] to their
     /// [`level_rate`].
     pub fn new(capacities: &[u64], base: f64, min_sampled: u64, unit: f64) -> Self {
-        let filters: Vec<SpatialFilter> = capacities
+        let needed: Vec<f64> = capacities
             .iter()
-            .map(|&c| {
-                let needed = rate_for(c, base, min_sampled, unit);
-                SpatialFilter::with_rate(level_rate(needed, base))
-            })
+            .map(|&c| rate_for(c, base, min_sampled, unit))
+            .collect();
+        let top = needed.iter().copied().fold(base, f64::max);
+        let filters: Vec<SpatialFilter> = needed
+            .iter()
+            .map(|&n| SpatialFilter::with_rate(level_rate(n, base, top)))
             .collect();
         let mut levels = filters.clone();
         levels.sort_unstable_by_key(|f| std::cmp::Reverse(f.threshold()));
@@ -260,9 +268,10 @@ mod tests {
         assert_eq!(rate_for(1, 0.01, 0, 1.0), 0.01);
 
         let plan = RatePlan::new(&caps, 0.01, 500, 1.0);
-        // Levels widest first: 1, 0.5 rounded up to 0.01 x 64, 0.02 (0.01 x 2), 0.01.
+        // The ladder halves from 1 (what 400 objects need): 0.5 is on it, 0.02 rounds up
+        // to 1/32, and 50,000 and 100,000 stay at the base. Levels widest first.
         let level_rates: Vec<f64> = plan.levels().iter().map(|l| l.rate()).collect();
-        assert_eq!(level_rates, [1.0, 0.64, 0.02, 0.01]);
+        assert_eq!(level_rates, [1.0, 0.5, 1.0 / 32.0, 0.01]);
         let levels: Vec<usize> = plan.sizes().iter().map(|s| s.level).collect();
         assert_eq!(levels, [1, 2, 3, 3, 0]);
         let raised: Vec<u64> = plan.raised(0.01).iter().map(|s| s.capacity).collect();
@@ -275,26 +284,28 @@ mod tests {
     }
 
     #[test]
-    fn levels_are_the_base_rate_times_powers_of_two() {
-        assert_eq!(level_rate(0.02, 0.01), 0.02);
-        assert_eq!(level_rate(0.0201, 0.01), 0.04);
-        assert_eq!(level_rate(0.005, 0.01), 0.01);
-        assert_eq!(level_rate(0.7, 0.3), 1.0);
+    fn levels_halve_from_the_highest_rate_needed() {
+        assert_eq!(level_rate(0.3, 0.01, 1.0), 0.5);
+        assert_eq!(level_rate(0.25, 0.01, 1.0), 0.25);
+        assert_eq!(level_rate(0.005, 0.01, 1.0), 0.01);
+        assert_eq!(level_rate(0.11, 0.01, 0.2), 0.2);
+        assert_eq!(level_rate(0.1, 0.01, 0.2), 0.1);
         // A grid at base 0.01 and 500 sampled objects: sizes of 5,000, 10,000, 20,000,
         // 30,000, 50,000 and 60,000 objects need 0.1, 0.05, 0.025, 0.0167, 0.01 and
-        // 0.0083; they take 0.16, 0.08, 0.04, 0.02 and the base twice, so each holds
-        // 800, 800, 800, 600, 500 and 600 sampled objects: at least 500, under 1,000.
+        // 0.0083. The ladder is 0.1, 0.05, 0.025 (0.0125 would be too little for 30,000);
+        // the last two stay at the base. Each cache holds 500, 500, 500, 750, 500 and 600
+        // sampled objects: at least 500, under 1,000.
         let caps = [5_000, 10_000, 20_000, 30_000, 50_000, 60_000];
         let plan = RatePlan::new(&caps, 0.01, 500, 1.0);
         let rates: Vec<f64> = plan.sizes().iter().map(|s| s.rate).collect();
-        assert_eq!(rates, [0.16, 0.08, 0.04, 0.02, 0.01, 0.01]);
+        assert_eq!(rates, [0.1, 0.05, 0.025, 0.025, 0.01, 0.01]);
         let held: Vec<f64> = plan
             .sizes()
             .iter()
             .map(|s| (s.rate * s.capacity as f64).round())
             .collect();
-        assert_eq!(held, [800.0, 800.0, 800.0, 600.0, 500.0, 600.0]);
-        assert_eq!(plan.levels().len(), 5);
+        assert_eq!(held, [500.0, 500.0, 500.0, 750.0, 500.0, 600.0]);
+        assert_eq!(plan.levels().len(), 4);
         assert_eq!(plan.raised(0.01).len(), 4);
     }
 

@@ -26,28 +26,24 @@
 //! removal, or a key above re-accessed at a smaller size, makes the weight above older
 //! keys shrink; a key dropped earlier then stays out, as it would from an LRU cache.
 
-use bufcache_core::FixedHashMap;
+use policy::{FrameId, HashIndex, KeyIndex};
 
 /// Smallest window, so that small streams do not rebuild often.
 const MIN_SLOTS: usize = 1024;
 
-/// Where a live key sits, and its latest size.
-#[derive(Clone, Copy, Debug)]
-struct Entry {
-    slot: u32,
-    size: u32,
-}
-
 /// LRU stack distances over a stream of keys, with removals.
 #[derive(Debug)]
 pub struct StreamingStack {
-    /// Key to its latest slot and weight.
-    live: FixedHashMap<Entry>,
+    /// Key to the slot of its latest access (the policy crate's open-addressing index:
+    /// no tombstones under the constant churn of a bounded stack, and a key that moves to
+    /// a new slot is repointed in one probe).
+    index: HashIndex,
     /// Fenwick tree over slots (1-based inside), sums of weights.
     tree: Vec<u64>,
-    /// Key that took each slot; a slot is live only while its key's entry points at it
-    /// (so no key value has to be reserved to mark a free slot).
+    /// Key that took each slot (the index confirms a match against it).
     slot_keys: Vec<u64>,
+    /// Size of the key at each live slot; `None` once it moved on or left.
+    slot_sizes: Vec<Option<u32>>,
     /// Next free slot.
     next: usize,
     /// Weights are sizes (byte distances) rather than 1 per key.
@@ -68,9 +64,10 @@ impl StreamingStack {
     /// as it occupies one unit of a cache), otherwise every key weighs 1.
     pub fn new(byte_weights: bool) -> Self {
         StreamingStack {
-            live: FixedHashMap::default(),
+            index: HashIndex::default(),
             tree: vec![0; MIN_SLOTS + 1],
             slot_keys: vec![0; MIN_SLOTS],
+            slot_sizes: vec![None; MIN_SLOTS],
             next: 0,
             byte_weights,
             live_bytes: 0,
@@ -104,24 +101,25 @@ impl StreamingStack {
 
     /// Keys held.
     pub fn len(&self) -> usize {
-        self.live.len()
+        self.index.len()
     }
 
     /// True when no key is held.
     pub fn is_empty(&self) -> bool {
-        self.live.is_empty()
+        self.index.is_empty()
     }
 
     /// Bytes of state held now (tables at their allocated sizes), for the memory report.
     pub fn state_bytes(&self) -> usize {
-        // hashbrown: one key, one value and one control byte per bucket.
-        let map = self.live.capacity() * (8 + std::mem::size_of::<Entry>() + 1);
-        map + self.tree.capacity() * 8 + self.slot_keys.capacity() * 8
+        let index = self.index.len().max(8).next_power_of_two() * 2 * 8;
+        let slots = std::mem::size_of::<u64>() + std::mem::size_of::<Option<u32>>();
+        index + self.tree.capacity() * 8 + self.slot_keys.capacity() * slots
     }
 
     /// Accesses `key` with `size`. Returns its stack distance — the weight of the
     /// distinct keys accessed since its previous access, itself at its new size included
-    /// — or `None` on its first access (or first since [`StreamingStack::remove`]).
+    /// — or `None` on its first access (or first since [`StreamingStack::remove`], or
+    /// since a bounded stack dropped it).
     pub fn access(&mut self, key: u64, size: u32) -> Option<u64> {
         if self.next == self.slot_keys.len() {
             self.compact();
@@ -129,26 +127,31 @@ impl StreamingStack {
         let slot = self.next;
         self.next += 1;
         let weight = self.weight_of(size);
-        let previous = self.live.insert(
-            key,
-            Entry {
-                slot: slot as u32,
-                size,
-            },
-        );
+        self.slot_keys[slot] = key;
+        self.slot_sizes[slot] = Some(size);
         self.live_bytes += u64::from(size);
         self.live_weight += weight;
-        let distance = previous.map(|old| {
-            self.live_bytes -= u64::from(old.size);
-            let old_weight = self.weight_of(old.size);
-            self.live_weight -= old_weight;
-            let p = old.slot as usize;
-            let between = self.prefix(slot) - self.prefix(p + 1);
-            self.add(p, old_weight.wrapping_neg());
-            between + weight
-        });
+        let distance = match self
+            .index
+            .relocate(key, FrameId(slot as u32), &self.slot_keys)
+        {
+            Some(FrameId(p)) => {
+                let p = p as usize;
+                let old_size = self.slot_sizes[p].take().expect("an indexed slot is live");
+                self.live_bytes -= u64::from(old_size);
+                let old_weight = self.weight_of(old_size);
+                self.live_weight -= old_weight;
+                let between = self.prefix(slot) - self.prefix(p + 1);
+                self.add(p, old_weight.wrapping_neg());
+                Some(between + weight)
+            }
+            None => {
+                self.index
+                    .insert(key, FrameId(slot as u32), &self.slot_keys);
+                None
+            }
+        };
         self.add(slot, weight);
-        self.slot_keys[slot] = key;
         if let Some(bound) = self.bound {
             self.trim(bound);
         }
@@ -162,18 +165,16 @@ impl StreamingStack {
         loop {
             // Skip the slots whose key has moved on or left; each slot is passed once
             // between compactions.
-            let (key, entry) = loop {
-                let key = self.slot_keys[self.oldest];
-                match self.live.get(&key) {
-                    Some(&e) if e.slot as usize == self.oldest => break (key, e),
-                    _ => self.oldest += 1,
+            let size = loop {
+                match self.slot_sizes[self.oldest] {
+                    Some(size) => break size,
+                    None => self.oldest += 1,
                 }
             };
-            let weight = self.weight_of(entry.size);
-            if self.live_weight - weight < bound {
+            if self.live_weight - self.weight_of(size) < bound {
                 return;
             }
-            self.remove(key);
+            self.drop_slot(self.oldest);
             self.oldest += 1;
         }
     }
@@ -181,12 +182,19 @@ impl StreamingStack {
     /// Forgets `key` (a delete, or a key dropped from a sample). Returns its latest size
     /// if it was held.
     pub fn remove(&mut self, key: u64) -> Option<u32> {
-        let e = self.live.remove(&key)?;
-        self.live_bytes -= u64::from(e.size);
-        let weight = self.weight_of(e.size);
+        let FrameId(slot) = self.index.get(key, &self.slot_keys)?;
+        Some(self.drop_slot(slot as usize))
+    }
+
+    /// Forgets the key at live `slot`; returns its size.
+    fn drop_slot(&mut self, slot: usize) -> u32 {
+        let size = self.slot_sizes[slot].take().expect("a live slot");
+        self.index.remove(self.slot_keys[slot], &self.slot_keys);
+        self.live_bytes -= u64::from(size);
+        let weight = self.weight_of(size);
         self.live_weight -= weight;
-        self.add(e.slot as usize, weight.wrapping_neg());
-        Some(e.size)
+        self.add(slot, weight.wrapping_neg());
+        size
     }
 
     /// Adds `delta` (two's complement for a subtraction) at `slot`.
@@ -210,28 +218,26 @@ impl StreamingStack {
     }
 
     /// Renumbers the live keys into slots `0..len` (their order kept) inside a window of
-    /// twice their number, and rebuilds the tree.
+    /// twice their number (four times for a bounded stack, whose few keys may churn
+    /// through many slots), and rebuilds the tree and the index.
     fn compact(&mut self) {
-        let slots = (2 * self.live.len()).max(MIN_SLOTS);
+        let factor = if self.bound.is_some() { 4 } else { 2 };
+        let slots = (factor * self.len()).max(MIN_SLOTS);
         let mut keys = Vec::with_capacity(slots);
-        let live = &self.live;
+        let mut sizes = Vec::with_capacity(slots);
         // No live key sits below `oldest` (it only moves past dead slots).
-        keys.extend(
-            self.slot_keys[self.oldest..self.next]
-                .iter()
-                .enumerate()
-                .filter(|&(i, k)| {
-                    live.get(k)
-                        .is_some_and(|e| e.slot as usize == self.oldest + i)
-                })
-                .map(|(_, &k)| k),
-        );
-        debug_assert_eq!(keys.len(), self.live.len());
+        for slot in self.oldest..self.next {
+            if let Some(size) = self.slot_sizes[slot] {
+                keys.push(self.slot_keys[slot]);
+                sizes.push(Some(size));
+            }
+        }
+        debug_assert_eq!(keys.len(), self.len());
+        let mut index = HashIndex::with_capacity(keys.len());
         let mut tree = vec![0u64; slots + 1];
-        for (slot, &key) in keys.iter().enumerate() {
-            let entry = self.live.get_mut(&key).expect("a slot's key is live");
-            entry.slot = slot as u32;
-            tree[slot + 1] = weight_of(self.byte_weights, entry.size);
+        for (slot, (&key, size)) in keys.iter().zip(&sizes).enumerate() {
+            index.insert(key, FrameId(slot as u32), &keys);
+            tree[slot + 1] = weight_of(self.byte_weights, size.expect("kept live"));
         }
         // Linear Fenwick build: push each node's sum into its parent.
         for i in 1..=slots {
@@ -243,7 +249,10 @@ impl StreamingStack {
         self.next = keys.len();
         self.oldest = 0;
         keys.resize(slots, 0);
+        sizes.resize(slots, None);
         self.slot_keys = keys;
+        self.slot_sizes = sizes;
+        self.index = index;
         self.tree = tree;
     }
 }
