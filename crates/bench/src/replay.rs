@@ -61,7 +61,11 @@ pub fn zipf_workload(keys: u64, alpha: f64) -> Result<trace::synth::Workload, Wo
 /// The cache size of a run: `size` if given, else [`DEFAULT_FRACTION`] of the distinct
 /// keys. Benchmarks count objects, not bytes: the policies' cost per request is what is
 /// measured.
-pub fn capacity(size: Option<&CacheSize>, trace: &CompactTrace) -> Result<u64, sim::SizeError> {
+pub fn capacity(
+    size: Option<&CacheSize>,
+    trace: &CompactTrace,
+    ignore_size: bool,
+) -> Result<u64, sim::SizeError> {
     let default;
     let size = match size {
         Some(s) => s,
@@ -70,7 +74,7 @@ pub fn capacity(size: Option<&CacheSize>, trace: &CompactTrace) -> Result<u64, s
             &default
         }
     };
-    size.resolve(true, trace.working_set())
+    size.resolve(ignore_size, trace.working_set())
 }
 
 /// The policies to measure: those given, or every registered policy with its defaults.
@@ -103,6 +107,9 @@ pub struct ReplayThroughput {
     pub requests_per_s: f64,
     /// Miss ratio of the timed replay.
     pub miss_ratio: f64,
+    /// `objects` (unit mode: every object one unit, the size a count) or `bytes` (byte
+    /// mode: an object occupies its size, the size is in bytes).
+    pub mode: &'static str,
 }
 
 /// Warms up, then times one whole replay on the concrete policy type handed over by
@@ -174,6 +181,7 @@ pub fn replay_throughput(
         seconds,
         requests_per_s: per_second(counts.requests, seconds),
         miss_ratio: counts.miss_ratio(),
+        mode: if ignore_size { "objects" } else { "bytes" },
     })
 }
 
@@ -281,11 +289,15 @@ mod tests {
     #[test]
     fn default_capacity_is_a_tenth_of_the_distinct_keys() {
         let t = cyclic(1_000, 100);
-        assert_eq!(capacity(None, &t).unwrap(), 10);
-        assert_eq!(capacity(Some(&CacheSize::units(7)), &t).unwrap(), 7);
+        assert_eq!(capacity(None, &t, true).unwrap(), 10);
+        assert_eq!(capacity(Some(&CacheSize::units(7)), &t, true).unwrap(), 7);
         // Bytes make no sense when every object counts as one unit.
         let bytes = CacheSize::parse("1MiB").unwrap();
-        assert!(capacity(Some(&bytes), &t).is_err());
+        assert!(capacity(Some(&bytes), &t, true).is_err());
+        // In byte mode they are the capacity, and a fraction is of the working set's bytes.
+        assert_eq!(capacity(Some(&bytes), &t, false).unwrap(), 1 << 20);
+        let bytes_of_all = t.working_set().bytes;
+        assert_eq!(capacity(None, &t, false).unwrap(), bytes_of_all / 10);
     }
 
     #[test]
@@ -327,10 +339,11 @@ mod tests {
             seconds: 0.5,
             requests_per_s: 8.0,
             miss_ratio: 0.25,
+            mode: "objects",
         };
         assert_eq!(
             serde_json::to_string(&r).unwrap(),
-            r#"{"policy":"lru","size":3,"requests":4,"seconds":0.5,"requests_per_s":8.0,"miss_ratio":0.25}"#
+            r#"{"policy":"lru","size":3,"requests":4,"seconds":0.5,"requests_per_s":8.0,"miss_ratio":0.25,"mode":"objects"}"#
         );
     }
 }

@@ -64,9 +64,14 @@ pub struct BenchReplayArgs {
     #[arg(long, default_value_t = replay::DEFAULT_SEED)]
     pub seed: u64,
     /// Cache size in objects: a count (100000) or a fraction of the distinct keys (0.1);
-    /// default 10% of the distinct keys. Byte sizes are refused (the benchmark counts objects).
+    /// default 10% of the distinct keys. With --bytes, in bytes: 64MiB, a plain number of
+    /// bytes, or a fraction of the working set's bytes.
     #[arg(long, value_name = "S")]
     pub size: Option<sim::CacheSize>,
+    /// Byte mode: every object occupies its size in bytes (for the size-aware policies:
+    /// GDSF, LHD, `hyperbolic:sizes=true`...). Default: unit mode, one unit per object.
+    #[arg(long)]
+    pub bytes: bool,
     /// One JSON object per policy and line.
     #[arg(long)]
     pub json: bool,
@@ -141,14 +146,15 @@ fn header(names: &[&str]) -> Vec<String> {
 }
 
 fn replay(a: BenchReplayArgs) -> Result<()> {
-    // Refused before the trace is read or made: the benchmark counts objects, never bytes.
+    // Refused before the trace is read or made: unit mode counts objects, never bytes.
     if let Some(sim::CacheSize {
         kind: sim::size::SizeKind::Bytes(_),
         text,
     }) = &a.size
     {
-        anyhow::bail!(
-            "--size {text}: bench replay counts objects (every object is one unit), so a byte size means nothing here: give a count of objects (100000) or a fraction of the distinct keys (0.1)"
+        anyhow::ensure!(
+            a.bytes,
+            "--size {text}: bench replay counts objects (every object is one unit) unless --bytes is given, so a byte size means nothing here: give a count of objects (100000) or a fraction of the distinct keys (0.1), or add --bytes"
         );
     }
     let (label, trace) = match &a.trace {
@@ -165,7 +171,8 @@ fn replay(a: BenchReplayArgs) -> Result<()> {
             )
         }
     };
-    let capacity = replay::capacity(a.size.as_ref(), &trace)?;
+    let ignore_size = !a.bytes;
+    let capacity = replay::capacity(a.size.as_ref(), &trace, ignore_size)?;
     // Name each policy as it starts, on a terminal only (runs take seconds each).
     let chatty = std::io::stderr().is_terminal();
     let mut results = Vec::new();
@@ -174,7 +181,11 @@ fn replay(a: BenchReplayArgs) -> Result<()> {
             eprint!("{} ", spec.label());
         }
         results.push(replay::replay_throughput(
-            &trace, &spec, capacity, true, a.seed,
+            &trace,
+            &spec,
+            capacity,
+            ignore_size,
+            a.seed,
         )?);
     }
     if chatty {
@@ -191,8 +202,9 @@ fn replay(a: BenchReplayArgs) -> Result<()> {
         }
     } else {
         out.push_str(&format!(
-            "workload: {label}\ncache: {} objects, one thread\n\n",
-            util::thousands(capacity)
+            "workload: {label}\ncache: {} {}, one thread\n\n",
+            util::thousands(capacity),
+            if ignore_size { "objects" } else { "bytes" }
         ));
         out.push_str(&replay_table(&results));
     }

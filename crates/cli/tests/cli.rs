@@ -662,6 +662,7 @@ fn bench_replay_refuses_byte_sizes_up_front_and_names_what_it_takes() {
             "counts objects",
             "a count of objects (100000)",
             "fraction",
+            "--bytes",
         ],
     );
     fails(
@@ -688,6 +689,24 @@ fn bench_replay_refuses_byte_sizes_up_front_and_names_what_it_takes() {
         "10",
     ]);
     assert!(out.contains("cache: 10 objects"), "{out}");
+    // byte mode takes the byte size; the built-in workload's objects are 4 KiB each
+    let out = ok(&[
+        "bench",
+        "replay",
+        "--requests",
+        "1000",
+        "--keys",
+        "100",
+        "--policy",
+        "gdsf",
+        "--size",
+        "40KiB",
+        "--bytes",
+        "--json",
+    ]);
+    let row: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(row["size"], 40 * 1024, "{out}");
+    assert_eq!(row["mode"], "bytes", "{out}");
 }
 
 #[test]
