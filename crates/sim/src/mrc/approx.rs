@@ -103,10 +103,12 @@ pub struct ApproxConfig {
     /// project's fixed hash; another seed draws another sample at the same rate.
     pub sample_seed: u64,
     /// The fewest sampled objects a cache should hold ([`super::nested`]): sizes where the
-    /// base rate gives fewer are served at a higher, nested rate (the base times a power
-    /// of two: miniature caches fed that rate's stream; for SHARDS, one bounded estimator
-    /// per rate, [`super::nested::NestedShards`]). 0 keeps every size at the base rate.
-    /// Fixed-size SHARDS ignores it (its rate is known only at the end).
+    /// base rate gives fewer are served at a higher, nested rate (a rung of a ladder that
+    /// halves from the smallest size's need, [`super::nested::level_rate`]: miniature
+    /// caches fed that rate's stream; for SHARDS, one bounded estimator per rate,
+    /// [`super::nested::NestedShards`]). 0 keeps every size at the base rate. Fixed-size
+    /// SHARDS (object mode) gives its levels at most half its budget and uses a level
+    /// where its rate ends above the main sample's; in byte mode it ignores this.
     pub min_sampled: u64,
 }
 
