@@ -85,6 +85,10 @@ const AGE_COARSENING_ERROR_TOLERANCE: f32 = 0.01;
 const SETTLED_RECONFIGURATIONS: u32 = 50;
 /// Draws per eviction before the model has settled.
 const EARLY_CANDIDATES: u32 = 8;
+
+/// Draws [`Lhd::evict`] scores before it compares them: the default associativity, so that
+/// one batch serves a settled model.
+const SCORED_TOGETHER: usize = 32;
 /// No frame here.
 const NONE: u32 = u32::MAX;
 /// Mixed into the root seed so that this policy's stream differs from other components'.
@@ -484,12 +488,24 @@ impl Policy for Lhd {
         };
         let mut victim: Option<FrameId> = None;
         let mut victim_rank = f32::MAX;
-        for _ in 0..candidates {
-            let f = self.order[(self.draws.next() % self.order.len() as u64) as usize];
-            let rank = self.density(f);
-            if rank < victim_rank && evictable(f) {
-                victim = Some(f);
-                victim_rank = rank;
+        // Score a batch of draws, then choose among them: a draw's density takes three
+        // dependent loads (its frame, its record, the class table), and choosing in the
+        // same loop let every mispredicted "is this the best so far" branch throw away the
+        // loads of the draws behind it. Same draws, same order, same victim.
+        let mut drawn = [(FrameId(0), 0f32); SCORED_TOGETHER];
+        let mut left = candidates as usize;
+        while left > 0 {
+            let batch = &mut drawn[..left.min(SCORED_TOGETHER)];
+            left -= batch.len();
+            for slot in batch.iter_mut() {
+                let f = self.order[(self.draws.next() % self.order.len() as u64) as usize];
+                *slot = (f, self.density(f));
+            }
+            for &(f, rank) in batch.iter() {
+                if rank < victim_rank && evictable(f) {
+                    victim = Some(f);
+                    victim_rank = rank;
+                }
             }
         }
         for r in 0..self.recent.len() {
