@@ -14,9 +14,9 @@ points the method resolves (capacity times rate at least MIN_SAMPLED objects, th
 `bufcache mrc` prints; see docs/mrc.md), the largest error and where, wall and user
 seconds and peak resident memory (GNU time). SEEDS=N repeats every sampled run with
 --sample-seed 0..N-1 and prints the mean and the range of the errors. MIN_SAMPLED lists
-the --min-sampled values every fixed-rate run is made with (default "0,500": the plain
-method, then nested rates; docs/mrc.md), and the miniature caches' requests of each run
-are printed (the cost of the raised sizes). BUFCACHE names the binary (default
+the --min-sampled values every fixed-rate and fixed-size run is made with (default
+"0,500": the plain method, then nested rates; docs/mrc.md), and the miniature caches' (or
+nested levels') requests of each run are printed (the cost of the raised sizes). BUFCACHE names the binary (default
 target/release/bufcache); VERBOSE=1 prints every point with the rate that served it.
 """
 import json, os, subprocess, sys
@@ -100,8 +100,9 @@ if mode == "shards":
     rates = sys.argv[3:] or ["0.01", "0.1", "0.001"]
     configs = [(["--method", "shards", "--rate", r, "--min-sampled", m], f"shards R={r} min-sampled {m}")
                for r in rates for m in MIN_SAMPLED]
-    configs += [(["--method", "shards-fixed", "--samples", "32768"], "fixed 32768"),
-                (["--method", "shards", "--rate", "0.01", "--no-adjust", "--min-sampled", "0"],
+    configs += [(["--method", "shards-fixed", "--samples", "32768", "--min-sampled", m],
+                 f"fixed 32768 min-sampled {m}") for m in MIN_SAMPLED]
+    configs += [(["--method", "shards", "--rate", "0.01", "--no-adjust", "--min-sampled", "0"],
                  "shards R=0.01 noadj")]
     for args, name in configs:
         results = [(run(["--trace", trace, "--sizes", caps] + args + s), "lru") for s in seeds]

@@ -1,7 +1,9 @@
 //! Criterion benchmarks of the sampling step of the approximate miss-ratio curves: the
 //! hash-and-filter decision alone, the same over requests decoded from oracleGeneral bytes
 //! in memory (the sampling pass without the disk), and SHARDS fed the whole stream at
-//! rate 0.01 (hash, filter, and the stack and histogram for the 1% kept).
+//! rate 0.01 (hash, filter, and the stack and histogram for the 1% kept), and the nested
+//! levels of `--min-sampled 500` over 20 sizes from 5,000 to 5M objects (the raised sizes'
+//! bounded stacks: what nesting adds to that pass).
 //!
 //! Inputs are 4M requests from a fixed seed. Throughput is in requests; the goal
 //! for the hash-and-filter step is 100 million oracleGeneral requests per second on one
@@ -13,7 +15,8 @@ use std::io::Cursor;
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use sim::mrc::histogram::Buckets;
-use sim::mrc::{key_hash, Sampling, Shards, SpatialFilter};
+use sim::mrc::nested::NestedShards;
+use sim::mrc::{key_hash, RatePlan, Sampling, Shards, SpatialFilter};
 use trace::{OracleGeneralReader, OracleGeneralWriter, Request, TraceReader, NEVER};
 
 const REQUESTS: usize = 4 << 20;
@@ -87,6 +90,22 @@ fn sampling(c: &mut Criterion) {
                 shards.access(key_hash(r.key), r.size);
             }
             black_box(shards.sampled_requests())
+        })
+    });
+    // 20 sizes spaced evenly in log from 5,000 to 5M objects: at 500 sampled objects the
+    // seven smallest are raised (rates 0.1 down to 0.0125), much as on the 50M Zipf trace.
+    let caps: Vec<u64> = (0..20)
+        .map(|i| (5_000.0 * 1000f64.powf(f64::from(i) / 19.0)) as u64)
+        .collect();
+    let plan = RatePlan::new(&caps, 0.01, 500, 1.0);
+    let raised = plan.only(&plan.raised(0.01));
+    group.bench_function("nested_levels_500", |b| {
+        b.iter(|| {
+            let mut levels = NestedShards::new(&raised, false);
+            for r in &reqs {
+                levels.access(key_hash(r.key), r.size);
+            }
+            black_box(levels.requests_served())
         })
     });
     group.finish();

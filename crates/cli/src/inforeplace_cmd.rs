@@ -60,7 +60,8 @@ pub struct InfoReplaceArgs {
     #[arg(long)]
     linux_index: bool,
     /// Experiment 4 once more with the cgroup's device reads throttled to this many a
-    /// second (a slow disk's cost per miss; 100 is the thesis's 10 ms).
+    /// second (a slow disk's cost per miss; 100 is the thesis's 10 ms), then the pool's
+    /// `linux` and `pinrange` under the same throttle, the yardstick of its gain.
     #[arg(long, value_name = "PER_S")]
     linux_index_read_iops: Option<u64>,
     /// Experiment 4's ways (default all: linux, pinrange-info, pinrange-info+verify,

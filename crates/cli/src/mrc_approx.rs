@@ -240,8 +240,9 @@ pub(crate) fn run(args: &MrcArgs) -> Result<Computed> {
     Ok(computed)
 }
 
-/// The note on sizes served above the base rate: how many, and what the miniature caches
-/// served in all (the cost of raising them). Empty when no size was raised.
+/// The note on sizes served above the base rate: how many, and the requests their
+/// miniature caches (or SHARDS' nested levels) served in all (the cost of raising them).
+/// Empty when no size was raised.
 fn raised_note(result: &sim::mrc::ApproxResult, min_sampled: u64) -> String {
     let raised = result
         .curves
@@ -254,9 +255,13 @@ fn raised_note(result: &sim::mrc::ApproxResult, min_sampled: u64) -> String {
     }
     format!(
         "\n{raised} smaller size(s) served at a higher rate of the same sample (column rate) \
-         so that each cache holds at least {} sampled objects; the miniature caches served \
-         {} requests in all",
+         so that each cache holds at least {} sampled objects; {} served {} requests in all",
         util::thousands(min_sampled),
+        if result.curves.len() > 1 {
+            "the miniature caches"
+        } else {
+            "SHARDS' nested levels"
+        },
         util::thousands(result.miniature_requests),
     )
 }

@@ -51,7 +51,8 @@ pub struct MrcArgs {
     /// shards and minisim: the fewest sampled objects a cache should hold. Smaller sizes
     /// are served at a higher rate of the same (nested) sample, up to 1, so that their
     /// caches hold this many (objects of the mean size in byte mode); 0 keeps every size at
-    /// --rate. The rate of each point is in the output.
+    /// --rate. shards-fixed (object mode) does the same within half its --samples. The rate
+    /// of each point is in the output.
     #[arg(long, value_name = "N", default_value_t = sim::mrc::DEFAULT_MIN_SAMPLED)]
     pub min_sampled: u64,
     /// Leave out SHARDS' first-bucket adjustment (see docs/mrc.md).

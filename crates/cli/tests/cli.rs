@@ -248,8 +248,8 @@ fn mrc_sampled_methods_at_rate_one_match_and_report_themselves() {
     assert_eq!(misses(&fixed[..3]), [6, 4, 3]);
     assert_eq!(fixed[0]["method"], "shards-fixed");
     // --min-sampled 3 at base rate 0.5: a cache of 1 to 3 objects needs rate 3 / c >= 1
-    // to hold 3 sampled objects, so each point is served at rate 1 by a miniature LRU
-    // cache that sees all 6 requests: the exact curve, 18 miniature requests in all.
+    // to hold 3 sampled objects, so each point is served by the one nested level at rate
+    // 1, which sees all 6 requests: the exact curve, 6 level requests in all.
     let raised = ["--method", "shards", "--rate", "0.5", "--min-sampled", "3"];
     let rows = with(&raised);
     assert_eq!(misses(&rows[..3]), [6, 4, 3]);
@@ -258,7 +258,7 @@ fn mrc_sampled_methods_at_rate_one_match_and_report_themselves() {
         (rows[3]["rate"].as_f64(), rows[3]["min_sampled"].as_u64()),
         (Some(0.5), Some(3))
     );
-    assert_eq!(rows[3]["miniature_requests"], 18);
+    assert_eq!(rows[3]["miniature_requests"], 6);
     let table = ok(&[&base[..6], &raised[..]].concat());
     assert!(
         table.contains("rate  lru (shards R=0.5000)")

@@ -108,6 +108,18 @@ impl HashIndex {
         }
     }
 
+    /// Points `key`, if indexed, at `frame` instead (`keys[frame]` must already be `key`)
+    /// and returns the frame it had; `None`, and no change, when it is not indexed. One
+    /// probe where a removal and an insertion would take two: for callers whose keys move
+    /// between frames (the simulator's stack-distance window).
+    #[inline]
+    pub fn relocate(&mut self, key: u64, frame: FrameId, keys: &[u64]) -> Option<FrameId> {
+        let i = self.find(key, keys)?;
+        let old = self.slots[i].0;
+        self.slots[i].0 = frame.0;
+        Some(FrameId(old))
+    }
+
     fn grow(&mut self) {
         let old = std::mem::take(&mut self.slots);
         *self = HashIndex::with_capacity(old.len());
@@ -210,6 +222,17 @@ impl KeyIndex for DenseIndex {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn relocate_moves_an_indexed_key_and_leaves_others_alone() {
+        let keys = [5u64, 6, 5];
+        let mut index = HashIndex::with_capacity(2);
+        index.insert(5, FrameId(0), &keys);
+        assert_eq!(index.relocate(5, FrameId(2), &keys), Some(FrameId(0)));
+        assert_eq!(index.get(5, &keys), Some(FrameId(2)));
+        assert_eq!(index.relocate(6, FrameId(1), &keys), None);
+        assert_eq!((index.get(6, &keys), index.len()), (None, 1));
+    }
 
     proptest! {
         /// Against a std HashMap model under random inserts and removes, with keys chosen

@@ -108,6 +108,57 @@ fn shards_at_rate_one_is_the_exact_curve() {
             ..ApproxConfig::new(Method::ShardsSize(1 << 20))
         };
         assert_eq!(run(&reqs, &fixed).curves[0].points, got.curves[0].points);
+        // Nested with every size raised to rate 1 (base 0.5, far more sampled objects
+        // asked for than any cache holds): one level, its stack bounded at the largest
+        // size, and the exact curve at every size.
+        let nested = ApproxConfig {
+            sizes: sizes(&caps),
+            min_sampled: 1 << 30,
+            ..ApproxConfig::new(Method::ShardsRate(0.5))
+        };
+        let nested = run(&reqs, &nested);
+        for p in &nested.curves[0].points {
+            assert_eq!(p.rate, 1.0);
+            assert_eq!(p.misses, exact.misses_at(p.capacity) as f64, "{seed}");
+        }
+        assert_eq!(nested.miniature_requests, reqs.len() as u64);
+    });
+}
+
+#[test]
+fn each_raised_size_is_the_plain_pass_at_its_level_rate() {
+    // Base 0.02, at least 40 sampled objects: 100 objects need 0.4, and the ladder halves
+    // from there (150 takes 0.4 too, 700 takes 0.1 with 400, 1,000 needs 0.04 and takes
+    // 0.05); 3,000 stays at the base. Each level's bounded estimate is the plain pass's at
+    // that rate, point for point (up to the order of float sums).
+    testutil::explore(|seed| {
+        let reqs = with_deletes(mixed_trace(seed, 30_000, 3_000), 97);
+        let caps = [100, 150, 200, 400, 700, 1_000, 1_600, 3_000];
+        let config = |rate, min_sampled| ApproxConfig {
+            sizes: sizes(&caps),
+            min_sampled,
+            sample_seed: seed.value(),
+            ..ApproxConfig::new(Method::ShardsRate(rate))
+        };
+        let nested = run(&reqs, &config(0.02, 40));
+        let rates: Vec<f64> = nested.curves[0].points.iter().map(|p| p.rate).collect();
+        assert_eq!(rates, [0.4, 0.4, 0.2, 0.1, 0.1, 0.05, 0.025, 0.02]);
+        let mut served = 0;
+        for (i, p) in nested.curves[0].points.iter().enumerate() {
+            let plain = run(&reqs, &config(p.rate, 0));
+            let q = &plain.curves[0].points[i];
+            assert_eq!(q.rate, p.rate);
+            assert!(
+                (p.misses - q.misses).abs() < 1e-6 && (p.miss_ratio - q.miss_ratio).abs() < 1e-12,
+                "{seed}: at {}: nested {p:?}, plain {q:?}",
+                p.capacity
+            );
+            if p.rate > 0.02 && (i == 0 || rates[i - 1] != p.rate) {
+                served += plain.sampled_requests;
+            }
+        }
+        // The levels served their samples, each once.
+        assert_eq!(nested.miniature_requests, served);
     });
 }
 
@@ -242,6 +293,46 @@ fn fixed_size_never_holds_more_than_its_budget() {
                 rate = shards.filter().rate();
             }
         }
+    });
+}
+
+#[test]
+fn fixed_size_nests_its_small_sizes_within_its_budget() {
+    // 2,000 samples, at least 20 sampled objects a cache: 10 and 20 objects take the
+    // level at rate 1 (a stack of 20 keys), 1,000 the level 1/32 (floor(999 / 32) + 1 =
+    // 32 keys) and 3,000 the level 1/128 (24 keys). The main sample keeps 2,000 - 76 keys
+    // of a few thousand and ends far above the two low levels: it serves those sizes.
+    testutil::explore(|seed| {
+        let reqs = mixed_trace(seed, 30_000, 3_000);
+        let exact = StackDistances::compute(&CompactTrace::from_requests(&reqs)).unwrap();
+        let config = |min_sampled| ApproxConfig {
+            sizes: sizes(&[10, 20, 1_000, 3_000]),
+            min_sampled,
+            ..ApproxConfig::new(Method::ShardsSize(2_000))
+        };
+        let got = run(&reqs, &config(20));
+        let p = &got.curves[0].points;
+        for small in &p[..2] {
+            assert_eq!(small.rate, 1.0);
+            assert_eq!(
+                small.misses,
+                exact.misses_at(small.capacity) as f64,
+                "{seed}"
+            );
+        }
+        assert!(got.sampled_keys <= 1_924, "{seed}: {}", got.sampled_keys);
+        let main = got.curves[0].rate;
+        assert!(
+            main > 1.0 / 32.0 && p[2].rate == main && p[3].rate == main,
+            "{seed}: {p:?}"
+        );
+        // Without nesting the main sample has the whole budget.
+        let plain = run(&reqs, &config(0));
+        assert!(plain.sampled_keys > got.sampled_keys, "{seed}");
+        assert!(plain.curves[0]
+            .points
+            .iter()
+            .all(|q| q.rate == plain.curves[0].rate));
     });
 }
 
@@ -568,6 +659,7 @@ fn byte_mode_rates_count_objects_of_the_mean_size() {
         (p[0].rate, p[0].miss_ratio, p[0].byte_miss_ratio),
         (1.0, 1.0, 1.0)
     );
-    // 4,000 bytes at rate 0.1 hold 4 sampled objects of 100 bytes: raised to 0.25.
+    // 4,000 bytes at rate 0.1 hold 4 sampled objects of 100 bytes: 10 need 0.25, a rung
+    // of the ladder that halves from 1.
     assert_eq!(p[1].rate, 0.25);
 }

@@ -236,12 +236,12 @@ pub fn run(settings: &IndexSettings) -> Result<(Vec<IndexRun>, Vec<LevelRow>), E
             write_index(&path, tree)?;
             let result = WAYS
                 .iter()
-                .map(|&way| on_pool(settings, tree, way, &pages, &path))
+                .map(|&way| on_pool(settings, tree, way, &pages, &path, "pool"))
                 .collect::<Result<Vec<_>, _>>();
             // The file can be gigabytes: remove it whatever happened.
             let _ = std::fs::remove_file(&path);
             for (run, tally) in result? {
-                levels.extend(tally.rows("pool", tree, run.way));
+                levels.extend(tally.rows(run.engine, tree, run.way));
                 runs.push(run);
             }
         }
@@ -351,12 +351,17 @@ pub(crate) fn kernel_read_bytes() -> u64 {
         .unwrap_or(0)
 }
 
-fn on_pool(
+/// One way's lookups through the pool over `path` (written by [`write_index`]), reported
+/// as `engine`: `pool` here; experiment 4 runs the same ways again as `pool-throttled`
+/// inside a cgroup that throttles the device reads, so that both caches pay the same
+/// price for a miss.
+pub(crate) fn on_pool(
     settings: &IndexSettings,
     tree: &IndexTree,
     way: &'static str,
     pages: &[u64],
     path: &Path,
+    engine: &'static str,
 ) -> Result<(IndexRun, Tally), ExperimentError> {
     let policy = if way == "pinrange" {
         settings.pinrange()
@@ -416,7 +421,7 @@ fn on_pool(
     let stats = pool.stats();
     Ok((
         IndexRun {
-            engine: "pool",
+            engine,
             tree: tree.label(),
             way,
             lookups: settings.lookups,

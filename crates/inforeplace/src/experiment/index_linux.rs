@@ -31,7 +31,10 @@
 //! A pass may throttle the cgroup's reads to a number of requests a second
 //! (`blkio.throttle.read_iops_device` on cgroup v1, `io.max riops=` on v2): this virtual
 //! disk answers a 4 KiB read in about 100 µs where the thesis's took 10 ms, so misses
-//! saved show in the run time only when reads cost what they did.
+//! saved show in the run time only when reads cost what they did. After a throttled pass,
+//! experiment 2's `linux` and `pinrange` ways run through the pool again under the same
+//! throttle (engine `pool-throttled`, a pool as large as the page cache's limit), so that
+//! the run-time goal compares the two caches at the same price of a device read.
 //!
 //! The mirror's size is measured once by Dust inside the first pass's cgroup (experiment
 //! 3's [`super::linux::measure_size`]), unless given, and made [`MEMCG_CHARGE_BATCH`]
@@ -100,6 +103,11 @@ pub struct IndexLinuxSettings {
     pub ways: Vec<&'static str>,
     /// The ways a throttled pass runs.
     pub throttled_ways: Vec<&'static str>,
+    /// After a throttled pass, run experiment 2's pool ways (`linux`, `pinrange`) under
+    /// the same throttle, as engine `pool-throttled`: the page cache's gain is then held
+    /// to the pool's at the same price of a device read, not to the unthrottled pool's,
+    /// whose time is mostly its own CPU.
+    pub pool_under_throttle: bool,
 }
 
 impl IndexLinuxSettings {
@@ -146,6 +154,7 @@ impl IndexLinuxSettings {
             read_iops: vec![None],
             ways: PAGE_CACHE_WAYS.map(|(w, _)| w).to_vec(),
             throttled_ways: vec!["linux", "pinrange-info+verify", "pinrange-info+dontneed"],
+            pool_under_throttle: true,
         }
     }
 }
@@ -465,9 +474,38 @@ fn passes(
         if !out.cgroups.contains(&cgroup) {
             out.cgroups.push(cgroup);
         }
+        if throttle_ref.is_some() && settings.pool_under_throttle {
+            // The pool's cache is its own memory, so the cgroup only throttles: its memory
+            // limit leaves room for the pool's frames and everything else of the process.
+            let limit_mib = settings.limit_mib + POOL_CGROUP_HEADROOM_MIB;
+            // The pool as large as the page cache's limit, PinRange's range the same share
+            // of it as in experiment 2 (the same setting unless `--quick` shrank the limit).
+            let mut sized = settings.index.clone();
+            sized.range_pages = sized.range_pages * limit_pages / sized.cache_pages.max(1);
+            sized.cache_pages = limit_pages;
+            let (cgroup, ()) = in_memory_cgroup(limit_mib, throttle_ref, || {
+                for way in POOL_WAYS_UNDER_THROTTLE {
+                    let (run, tally) =
+                        index::on_pool(&sized, tree, way, &pages, path, "pool-throttled")?;
+                    out.levels.extend(tally.rows(run.engine, tree, way));
+                    out.runs.push(run);
+                }
+                Ok(())
+            })?;
+            if !out.cgroups.contains(&cgroup) {
+                out.cgroups.push(cgroup);
+            }
+        }
     }
     Ok(())
 }
+
+/// Experiment 2's ways run again under a throttled pass's throttle: the two whose gain
+/// is the yardstick ([`super::index_gain`]).
+const POOL_WAYS_UNDER_THROTTLE: [&str; 2] = ["linux", "pinrange"];
+
+/// Memory beyond the page cache's limit given to the cgroup of the throttled pool ways.
+const POOL_CGROUP_HEADROOM_MIB: u64 = 1024;
 
 /// What the ways of one pass share.
 struct Pass<'a> {

@@ -44,8 +44,8 @@ use trace::{Op, Request, TraceError, TraceReader};
 use super::filter::{salted_key_hash, sample_salt, SpatialFilter};
 use super::histogram::{Buckets, CurvePoint};
 use super::minisim::{KeyIds, MiniResult, MiniSim, SampledOp};
-use super::nested::{RatePlan, DEFAULT_MIN_SAMPLED};
-use super::shards::{Sampling, Shards};
+use super::nested::{NestedShards, PlannedSize, RatePlan, DEFAULT_MIN_SAMPLED};
+use super::shards::{stack_bound, Sampling, Shards};
 use super::{even_grid, MrcError};
 use crate::size::{CacheSize, SizeKind, WorkingSet};
 
@@ -103,9 +103,12 @@ pub struct ApproxConfig {
     /// project's fixed hash; another seed draws another sample at the same rate.
     pub sample_seed: u64,
     /// The fewest sampled objects a cache should hold ([`super::nested`]): sizes where the
-    /// base rate gives fewer are served at a higher, nested rate (miniature caches of
-    /// their own; for SHARDS, miniature LRU caches). 0 keeps every size at the base rate.
-    /// Fixed-size SHARDS ignores it (its rate is known only at the end).
+    /// base rate gives fewer are served at a higher, nested rate (a rung of a ladder that
+    /// halves from the smallest size's need, [`super::nested::level_rate`]: miniature
+    /// caches fed that rate's stream; for SHARDS, one bounded estimator per rate,
+    /// [`super::nested::NestedShards`]). 0 keeps every size at the base rate. Fixed-size
+    /// SHARDS (object mode) gives its levels at most half its budget and uses a level
+    /// where its rate ends above the main sample's; in byte mode it ignores this.
     pub min_sampled: u64,
 }
 
@@ -253,7 +256,8 @@ pub struct ApproxResult {
     /// Times the trace was read (2 when miniature caches needed the working set first).
     pub passes: u32,
     /// Requests served by all miniature caches together (each cache counts the requests
-    /// of its own rate's stream): the work the sizes and their rates cost.
+    /// of its own rate's stream), or for fixed-rate SHARDS by its nested levels (each
+    /// counts its rate's sample): the work the sizes and their rates cost.
     pub miniature_requests: u64,
 }
 
@@ -273,19 +277,29 @@ pub fn approximate(
     };
     let salt = sample_salt(config.sample_seed);
     let mut passes = 1;
-    let mut mini = match miniature_plan(config, known.as_deref(), &mut || {
+    let plan = rate_plan(config, known.as_deref(), &mut || {
         passes = 2;
         estimate_working_set(&mut *open()?, sampling, config.byte_mode, salt, progress)
-    })? {
-        None => None,
-        Some((plan, policies)) => Some((
-            MiniSim::new(&policies, &plan, config.byte_mode, config.seed)?,
-            plan,
-        )),
+    })?;
+    let (mut mini, nested) = match (config.method, plan) {
+        (_, None) => (None, None),
+        (Method::MiniSim(_), Some(plan)) => (
+            Some((
+                MiniSim::new(&config.policies, &plan, config.byte_mode, config.seed)?,
+                plan,
+            )),
+            None,
+        ),
+        (_, Some(plan)) => (None, Some(NestedShards::new(&plan, config.byte_mode))),
     };
     let buckets = match &known {
         Some(caps) => Buckets::Edges(caps.clone()),
         None => Buckets::LogLinear,
+    };
+    // A fixed-size sample shares its budget with its nested levels.
+    let sampling = match (sampling, &nested) {
+        (Sampling::Samples(s), Some(n)) => Sampling::Samples(s - n.keys_bound()),
+        (sampling, _) => sampling,
     };
     let shards = Shards::new(sampling, buckets, config.byte_mode);
     let levels: Vec<SpatialFilter> = mini
@@ -298,6 +312,7 @@ pub fn approximate(
         salt,
         levels: levels.clone(),
         ids: levels.iter().map(|_| KeyIds::default()).collect(),
+        nested,
     };
     // Reading and sampling the next batch overlaps with the miniature caches serving the
     // previous one. One batch per rate level.
@@ -325,7 +340,9 @@ pub fn approximate(
             break;
         }
     }
-    let mut shards = sampler.shards;
+    let Sampler {
+        mut shards, nested, ..
+    } = sampler;
     if shards.requests() == 0 {
         return Err(MrcError::Empty);
     }
@@ -352,6 +369,23 @@ pub fn approximate(
         min_resolved_capacity: 0,
         points: shards.curve(&caps, config.adjust),
     }];
+    let mut state_bytes = shards.peak_state_bytes();
+    if let Some(nested) = nested {
+        // SHARDS: a raised size takes its level's estimate (the same estimator at a higher
+        // rate; see nested) when that rate is above the one the main sample ended at
+        // (always, at a fixed rate).
+        miniature_requests = nested.requests_served();
+        state_bytes += nested.state_bytes();
+        for raised in nested.curves(shards.requests(), shards.bytes(), config.adjust) {
+            if let Some(p) = curves[0]
+                .points
+                .iter_mut()
+                .find(|p| p.capacity == raised.capacity && p.rate < raised.rate)
+            {
+                *p = raised;
+            }
+        }
+    }
     if let Some((mut sim, _)) = mini {
         sim.feed(&ready);
         miniature_requests = sim.requests_served();
@@ -372,18 +406,6 @@ pub fn approximate(
                     points,
                 });
             }
-        } else {
-            // SHARDS at a fixed rate: the raised sizes' miniature LRU caches stand in for
-            // the histogram there (the same estimate at their own rate; see nested).
-            for r in &results {
-                if let Some(p) = curves[0]
-                    .points
-                    .iter_mut()
-                    .find(|p| p.capacity == r.capacity)
-                {
-                    *p = mini_point(r, &shards, config.adjust);
-                }
-            }
         }
     }
     for curve in &mut curves {
@@ -399,7 +421,7 @@ pub fn approximate(
         sampled_requests: shards.sampled_requests(),
         sampled_keys: shards.sampled_keys() as u64,
         working_set,
-        shards_state_bytes: shards.peak_state_bytes() as u64,
+        shards_state_bytes: state_bytes as u64,
         passes,
         miniature_requests,
     })
@@ -474,6 +496,8 @@ struct Sampler {
     levels: Vec<SpatialFilter>,
     /// Each level's numbering of its keys.
     ids: Vec<KeyIds>,
+    /// Fixed-rate SHARDS' raised sizes, fed the same hashes.
+    nested: Option<NestedShards>,
 }
 
 impl Sampler {
@@ -492,10 +516,18 @@ impl Sampler {
             for r in &self.batch[..n] {
                 let hash = salted_key_hash(r.key, self.salt);
                 let delete = r.op == Op::Delete;
-                if delete {
-                    self.shards.delete(hash);
-                } else {
-                    self.shards.access(hash, r.size);
+                match (delete, &mut self.nested) {
+                    (true, nested) => {
+                        self.shards.delete(hash);
+                        if let Some(n) = nested {
+                            n.delete(hash);
+                        }
+                    }
+                    (false, Some(n)) => {
+                        self.shards.access(hash, r.size);
+                        n.access(hash, r.size);
+                    }
+                    (false, None) => self.shards.access(hash, r.size),
                 }
                 // Levels are nested: the first one the hash exceeds ends the walk.
                 for ((level, ids), batch) in self.levels.iter().zip(&mut self.ids).zip(&mut *out) {
@@ -516,19 +548,23 @@ impl Sampler {
     }
 }
 
-/// The miniature caches of a pass and the policies they run, or `None` when there are
-/// none: every policy at every size for miniature simulation; for fixed-rate SHARDS, LRU
-/// at the sizes [`RatePlan::raised`] above the base rate (none without `min_sampled`).
+/// The rates of a pass's nested sizes, or `None` when there are none: every size for
+/// miniature simulation (each policy gets a cache at each); for fixed-rate SHARDS, the
+/// sizes [`RatePlan::raised`] above the base rate (none without `min_sampled`), which
+/// [`NestedShards`] serves.
 /// The sizes must be known before the first request: when they are fractions of the
 /// working set, or in byte mode where the rate of a size depends on the mean object size,
 /// `estimate` reads the trace once first.
-fn miniature_plan(
+fn rate_plan(
     config: &ApproxConfig,
     known: Option<&[u64]>,
     estimate: &mut dyn FnMut() -> Result<WorkingSet, MrcError>,
-) -> Result<Option<(RatePlan, Vec<PolicySpec>)>, MrcError> {
+) -> Result<Option<RatePlan>, MrcError> {
     let rate = match config.method {
-        Method::ShardsSize(_) => return Ok(None),
+        Method::ShardsSize(_) if config.min_sampled == 0 || config.byte_mode => return Ok(None),
+        // Fixed size: its final rate is known only at the end, so the levels are powers of
+        // two from far below any rate a budget reaches.
+        Method::ShardsSize(_) => FIXED_SIZE_FLOOR,
         Method::ShardsRate(r) if config.min_sampled == 0 || r >= 1.0 => return Ok(None),
         Method::ShardsRate(r) | Method::MiniSim(r) => r,
     };
@@ -551,15 +587,34 @@ fn miniature_plan(
         }
     };
     let plan = RatePlan::new(&caps, rate, config.min_sampled, unit);
-    if let Method::MiniSim(_) = config.method {
-        return Ok(Some((plan, config.policies.clone())));
+    let raised = match config.method {
+        Method::MiniSim(_) => return Ok(Some(plan)),
+        Method::ShardsSize(samples) => levels_within(&plan, samples / 2),
+        Method::ShardsRate(_) => plan.raised(rate),
+    };
+    Ok((!raised.is_empty()).then(|| plan.only(&raised)))
+}
+
+/// Far below any rate a sample budget ends at: fixed-size SHARDS's levels are this times
+/// powers of two, i.e. powers of two.
+const FIXED_SIZE_FLOOR: f64 = 1.0 / (1u64 << 40) as f64;
+
+/// The sizes of `plan`'s levels, widest (smallest sizes) first, as long as the keys their
+/// bounded stacks may hold together stay within `budget`: fixed-size SHARDS gives its
+/// levels at most half its sample budget, so that state stays bounded by `--samples`.
+fn levels_within(plan: &RatePlan, mut budget: usize) -> Vec<PlannedSize> {
+    let mut kept = Vec::new();
+    for (level, filter) in plan.levels().iter().enumerate() {
+        let sizes = plan.sizes().iter().filter(|s| s.level == level);
+        let largest = sizes.clone().map(|s| s.capacity).max().unwrap_or(0);
+        let keys = stack_bound(filter.rate(), largest, false) as usize;
+        if keys > budget {
+            break;
+        }
+        budget -= keys;
+        kept.extend(sizes.copied());
     }
-    let raised = plan.raised(rate);
-    if raised.is_empty() {
-        return Ok(None);
-    }
-    let lru = PolicySpec::parse("lru").expect("lru is registered");
-    Ok(Some((plan.only(&raised), vec![lru])))
+    kept
 }
 
 /// The pre-pass of miniature simulation at fractional sizes: the working set as the

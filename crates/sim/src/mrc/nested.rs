@@ -16,13 +16,27 @@
 //! size), never above 1. Its estimate is the one its own rate gives (misses scaled by its
 //! own `1 / R`, with the same adjustment), so a size given rate 1 is the full replay.
 //!
-//! **Cost.** A size raised to rate `R_c = m / c` processes a fraction `m / c` of the
-//! requests through a cache of about `m` objects. On a grid spaced evenly in log the raised
-//! sizes' fractions form a geometric series: from 0.1% to 100% of the working set in 20
-//! points (each 1.44 times the last), the raised sizes together process about
-//! `3.3 m / c_min` trace-equivalents per policy, against `20 R` for the plain pass.
+//! **Levels.** Raised rates are rounded up to a ladder that halves from the highest rate
+//! any size needs ([`level_rate`]), so a cache holds between `m` and `2 m` sampled objects
+//! and the sizes of a grid share a few levels (on a grid 1.44 times apart, about two sizes
+//! a level). Anchoring the ladder at the top rather than at the base rate keeps the widest
+//! level, which costs the most, no wider than its smallest size needs. For
+//! SHARDS a level is one estimator ([`NestedShards`]) that answers all its sizes from one
+//! stack, bounded to the distances its largest size needs (a few thousand keys: it stays
+//! in the processor's caches). For miniature simulation a level is one stream (one
+//! numbering of keys, one clock) shared by its sizes' caches.
+//!
+//! **Cost.** Every request a level samples goes through it, and a level's sample contains
+//! every narrower one's, so the levels together process the sum of their rates: with
+//! levels a factor 2 apart, less than twice the widest, `m / c_min` (capped at 1): on the
+//! issue's grid (0.1% to 100% of the working set) with `m = 500`, under 0.4
+//! trace-equivalents on a 2.5M-object working set, 0.2 at 5M objects. SHARDS'
+//! levels cost a bounded-stack access each (tens of nanoseconds); a miniature cache costs
+//! a policy's access per size.
 
 use super::filter::SpatialFilter;
+use super::histogram::CurvePoint;
+use super::shards::{stack_bound, Shards};
 
 /// The default of [`super::ApproxConfig::min_sampled`]: a miniature cache of 500 sampled
 /// objects estimates its miss ratio within a few thousandths on the traces of docs/mrc.md.
@@ -37,6 +51,22 @@ pub fn rate_for(capacity: u64, base: f64, min_sampled: u64, unit: f64) -> f64 {
     }
     let needed = min_sampled as f64 * unit / capacity as f64;
     needed.clamp(base, 1.0)
+}
+
+/// The level that serves a size needing rate `needed` ([`rate_for`]) when the highest
+/// rate any size of the pass needs is `top`: `base` if that is enough, otherwise the
+/// lowest of `top`, `top / 2`, `top / 4`, ... that reaches `needed`. Rates a factor 2
+/// apart keep the levels few (one stream and one stack each) at the cost of up to twice
+/// the sampled objects a size asked for.
+pub fn level_rate(needed: f64, base: f64, top: f64) -> f64 {
+    if needed <= base {
+        return base;
+    }
+    let mut rate = top;
+    while rate / 2.0 >= needed {
+        rate /= 2.0;
+    }
+    rate
 }
 
 /// One size's place in a [`RatePlan`].
@@ -59,11 +89,17 @@ pub struct RatePlan {
 }
 
 impl RatePlan {
-    /// Plans `capacities` (any order) at `base`, raised per [`rate_for`].
+    /// Plans `capacities` (any order) at `base`, raised per [`rate_for`] to their
+    /// [`level_rate`].
     pub fn new(capacities: &[u64], base: f64, min_sampled: u64, unit: f64) -> Self {
-        let filters: Vec<SpatialFilter> = capacities
+        let needed: Vec<f64> = capacities
             .iter()
-            .map(|&c| SpatialFilter::with_rate(rate_for(c, base, min_sampled, unit)))
+            .map(|&c| rate_for(c, base, min_sampled, unit))
+            .collect();
+        let top = needed.iter().copied().fold(base, f64::max);
+        let filters: Vec<SpatialFilter> = needed
+            .iter()
+            .map(|&n| SpatialFilter::with_rate(level_rate(n, base, top)))
             .collect();
         let mut levels = filters.clone();
         levels.sort_unstable_by_key(|f| std::cmp::Reverse(f.threshold()));
@@ -124,6 +160,94 @@ impl RatePlan {
     }
 }
 
+/// The raised sizes of fixed-rate SHARDS: one bounded estimator per level, fed from the
+/// same hashes as the base estimator.
+#[derive(Debug)]
+pub struct NestedShards {
+    /// One estimator per level, widest first, with the sizes it answers (sorted).
+    levels: Vec<(Shards, Vec<u64>)>,
+}
+
+impl NestedShards {
+    /// The estimators of `plan`'s levels (plan the raised sizes only: [`RatePlan::only`]).
+    pub fn new(plan: &RatePlan, byte_mode: bool) -> Self {
+        let levels = plan
+            .levels()
+            .iter()
+            .enumerate()
+            .map(|(level, filter)| {
+                let mut caps: Vec<u64> = plan
+                    .sizes()
+                    .iter()
+                    .filter(|s| s.level == level)
+                    .map(|s| s.capacity)
+                    .collect();
+                caps.sort_unstable();
+                let shards = Shards::bounded(filter.rate(), caps.clone(), byte_mode);
+                debug_assert_eq!(shards.filter(), *filter);
+                (shards, caps)
+            })
+            .collect();
+        NestedShards { levels }
+    }
+
+    /// Feeds a request whose key hashes to `hash` to every level that samples it: the
+    /// levels are nested, so the walk stops at the first one the hash exceeds (at once
+    /// for most requests).
+    #[inline]
+    pub fn access(&mut self, hash: u64, size: u32) {
+        for (level, _) in &mut self.levels {
+            if hash > level.filter().threshold() {
+                break;
+            }
+            level.access(hash, size);
+        }
+    }
+
+    /// Feeds a delete to every level that samples its key.
+    pub fn delete(&mut self, hash: u64) {
+        for (level, _) in &mut self.levels {
+            if hash > level.filter().threshold() {
+                break;
+            }
+            level.delete(hash);
+        }
+    }
+
+    /// The most keys the levels hold together (object mode: each level's
+    /// [`super::shards::stack_bound`]), whatever the trace.
+    pub fn keys_bound(&self) -> usize {
+        self.levels
+            .iter()
+            .map(|(_, caps)| caps.last().copied().unwrap_or(0))
+            .zip(&self.levels)
+            .map(|(largest, (l, _))| stack_bound(l.filter().rate(), largest, false) as usize)
+            .sum()
+    }
+
+    /// Bytes of state the levels hold now.
+    pub fn state_bytes(&self) -> usize {
+        self.levels.iter().map(|(l, _)| l.state_bytes()).sum()
+    }
+
+    /// Requests (deletes excluded) the levels served, summed over levels: the work of
+    /// nesting.
+    pub fn requests_served(&self) -> u64 {
+        self.levels.iter().map(|(l, _)| l.requests()).sum()
+    }
+
+    /// Every level's points at its own sizes, over the trace's `requests` and `bytes`
+    /// (what the base estimator counted), with or without the first-bucket adjustment.
+    pub fn curves(mut self, requests: u64, bytes: u64, adjust: bool) -> Vec<CurvePoint> {
+        let mut points = Vec::new();
+        for (level, caps) in &mut self.levels {
+            level.count_unseen(requests - level.requests(), bytes - level.bytes());
+            points.extend(level.curve(caps, adjust));
+        }
+        points
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,9 +268,10 @@ mod tests {
         assert_eq!(rate_for(1, 0.01, 0, 1.0), 0.01);
 
         let plan = RatePlan::new(&caps, 0.01, 500, 1.0);
-        // Levels widest first: 1, 0.5, 0.02, 0.01.
+        // The ladder halves from 1 (what 400 objects need): 0.5 is on it, 0.02 rounds up
+        // to 1/32, and 50,000 and 100,000 stay at the base. Levels widest first.
         let level_rates: Vec<f64> = plan.levels().iter().map(|l| l.rate()).collect();
-        assert_eq!(level_rates, [1.0, 0.5, 0.02, 0.01]);
+        assert_eq!(level_rates, [1.0, 0.5, 1.0 / 32.0, 0.01]);
         let levels: Vec<usize> = plan.sizes().iter().map(|s| s.level).collect();
         assert_eq!(levels, [1, 2, 3, 3, 0]);
         let raised: Vec<u64> = plan.raised(0.01).iter().map(|s| s.capacity).collect();
@@ -156,6 +281,32 @@ mod tests {
         assert_eq!(only.levels().len(), 3);
         let levels: Vec<usize> = only.sizes().iter().map(|s| s.level).collect();
         assert_eq!(levels, [1, 2, 0]);
+    }
+
+    #[test]
+    fn levels_halve_from_the_highest_rate_needed() {
+        assert_eq!(level_rate(0.3, 0.01, 1.0), 0.5);
+        assert_eq!(level_rate(0.25, 0.01, 1.0), 0.25);
+        assert_eq!(level_rate(0.005, 0.01, 1.0), 0.01);
+        assert_eq!(level_rate(0.11, 0.01, 0.2), 0.2);
+        assert_eq!(level_rate(0.1, 0.01, 0.2), 0.1);
+        // A grid at base 0.01 and 500 sampled objects: sizes of 5,000, 10,000, 20,000,
+        // 30,000, 50,000 and 60,000 objects need 0.1, 0.05, 0.025, 0.0167, 0.01 and
+        // 0.0083. The ladder is 0.1, 0.05, 0.025 (0.0125 would be too little for 30,000);
+        // the last two stay at the base. Each cache holds 500, 500, 500, 750, 500 and 600
+        // sampled objects: at least 500, under 1,000.
+        let caps = [5_000, 10_000, 20_000, 30_000, 50_000, 60_000];
+        let plan = RatePlan::new(&caps, 0.01, 500, 1.0);
+        let rates: Vec<f64> = plan.sizes().iter().map(|s| s.rate).collect();
+        assert_eq!(rates, [0.1, 0.05, 0.025, 0.025, 0.01, 0.01]);
+        let held: Vec<f64> = plan
+            .sizes()
+            .iter()
+            .map(|s| (s.rate * s.capacity as f64).round())
+            .collect();
+        assert_eq!(held, [500.0, 500.0, 500.0, 750.0, 500.0, 600.0]);
+        assert_eq!(plan.levels().len(), 4);
+        assert_eq!(plan.raised(0.01).len(), 4);
     }
 
     #[test]

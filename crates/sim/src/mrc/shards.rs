@@ -75,6 +75,21 @@ pub fn scaled_distance(sampled: u64, own: u64, rate: f64) -> f64 {
     own as f64 + (sampled - own) as f64 / rate
 }
 
+/// The bound of [`Shards::bounded`]'s stack for sizes up to `largest` at `rate`: the
+/// weight above a reused key that still hits at `largest`, plus 1 (the stack holds a key
+/// while the weight above it is below the bound). In object mode it is also the most keys
+/// the stack holds.
+pub fn stack_bound(rate: f64, largest: u64, byte_mode: bool) -> u64 {
+    let others = if byte_mode {
+        largest
+    } else {
+        largest.saturating_sub(1)
+    };
+    // A hair over the product, so that float rounding of `rate x others` (an integer at
+    // rate 1) never holds one key too few; at rate 1 the bound is `others + 1`.
+    (rate * others as f64 * (1.0 + 1e-12)).floor() as u64 + 1
+}
+
 impl Shards {
     /// A fresh estimator. `byte_mode`: distances weigh objects by their size (capacities
     /// in bytes); otherwise every object is one unit.
@@ -99,6 +114,28 @@ impl Shards {
         };
         shards.note_state();
         shards
+    }
+
+    /// An estimator at `rate` that answers only `capacities` (objects, or bytes in
+    /// `byte_mode`; sorted), keeping only the distances they need: a reuse hits at `c` when
+    /// the weight of the other sampled keys since its previous access is at most `rate (c -
+    /// 1)` objects (`rate c` bytes; see [`scaled_distance`]), so its stack is bounded just
+    /// above that for the largest ([`StreamingStack::bounded`]) and anything farther counts
+    /// as a miss at every one of them, like a first access. Its working-set estimate
+    /// counts only the keys held. The nested levels ([`super::nested`]) are made of these.
+    pub fn bounded(rate: f64, capacities: Vec<u64>, byte_mode: bool) -> Self {
+        let largest = capacities.iter().copied().max().unwrap_or(0);
+        let mut shards = Shards::new(Sampling::Rate(rate), Buckets::Edges(capacities), byte_mode);
+        shards.stack = StreamingStack::bounded(byte_mode, stack_bound(rate, largest, byte_mode));
+        shards
+    }
+
+    /// Counts `requests` of `bytes` that another filter dropped before this estimator saw
+    /// them (a nested level is fed only its own sample), so that its first-bucket
+    /// adjustment and its curve are over the whole trace.
+    pub fn count_unseen(&mut self, requests: u64, bytes: u64) {
+        self.requests += requests;
+        self.bytes += bytes;
     }
 
     /// The sampling filter as it stands (its threshold falls over time at fixed size).
@@ -195,9 +232,13 @@ impl Shards {
     }
 
     fn note_state(&mut self) {
+        self.peak_state_bytes = self.peak_state_bytes.max(self.state_bytes());
+    }
+
+    /// Bytes of state held now (stack, histogram, heap).
+    pub fn state_bytes(&self) -> usize {
         let heap = self.held.as_ref().map_or(0, |(h, _)| h.capacity() * 8);
-        let now = heap + self.stack.state_bytes() + self.histogram.state_bytes();
-        self.peak_state_bytes = self.peak_state_bytes.max(now);
+        heap + self.stack.state_bytes() + self.histogram.state_bytes()
     }
 
     /// The curve at `capacities` (units, or bytes in byte mode), with or without the

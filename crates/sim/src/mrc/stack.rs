@@ -13,35 +13,50 @@
 //! Weights are 1 per key for object curves and the object's size for byte curves (the
 //! byte-weighted stack distance: the bytes of distinct objects touched since the previous
 //! access, the object included).
+//!
+//! **Bounded stacks** ([`StreamingStack::bounded`]). An estimator that only answers sizes
+//! up to some capacity never needs a distance beyond it: a reuse farther down misses at
+//! every size it serves, exactly as a first access does. So a bounded stack forgets a key
+//! as soon as the weight of the keys above it (more recent, itself excluded) reaches the
+//! bound, and reports its next access as a first one. It holds about `bound` keys
+//! whatever the stream (a few thousand for the nested SHARDS levels, [`super::nested`]):
+//! its map and tree stay in the processor's caches, where an unbounded stack over millions
+//! of keys misses memory on every access. Held keys' distances are the unbounded stack's
+//! exactly, and while no key is removed and no key changes size, so is every answer. A
+//! removal, or a key above re-accessed at a smaller size, makes the weight above older
+//! keys shrink; a key dropped earlier then stays out, as it would from an LRU cache.
 
-use bufcache_core::FixedHashMap;
+use policy::{FrameId, HashIndex, KeyIndex};
 
 /// Smallest window, so that small streams do not rebuild often.
 const MIN_SLOTS: usize = 1024;
 
-/// Where a live key sits, and its latest size.
-#[derive(Clone, Copy, Debug)]
-struct Entry {
-    slot: u32,
-    size: u32,
-}
-
 /// LRU stack distances over a stream of keys, with removals.
 #[derive(Debug)]
 pub struct StreamingStack {
-    /// Key to its latest slot and weight.
-    live: FixedHashMap<Entry>,
+    /// Key to the slot of its latest access (the policy crate's open-addressing index:
+    /// no tombstones under the constant churn of a bounded stack, and a key that moves to
+    /// a new slot is repointed in one probe).
+    index: HashIndex,
     /// Fenwick tree over slots (1-based inside), sums of weights.
     tree: Vec<u64>,
-    /// Key that took each slot; a slot is live only while its key's entry points at it
-    /// (so no key value has to be reserved to mark a free slot).
+    /// Key that took each slot (the index confirms a match against it).
     slot_keys: Vec<u64>,
+    /// Size of the key at each live slot; `None` once it moved on or left.
+    slot_sizes: Vec<Option<u32>>,
     /// Next free slot.
     next: usize,
     /// Weights are sizes (byte distances) rather than 1 per key.
     byte_weights: bool,
     /// Summed latest sizes of the live keys.
     live_bytes: u64,
+    /// Summed weights of the live keys (their number, or their sizes of at least 1).
+    live_weight: u64,
+    /// A held key is dropped once the weight above it reaches this ([`StreamingStack::bounded`]).
+    bound: Option<u64>,
+    /// No live key sits in a slot below this one (where a bounded stack looks for its
+    /// oldest key).
+    oldest: usize,
 }
 
 impl StreamingStack {
@@ -49,12 +64,27 @@ impl StreamingStack {
     /// as it occupies one unit of a cache), otherwise every key weighs 1.
     pub fn new(byte_weights: bool) -> Self {
         StreamingStack {
-            live: FixedHashMap::default(),
+            index: HashIndex::default(),
             tree: vec![0; MIN_SLOTS + 1],
             slot_keys: vec![0; MIN_SLOTS],
+            slot_sizes: vec![None; MIN_SLOTS],
             next: 0,
             byte_weights,
             live_bytes: 0,
+            live_weight: 0,
+            bound: None,
+            oldest: 0,
+        }
+    }
+
+    /// An empty stack that holds a key only while the weight of the keys accessed since
+    /// its latest access (itself excluded) is below `bound` (at least 1): an access whose
+    /// distance minus its own weight would be `bound` or more returns `None`, as a first
+    /// access does (see the module docs).
+    pub fn bounded(byte_weights: bool, bound: u64) -> Self {
+        StreamingStack {
+            bound: Some(bound.max(1)),
+            ..StreamingStack::new(byte_weights)
         }
     }
 
@@ -71,24 +101,25 @@ impl StreamingStack {
 
     /// Keys held.
     pub fn len(&self) -> usize {
-        self.live.len()
+        self.index.len()
     }
 
     /// True when no key is held.
     pub fn is_empty(&self) -> bool {
-        self.live.is_empty()
+        self.index.is_empty()
     }
 
     /// Bytes of state held now (tables at their allocated sizes), for the memory report.
     pub fn state_bytes(&self) -> usize {
-        // hashbrown: one key, one value and one control byte per bucket.
-        let map = self.live.capacity() * (8 + std::mem::size_of::<Entry>() + 1);
-        map + self.tree.capacity() * 8 + self.slot_keys.capacity() * 8
+        let index = self.index.len().max(8).next_power_of_two() * 2 * 8;
+        let slots = std::mem::size_of::<u64>() + std::mem::size_of::<Option<u32>>();
+        index + self.tree.capacity() * 8 + self.slot_keys.capacity() * slots
     }
 
     /// Accesses `key` with `size`. Returns its stack distance — the weight of the
     /// distinct keys accessed since its previous access, itself at its new size included
-    /// — or `None` on its first access (or first since [`StreamingStack::remove`]).
+    /// — or `None` on its first access (or first since [`StreamingStack::remove`], or
+    /// since a bounded stack dropped it).
     pub fn access(&mut self, key: u64, size: u32) -> Option<u64> {
         if self.next == self.slot_keys.len() {
             self.compact();
@@ -96,33 +127,74 @@ impl StreamingStack {
         let slot = self.next;
         self.next += 1;
         let weight = self.weight_of(size);
-        let previous = self.live.insert(
-            key,
-            Entry {
-                slot: slot as u32,
-                size,
-            },
-        );
-        self.live_bytes += u64::from(size);
-        let distance = previous.map(|old| {
-            self.live_bytes -= u64::from(old.size);
-            let p = old.slot as usize;
-            let between = self.prefix(slot) - self.prefix(p + 1);
-            self.add(p, self.weight_of(old.size).wrapping_neg());
-            between + weight
-        });
-        self.add(slot, weight);
         self.slot_keys[slot] = key;
+        self.slot_sizes[slot] = Some(size);
+        self.live_bytes += u64::from(size);
+        self.live_weight += weight;
+        let distance = match self
+            .index
+            .relocate(key, FrameId(slot as u32), &self.slot_keys)
+        {
+            Some(FrameId(p)) => {
+                let p = p as usize;
+                let old_size = self.slot_sizes[p].take().expect("an indexed slot is live");
+                self.live_bytes -= u64::from(old_size);
+                let old_weight = self.weight_of(old_size);
+                self.live_weight -= old_weight;
+                let between = self.prefix(slot) - self.prefix(p + 1);
+                self.add(p, old_weight.wrapping_neg());
+                Some(between + weight)
+            }
+            None => {
+                self.index
+                    .insert(key, FrameId(slot as u32), &self.slot_keys);
+                None
+            }
+        };
+        self.add(slot, weight);
+        if let Some(bound) = self.bound {
+            self.trim(bound);
+        }
         distance
+    }
+
+    /// Drops the oldest keys while the weight above the oldest (everything held but
+    /// itself) is at least `bound`. The oldest key has the most weight above it, so
+    /// afterwards every held key has less than `bound` above it.
+    fn trim(&mut self, bound: u64) {
+        loop {
+            // Skip the slots whose key has moved on or left; each slot is passed once
+            // between compactions.
+            let size = loop {
+                match self.slot_sizes[self.oldest] {
+                    Some(size) => break size,
+                    None => self.oldest += 1,
+                }
+            };
+            if self.live_weight - self.weight_of(size) < bound {
+                return;
+            }
+            self.drop_slot(self.oldest);
+            self.oldest += 1;
+        }
     }
 
     /// Forgets `key` (a delete, or a key dropped from a sample). Returns its latest size
     /// if it was held.
     pub fn remove(&mut self, key: u64) -> Option<u32> {
-        let e = self.live.remove(&key)?;
-        self.live_bytes -= u64::from(e.size);
-        self.add(e.slot as usize, self.weight_of(e.size).wrapping_neg());
-        Some(e.size)
+        let FrameId(slot) = self.index.get(key, &self.slot_keys)?;
+        Some(self.drop_slot(slot as usize))
+    }
+
+    /// Forgets the key at live `slot`; returns its size.
+    fn drop_slot(&mut self, slot: usize) -> u32 {
+        let size = self.slot_sizes[slot].take().expect("a live slot");
+        self.index.remove(self.slot_keys[slot], &self.slot_keys);
+        self.live_bytes -= u64::from(size);
+        let weight = self.weight_of(size);
+        self.live_weight -= weight;
+        self.add(slot, weight.wrapping_neg());
+        size
     }
 
     /// Adds `delta` (two's complement for a subtraction) at `slot`.
@@ -146,24 +218,26 @@ impl StreamingStack {
     }
 
     /// Renumbers the live keys into slots `0..len` (their order kept) inside a window of
-    /// twice their number, and rebuilds the tree.
+    /// twice their number (four times for a bounded stack, whose few keys may churn
+    /// through many slots), and rebuilds the tree and the index.
     fn compact(&mut self) {
-        let slots = (2 * self.live.len()).max(MIN_SLOTS);
+        let factor = if self.bound.is_some() { 4 } else { 2 };
+        let slots = (factor * self.len()).max(MIN_SLOTS);
         let mut keys = Vec::with_capacity(slots);
-        let live = &self.live;
-        keys.extend(
-            self.slot_keys[..self.next]
-                .iter()
-                .enumerate()
-                .filter(|&(slot, k)| live.get(k).is_some_and(|e| e.slot as usize == slot))
-                .map(|(_, &k)| k),
-        );
-        debug_assert_eq!(keys.len(), self.live.len());
+        let mut sizes = Vec::with_capacity(slots);
+        // No live key sits below `oldest` (it only moves past dead slots).
+        for slot in self.oldest..self.next {
+            if let Some(size) = self.slot_sizes[slot] {
+                keys.push(self.slot_keys[slot]);
+                sizes.push(Some(size));
+            }
+        }
+        debug_assert_eq!(keys.len(), self.len());
+        let mut index = HashIndex::with_capacity(keys.len());
         let mut tree = vec![0u64; slots + 1];
-        for (slot, &key) in keys.iter().enumerate() {
-            let entry = self.live.get_mut(&key).expect("a slot's key is live");
-            entry.slot = slot as u32;
-            tree[slot + 1] = weight_of(self.byte_weights, entry.size);
+        for (slot, (&key, size)) in keys.iter().zip(&sizes).enumerate() {
+            index.insert(key, FrameId(slot as u32), &keys);
+            tree[slot + 1] = weight_of(self.byte_weights, size.expect("kept live"));
         }
         // Linear Fenwick build: push each node's sum into its parent.
         for i in 1..=slots {
@@ -173,8 +247,12 @@ impl StreamingStack {
             }
         }
         self.next = keys.len();
+        self.oldest = 0;
         keys.resize(slots, 0);
+        sizes.resize(slots, None);
         self.slot_keys = keys;
+        self.slot_sizes = sizes;
+        self.index = index;
         self.tree = tree;
     }
 }
@@ -238,6 +316,64 @@ mod tests {
             assert_eq!(u.access(k, size), None);
         }
         assert_eq!(u.access(1, 10), Some(3));
+    }
+
+    #[test]
+    fn a_bounded_stack_drops_keys_with_bound_or_more_above_them() {
+        // Bound 2: a key is held while fewer than 2 keys were touched since its access.
+        let mut s = StreamingStack::bounded(false, 2);
+        for k in [1, 2, 3] {
+            assert_eq!(s.access(k, 1), None);
+        }
+        // 1 has 2 and 3 above it: dropped; 2 has 3 alone: held, distance 2.
+        assert_eq!(s.len(), 2);
+        assert_eq!(s.access(1, 1), None);
+        assert_eq!(s.access(1, 1), Some(1));
+        assert_eq!(s.access(3, 1), Some(2));
+        // Byte weights, bound 25: 10 and 20 above a key's own weight are 30, too many.
+        let mut b = StreamingStack::bounded(true, 25);
+        for (k, size) in [(1, 5), (2, 10), (3, 20)] {
+            assert_eq!(b.access(k, size), None);
+        }
+        assert_eq!(b.access(2, 10), Some(30));
+        assert_eq!(b.access(1, 5), None);
+    }
+
+    /// A bounded stack's answer is the unbounded one's whenever the weight above the key
+    /// (its distance less its own weight) is below the bound, and `None` otherwise (each
+    /// key keeps one size); seeded random streams over few keys go through many
+    /// compactions.
+    #[test]
+    fn bounded_equals_unbounded_within_the_bound() {
+        use rand::Rng;
+        testutil::explore(|seed| {
+            let mut rng = seed.rng();
+            for round in 0..40 {
+                let byte_weights = round % 2 == 1;
+                let keys = rng.gen_range(2..300u64);
+                let bound = rng.gen_range(1..keys * if byte_weights { 20 } else { 1 } + 2);
+                let mut bounded = StreamingStack::bounded(byte_weights, bound);
+                let mut full = StreamingStack::new(byte_weights);
+                for step in 0..3_000 {
+                    let key = rng.gen_range(0..keys);
+                    // A size per key: sizes that change are outside the equality.
+                    let size = (crate::mrc::filter::key_hash(key + round) % 40) as u32;
+                    let want = full
+                        .access(key, size)
+                        .filter(|d| d - full.weight_of(size) < bound);
+                    let got = bounded.access(key, size);
+                    assert_eq!(
+                        got, want,
+                        "{seed}: round {round}, step {step}, bound {bound}, key {key}"
+                    );
+                }
+                let held = bounded.len() as u64;
+                assert!(
+                    byte_weights || held <= bound,
+                    "{seed}: {held} keys held, bound {bound}"
+                );
+            }
+        });
     }
 
     proptest! {
