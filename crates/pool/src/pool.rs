@@ -158,6 +158,38 @@ struct Inner {
     admission: Option<Mutex<policy::Admitter>>,
 }
 
+/// A read that lies in one page of an open slot, before the end of its file
+/// ([`Inner::in_one_page`]): what the hit fast paths need to serve it.
+struct OnePage<'a> {
+    slot: &'a FileSlot,
+    page: u64,
+    /// Offset of the read in the page.
+    in_page: usize,
+    /// Bytes to copy: the request, cut at the end of the file.
+    n: usize,
+}
+
+impl Inner {
+    /// The read of `len` bytes at `offset` of `f`, if it lies in one page and starts
+    /// before the end of the file (anything else takes the general path, which checks the
+    /// handle and reports errors).
+    #[inline]
+    fn in_one_page(&self, f: FileHandle, offset: u64, len: usize) -> Option<OnePage<'_>> {
+        let slot = self.files.get(f.slot as usize)?;
+        let file_len = slot.len.load(Ordering::Acquire);
+        let in_page = (offset as usize) & (self.page_size - 1);
+        if offset >= file_len || in_page + len > self.page_size {
+            return None;
+        }
+        Some(OnePage {
+            slot,
+            page: offset >> self.page_shift,
+            in_page,
+            n: (file_len - offset).min(len as u64) as usize,
+        })
+    }
+}
+
 impl PolicyState {
     /// `a` with the next logical time.
     fn stamp(&mut self, mut a: Access) -> Access {
@@ -221,15 +253,10 @@ impl BufferPool {
     pub fn read(&self, f: FileHandle, offset: u64, buf: &mut [u8]) -> Result<usize, PoolError> {
         let inner = &*self.inner;
         // Fast path: the whole request lies in one resident page (XMF's small reads).
-        if let Some(slot) = inner.files.get(f.slot as usize) {
-            let len = slot.len.load(Ordering::Acquire);
-            let in_page = (offset as usize) & (inner.page_size - 1);
-            if offset < len && in_page + buf.len() <= inner.page_size {
-                let n = (len - offset).min(buf.len() as u64) as usize;
-                if let Some(g) = inner.hit_shared(slot, f, offset >> inner.page_shift, false) {
-                    buf[..n].copy_from_slice(&g.bytes()[in_page..in_page + n]);
-                    return Ok(n);
-                }
+        if let Some(r) = inner.in_one_page(f, offset, buf.len()) {
+            if let Some(g) = inner.hit_shared(r.slot, f, r.page, false) {
+                buf[..r.n].copy_from_slice(&g.bytes()[r.in_page..r.in_page + r.n]);
+                return Ok(r.n);
             }
         }
         self.read_slow(f, offset, buf)
@@ -296,18 +323,12 @@ impl BufferPool {
         buf: &mut [u8],
     ) -> Result<usize, PoolError> {
         let inner = &*self.inner;
-        if let Some(slot) = inner.files.get(f.slot as usize) {
-            let len = slot.len.load(Ordering::Acquire);
-            let in_page = (offset as usize) & (inner.page_size - 1);
-            if offset < len && in_page + buf.len() <= inner.page_size {
-                let n = (len - offset).min(buf.len() as u64) as usize;
-                let page = offset >> inner.page_shift;
-                for _ in 0..OPTIMISTIC_TRIES {
-                    match inner.hit_optimistic(slot, f, page, in_page, &mut buf[..n]) {
-                        OptimisticHit::Hit => return Ok(n),
-                        OptimisticHit::Changed => std::hint::spin_loop(),
-                        OptimisticHit::Absent => break,
-                    }
+        if let Some(r) = inner.in_one_page(f, offset, buf.len()) {
+            for _ in 0..OPTIMISTIC_TRIES {
+                match inner.hit_optimistic(r.slot, f, r.page, r.in_page, &mut buf[..r.n]) {
+                    OptimisticHit::Hit => return Ok(r.n),
+                    OptimisticHit::Changed => std::hint::spin_loop(),
+                    OptimisticHit::Absent => break,
                 }
             }
         }
