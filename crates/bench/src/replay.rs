@@ -77,6 +77,16 @@ pub fn capacity(
     size.resolve(ignore_size, trace.working_set())
 }
 
+/// What a cache size counts in unit mode (`ignore_size`) or byte mode: the `mode` of a
+/// [`ReplayThroughput`] and the unit of its size.
+pub fn mode_name(ignore_size: bool) -> &'static str {
+    if ignore_size {
+        "objects"
+    } else {
+        "bytes"
+    }
+}
+
 /// The policies to measure: those given, or every registered policy with its defaults.
 pub fn policies_or_all(given: &[PolicySpec]) -> Vec<PolicySpec> {
     if !given.is_empty() {
@@ -181,7 +191,7 @@ pub fn replay_throughput(
         seconds,
         requests_per_s: per_second(counts.requests, seconds),
         miss_ratio: counts.miss_ratio(),
-        mode: if ignore_size { "objects" } else { "bytes" },
+        mode: mode_name(ignore_size),
     })
 }
 

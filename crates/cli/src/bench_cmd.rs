@@ -134,15 +134,11 @@ fn des_table(report: &DesBenchReport) -> String {
     let e = &report.experiment;
     format!(
         "{}\nexperiment kotz-ellis: {} points in {:.2} s on {} threads\n",
-        util::table(&header(&["case", "events", "seconds", "events/s"]), &rows),
+        util::table(&["case", "events", "seconds", "events/s"], &rows),
         e.points,
         e.seconds,
         e.threads
     )
-}
-
-fn header(names: &[&str]) -> Vec<String> {
-    names.iter().map(|s| s.to_string()).collect()
 }
 
 fn replay(a: BenchReplayArgs) -> Result<()> {
@@ -204,7 +200,7 @@ fn replay(a: BenchReplayArgs) -> Result<()> {
         out.push_str(&format!(
             "workload: {label}\ncache: {} {}, one thread\n\n",
             util::thousands(capacity),
-            if ignore_size { "objects" } else { "bytes" }
+            replay::mode_name(ignore_size)
         ));
         out.push_str(&replay_table(&results));
     }
@@ -232,10 +228,7 @@ fn replay_table(results: &[ReplayThroughput]) -> String {
             ]
         })
         .collect();
-    util::table(
-        &header(&["policy", "requests/s", "seconds", "miss ratio"]),
-        &rows,
-    )
+    util::table(&["policy", "requests/s", "seconds", "miss ratio"], &rows)
 }
 
 /// The trace-reading measurement: a JSON line, or a sentence after the table.

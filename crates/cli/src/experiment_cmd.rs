@@ -72,7 +72,7 @@ pub fn run(cmd: ExperimentCommand) -> Result<()> {
                 "cache-aware-server".into(),
                 crate::serve_cmd::EXPERIMENT_SUMMARY.into(),
             ]);
-            util::emit(&util::table(&["name".into(), "reproduces".into()], &rows))
+            util::emit(&util::table(&["name", "reproduces"], &rows))
         }
         ExperimentCommand::KotzEllis(a) => kotz(a),
         ExperimentCommand::XmfCleaning(a) => xmf(a),

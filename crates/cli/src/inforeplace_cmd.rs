@@ -221,7 +221,7 @@ fn tagged<T: Serialize>(part: &'static str, rows: &[T]) -> Result<String> {
 }
 
 fn accuracy_table(rows: &[AccuracyRow]) -> String {
-    let header: Vec<String> = [
+    let header = [
         "source",
         "target",
         "inaccuracy",
@@ -231,9 +231,7 @@ fn accuracy_table(rows: &[AccuracyRow]) -> String {
         "simulate us",
         "rest us",
         "refreshes/read",
-    ]
-    .map(String::from)
-    .to_vec();
+    ];
     let body: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
@@ -263,7 +261,7 @@ fn accuracy_table(rows: &[AccuracyRow]) -> String {
 }
 
 fn index_table(runs: &[IndexRun], s: &IndexSettings) -> String {
-    let header: Vec<String> = [
+    let header = [
         "engine",
         "tree",
         "way",
@@ -273,9 +271,7 @@ fn index_table(runs: &[IndexRun], s: &IndexSettings) -> String {
         "device pages read",
         "kernel MB read",
         "refreshes",
-    ]
-    .map(String::from)
-    .to_vec();
+    ];
     let base = |r: &IndexRun| {
         runs.iter()
             .find(|b| b.engine == r.engine && b.tree == r.tree && b.way == "linux")
@@ -312,7 +308,7 @@ fn index_table(runs: &[IndexRun], s: &IndexSettings) -> String {
 }
 
 fn linux_table(setup: &LinuxSetup, rows: &[LinuxRow]) -> String {
-    let header: Vec<String> = [
+    let header = [
         "target",
         "mirror",
         "levers",
@@ -324,9 +320,7 @@ fn linux_table(setup: &LinuxSetup, rows: &[LinuxRow]) -> String {
         "check us",
         "refresh us",
         "device pages",
-    ]
-    .map(String::from)
-    .to_vec();
+    ];
     let body: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
@@ -360,7 +354,7 @@ fn linux_table(setup: &LinuxSetup, rows: &[LinuxRow]) -> String {
 }
 
 fn page_cache_table(pc: &PageCacheIndex, gains: &[GainRow]) -> String {
-    let header: Vec<String> = [
+    let header = [
         "engine",
         "tree",
         "way",
@@ -374,9 +368,7 @@ fn page_cache_table(pc: &PageCacheIndex, gains: &[GainRow]) -> String {
         "dropped",
         "us/lookup",
         "load",
-    ]
-    .map(String::from)
-    .to_vec();
+    ];
     let body: Vec<Vec<String>> = pc
         .rows
         .iter()
@@ -411,7 +403,7 @@ fn page_cache_table(pc: &PageCacheIndex, gains: &[GainRow]) -> String {
         pc.truth,
     );
     text.push_str(&util::table(&header, &body));
-    let header: Vec<String> = [
+    let header = [
         "engine",
         "tree",
         "way",
@@ -421,9 +413,7 @@ fn page_cache_table(pc: &PageCacheIndex, gains: &[GainRow]) -> String {
         "time saved",
         "half of ref",
         "goal (reads / time)",
-    ]
-    .map(String::from)
-    .to_vec();
+    ];
     let yes = |b: bool| if b { "met" } else { "missed" };
     let body: Vec<Vec<String>> = gains
         .iter()

@@ -75,8 +75,8 @@ pub fn progress(total: u64, what: &str) -> ProgressBar {
 
 /// A plain-text table: the first column left-aligned, the others right-aligned, columns
 /// separated by two spaces (see [`report::Table::to_text`]).
-pub fn table(header: &[String], rows: &[Vec<String>]) -> String {
-    let mut t = report::Table::new(header.iter().cloned());
+pub fn table(header: &[impl AsRef<str>], rows: &[Vec<String>]) -> String {
+    let mut t = report::Table::new(header.iter().map(|h| h.as_ref().to_string()));
     for row in rows {
         t.push_row(row.iter().cloned());
     }
@@ -127,10 +127,7 @@ mod tests {
         assert_eq!(csv_field("a,b"), "\"a,b\"");
         assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
         assert_eq!(csv_line(&["x", "y,z"]), "x,\"y,z\"\n");
-        let t = table(
-            &["a".into(), "bb".into()],
-            &[vec!["long".into(), "1".into()]],
-        );
+        let t = table(&["a", "bb"], &[vec!["long".into(), "1".into()]]);
         assert_eq!(t, "a     bb\nlong   1\n");
     }
 }

@@ -268,6 +268,15 @@ pub struct PageCacheIndex {
     pub level_rows: Vec<PageCacheLevelRow>,
 }
 
+impl PageCacheIndex {
+    /// Lists a pass's cgroup, as the run described it, once however many trees used it.
+    fn note_cgroup(&mut self, described: String) {
+        if !self.cgroups.contains(&described) {
+            self.cgroups.push(described);
+        }
+    }
+}
+
 /// The lookups of one way, counted.
 #[derive(Clone, Debug)]
 pub struct Lookups {
@@ -471,9 +480,7 @@ fn passes(
             }
             Ok(())
         })?;
-        if !out.cgroups.contains(&cgroup) {
-            out.cgroups.push(cgroup);
-        }
+        out.note_cgroup(cgroup);
         if throttle_ref.is_some() && settings.pool_under_throttle {
             // The pool's cache is its own memory, so the cgroup only throttles: its memory
             // limit leaves room for the pool's frames and everything else of the process.
@@ -492,9 +499,7 @@ fn passes(
                 }
                 Ok(())
             })?;
-            if !out.cgroups.contains(&cgroup) {
-                out.cgroups.push(cgroup);
-            }
+            out.note_cgroup(cgroup);
         }
     }
     Ok(())
