@@ -129,10 +129,14 @@ fn shards_at_rate_one_is_the_exact_curve() {
 fn each_raised_size_is_the_plain_pass_at_its_level_rate() {
     // Base 0.02, at least 40 sampled objects: 100 objects need 0.4, and the ladder halves
     // from there (150 takes 0.4 too, 700 takes 0.1 with 400, 1,000 needs 0.04 and takes
-    // 0.05); 3,000 stays at the base. Each level's bounded estimate is the plain pass's at
-    // that rate, point for point (up to the order of float sums).
+    // 0.05); 3,000 stays at the base. Without deletes each level's bounded estimate is the
+    // plain pass's at that rate, point for point (up to the order of float sums). With
+    // deletes a bounded stack may already have forgotten a key that a later delete above
+    // it would have brought back within reach (`sim::mrc::stack`, bounded stacks), so a
+    // level then misses at least as often as the plain pass, never less.
     testutil::explore(|seed| {
-        let reqs = with_deletes(mixed_trace(seed, 30_000, 3_000), 97);
+        let plain_trace = mixed_trace(seed, 30_000, 3_000);
+        let deleting = with_deletes(plain_trace.clone(), 97);
         let caps = [100, 150, 200, 400, 700, 1_000, 1_600, 3_000];
         let config = |rate, min_sampled| ApproxConfig {
             sizes: sizes(&caps),
@@ -140,25 +144,33 @@ fn each_raised_size_is_the_plain_pass_at_its_level_rate() {
             sample_seed: seed.value(),
             ..ApproxConfig::new(Method::ShardsRate(rate))
         };
-        let nested = run(&reqs, &config(0.02, 40));
-        let rates: Vec<f64> = nested.curves[0].points.iter().map(|p| p.rate).collect();
-        assert_eq!(rates, [0.4, 0.4, 0.2, 0.1, 0.1, 0.05, 0.025, 0.02]);
-        let mut served = 0;
-        for (i, p) in nested.curves[0].points.iter().enumerate() {
-            let plain = run(&reqs, &config(p.rate, 0));
-            let q = &plain.curves[0].points[i];
-            assert_eq!(q.rate, p.rate);
-            assert!(
-                (p.misses - q.misses).abs() < 1e-6 && (p.miss_ratio - q.miss_ratio).abs() < 1e-12,
-                "{seed}: at {}: nested {p:?}, plain {q:?}",
-                p.capacity
-            );
-            if p.rate > 0.02 && (i == 0 || rates[i - 1] != p.rate) {
-                served += plain.sampled_requests;
+        for (reqs, exact) in [(&plain_trace, true), (&deleting, false)] {
+            let nested = run(reqs, &config(0.02, 40));
+            let rates: Vec<f64> = nested.curves[0].points.iter().map(|p| p.rate).collect();
+            assert_eq!(rates, [0.4, 0.4, 0.2, 0.1, 0.1, 0.05, 0.025, 0.02]);
+            let mut served = 0;
+            for (i, p) in nested.curves[0].points.iter().enumerate() {
+                let plain = run(reqs, &config(p.rate, 0));
+                let q = &plain.curves[0].points[i];
+                assert_eq!(q.rate, p.rate);
+                let agrees = if exact {
+                    (p.misses - q.misses).abs() < 1e-6
+                        && (p.miss_ratio - q.miss_ratio).abs() < 1e-12
+                } else {
+                    p.misses >= q.misses - 1e-6
+                };
+                assert!(
+                    agrees,
+                    "{seed}: deletes {}: at {}: nested {p:?}, plain {q:?}",
+                    !exact, p.capacity
+                );
+                if p.rate > 0.02 && (i == 0 || rates[i - 1] != p.rate) {
+                    served += plain.sampled_requests;
+                }
             }
+            // The levels served their samples, each once.
+            assert_eq!(nested.miniature_requests, served);
         }
-        // The levels served their samples, each once.
-        assert_eq!(nested.miniature_requests, served);
     });
 }
 
