@@ -1,35 +1,48 @@
 #!/usr/bin/env bash
 # Builds the Python package's wheel from this checkout and runs its pytest suites against
 # the installed wheel (not the source tree), as a user's `pip install` would see it.
-#   scripts/test-python.sh [PYTEST ARGS...]
-# The venv lives in target/py-venv (PYTHON picks the interpreter, default python3); the
-# wheel is built in release mode into target/wheels, sharing target/ with cargo, so the
-# workspace's crates compiled by `cargo test --release` are reused, not rebuilt. The replay
-# tests compare with a release `bufcache` binary: BUFCACHE_BIN if set (scripts/test-all.sh
-# passes the one `cargo test --workspace --release` just built, whose feature set differs
-# from a lone `cargo build -p bufcache-cli` and would rebuild every crate), else built here. Ray, for the
-# tests of bufcache.ray_sweep in local mode, comes from python/requirements-ray.txt.
+#   scripts/test-python.sh [PYTEST ARGS...]   both steps
+#   scripts/test-python.sh --prepare          the venv, its packages and the wheel only
+#   scripts/test-python.sh --pytest [ARGS...] pytest only, on what --prepare installed
+# The venv lives in target/py-venv (PYTHON picks the interpreter, default python3). The
+# wheel is compiled in its own target directory (target/python-wheel, or under
+# CARGO_TARGET_DIR): built alone, the Python crate resolves other features of the shared
+# crates than `cargo test --workspace` does (the policy crate's `testkit`, rustix's), so
+# it compiles every crate again whatever the directory, and a directory of its own lets
+# scripts/test-all.sh build it while the Rust tests run. The replay tests compare with a
+# release `bufcache` binary: BUFCACHE_BIN if set (scripts/test-all.sh passes the one the
+# workspace tests were built with), else built here. Ray, for the tests of
+# bufcache.ray_sweep in local mode, comes from python/requirements-ray.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 venv=$root/target/py-venv
 python=${PYTHON:-python3}
+mode=all
+case ${1:-} in
+--prepare) mode=prepare; shift ;;
+--pytest) mode=pytest; shift ;;
+esac
 
-if [[ ! -x $venv/bin/python ]]; then
-    "$python" -m venv "$venv"
+if [[ $mode != pytest ]]; then
+    if [[ ! -x $venv/bin/python ]]; then
+        "$python" -m venv "$venv"
+    fi
+    "$venv/bin/python" -m pip install --quiet -r python/requirements-test.txt -r python/requirements-ray.txt
+
+    echo "== maturin build --release"
+    rm -rf target/wheels
+    CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$root/target}/python-wheel \
+        "$venv/bin/maturin" build --release --manifest-path python/Cargo.toml --out target/wheels \
+        --interpreter "$venv/bin/python"
+    "$venv/bin/python" -m pip install --quiet --force-reinstall --no-deps target/wheels/bufcache-*.whl
 fi
-"$venv/bin/python" -m pip install --quiet -r python/requirements-test.txt -r python/requirements-ray.txt
-
-echo "== maturin build --release"
-rm -rf target/wheels
-"$venv/bin/maturin" build --release --manifest-path python/Cargo.toml --out target/wheels \
-    --interpreter "$venv/bin/python"
-"$venv/bin/python" -m pip install --quiet --force-reinstall --no-deps target/wheels/bufcache-*.whl
+[[ $mode == prepare ]] && exit 0
 
 if [[ -z ${BUFCACHE_BIN:-} ]]; then
     echo "== the bufcache binary the tests compare with"
     cargo build --release -p bufcache-cli
-    BUFCACHE_BIN=$root/target/release/bufcache
+    BUFCACHE_BIN=${CARGO_TARGET_DIR:-$root/target}/release/bufcache
 fi
 
 echo "== pytest"
