@@ -2,7 +2,7 @@
 //! expected numbers, machine output parses, and bad inputs fail with a message that names
 //! the problem, a non-zero status and no panic.
 
-mod common;
+use crate::common;
 use common::{fails, json_lines, ok};
 
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! `bufcache des` and `bufcache experiment`: the shipped scenarios run, machine output has
 //! the documented fields, files are written, and bad scenarios fail with the file and key.
 
-mod common;
+use crate::common;
 use common::{bufcache, json_lines, ok};
 
 use std::path::{Path, PathBuf};

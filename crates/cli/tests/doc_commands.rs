@@ -424,7 +424,7 @@ fn check(examples: &[Example]) {
 #[test]
 #[cfg_attr(
     debug_assertions,
-    ignore = "long in a debug build (minutes of replay and experiments; under 30 s in release, which CI runs): cargo test --release -p bufcache-cli --test doc_commands"
+    ignore = "long in a debug build (minutes of replay and experiments; under 30 s in release, which CI runs): cargo test --release -p bufcache-cli --test all doc_commands::"
 )]
 fn documented_commands_print_what_the_docs_show() {
     let examples = all_examples();

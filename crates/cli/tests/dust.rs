@@ -1,6 +1,6 @@
 //! `bufcache dust` end to end: the JSON line, the output directory, and bad targets.
 
-mod common;
+use crate::common;
 use common::{fails, ok};
 
 /// `bufcache dust --target TARGET --iterations N --json`: the object on the last line.

@@ -1,7 +1,7 @@
 //! `bufcache experiment inforeplace`: the documented command and the shape of its output
 //! (docs/experiments/inforeplace.md), kept small: simulator only for the index part.
 
-mod common;
+use crate::common;
 
 use common::{json_lines, ok};
 

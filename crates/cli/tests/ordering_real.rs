@@ -3,7 +3,7 @@
 //! per I/O mode and variant, in order, with every column; `--json` has one object per
 //! point. Timings are not checked.
 
-mod common;
+use crate::common;
 use common::{fails, json_lines, ok};
 
 fn run(extra: &[&str]) -> String {

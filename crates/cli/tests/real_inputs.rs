@@ -2,7 +2,7 @@
 //! string keys, spelled-out operations and compressed inputs; exact counts on hand-worked
 //! cases and clean errors on bad ones.
 
-mod common;
+use crate::common;
 use common::{fails, json_lines, ok};
 
 use std::path::Path;

@@ -4,7 +4,7 @@
 //! The trace (time, key): (0,1) (10,2) (20,1) (30,3) (40,1) (50,2). LRU with room for two
 //! objects: miss, miss, hit, miss (3 evicts 2), hit, miss.
 
-mod common;
+use crate::common;
 
 use common::{fails, json_lines, ok};
 

@@ -2,7 +2,7 @@
 //! documented in docs/serve.md: the commands run, their output keeps its shape, and unsafe
 //! or bad arguments fail cleanly. Everything binds to loopback and is bounded.
 
-mod common;
+use crate::common;
 use common::{fails, ok};
 
 use std::io::{BufRead, BufReader};

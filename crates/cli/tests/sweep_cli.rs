@@ -2,7 +2,7 @@
 //! rerun leaves the file a clean run leaves, bad input fails cleanly, and the output keeps
 //! the shape docs/sweep.md shows.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -8,7 +8,7 @@
 //! The scripted runs explore: each test draws a fresh seed unless `BUFCACHE_SEED` is set,
 //! and prints it (see `docs/TESTING.md`).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -19,7 +19,7 @@
 //! The runs explore: each test draws a fresh seed unless `BUFCACHE_SEED` is set, and prints
 //! it (see `docs/TESTING.md`).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::Duration;

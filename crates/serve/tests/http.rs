@@ -1,6 +1,6 @@
 //! The HTTP features against a running server on 127.0.0.1:0.
 
-mod common;
+use crate::common;
 
 use common::{config, exchange, get, tree, Conn};
 use serve::SchedulerChoice;

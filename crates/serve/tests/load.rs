@@ -1,6 +1,6 @@
 //! The load generator against a running server, bounded to a few hundred requests.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! spelling, malformed and oversized requests, slow clients, the bounded queue, the
 //! loopback default.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

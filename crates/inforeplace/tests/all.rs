@@ -1,0 +1,8 @@
+//! InfoReplace's integration tests, one binary: each file is a module (one link and one
+//! copy of the generic code they instantiate for all of them, instead of one per file).
+
+mod control;
+mod index_pool;
+mod kernel_file;
+mod page_cache;
+mod pool;

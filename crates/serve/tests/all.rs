@@ -1,0 +1,8 @@
+//! The server's integration tests, one binary: each file is a module (one link and one
+//! copy of the generic code they instantiate for all of them, instead of one per file).
+
+mod common;
+mod experiment_figures;
+mod http;
+mod load;
+mod safety;

@@ -1,0 +1,5 @@
+//! The trace crate's integration tests, one binary: each file is a module (one link and one
+//! copy of the generic code they instantiate for all of them, instead of one per file).
+
+mod real_traces;
+mod roundtrip;
