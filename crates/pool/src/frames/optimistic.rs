@@ -83,7 +83,10 @@ impl<'a> Snapshot<'a> {
         // std's atomics even under loom: these are views of raw memory.
         use std::sync::atomic::{AtomicU64, AtomicU8};
         let len = dst.len();
-        assert!(offset <= self.frames.page_size && len <= self.frames.page_size - offset);
+        // One overflow-checked sum (a wrapped sum would pass the test).
+        assert!(offset
+            .checked_add(len)
+            .is_some_and(|end| end <= self.frames.page_size));
         // SAFETY: `offset` is inside the frame (asserted), which lies inside its chunk's
         // allocation (`Frames::hit_words`).
         let src = unsafe { self.frame.as_ptr().add(offset) };
