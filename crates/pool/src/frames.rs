@@ -281,8 +281,9 @@ impl Chunk {
     #[inline]
     fn frame(&self, i: usize, page_size: usize) -> NonNull<u8> {
         assert!(i < self.hot.len());
-        // SAFETY: i < the chunk's frame count, so the offset i * page_size is inside its
-        // allocation of count * page_size bytes (no overflow: checked at construction).
+        // SAFETY: `hot` holds one record per frame (`Chunk::new`), so i < the chunk's
+        // frame count and the offset i * page_size is inside its allocation of
+        // count * page_size bytes (no overflow: checked at construction).
         unsafe { self.base.add(i * page_size) }
     }
 
