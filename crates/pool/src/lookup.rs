@@ -357,6 +357,34 @@ mod tests {
         assert_eq!(t.insert(key(5, 1, 0), 3), Err(EMPTY));
     }
 
+    /// The levels are indexed by masked bit fields: the last page of the range and the
+    /// first of each level's span get their own entries, and a page past the range is
+    /// refused rather than masked onto page 0 (or any other).
+    #[test]
+    fn masked_indices_never_alias_pages() {
+        let m = Mapped::new(1);
+        m.open(0, 1);
+        let t = Table::Mapped(m);
+        let last = MAPPED_PAGES - 1;
+        let pages = [0, 255, 256, (1 << 18) - 1, 1 << 18, last];
+        for (frame, &p) in pages.iter().enumerate() {
+            t.insert(key(0, 1, p), frame as u32).unwrap();
+        }
+        for (frame, &p) in pages.iter().enumerate() {
+            assert_eq!(t.get(key(0, 1, p)), Some(frame as u32), "page {p}");
+        }
+        for past in [
+            MAPPED_PAGES,
+            MAPPED_PAGES + 255,
+            2 * MAPPED_PAGES - 1,
+            u64::MAX,
+        ] {
+            assert_eq!(t.get(key(0, 1, past)), None, "page {past}");
+            assert_eq!(t.insert(key(0, 1, past), 9), Err(EMPTY), "page {past}");
+        }
+        assert_eq!(t.get(key(0, 1, 0)), Some(0));
+    }
+
     #[test]
     fn a_remove_for_a_closed_generation_leaves_the_new_files_entry() {
         // Slot 0 held generation 1, whose page 5 was in frame 7; the file was closed and
