@@ -62,7 +62,10 @@ use std::sync::atomic::Ordering;
 #[cfg(not(loom))]
 use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, AtomicU8};
 
+mod guards;
 mod optimistic;
+
+pub(crate) use guards::{Exclusive, HitWords, Shared};
 
 const EXCLUSIVE: u64 = 1 << 63;
 const USER_EXCL: u64 = 1 << 62;
@@ -272,6 +275,18 @@ impl Chunk {
         Some(chunk)
     }
 
+    /// Frame `i`'s first byte (`page_size` is the arena's). Panics unless `i` is a frame
+    /// of this chunk. The check is against the hit records' length (one per frame, like
+    /// the headers), so that beside `&self.hot[i]` the compiler makes it once.
+    #[inline]
+    fn frame(&self, i: usize, page_size: usize) -> NonNull<u8> {
+        assert!(i < self.hot.len());
+        // SAFETY: `hot` holds one record per frame (`Chunk::new`), so i < the chunk's
+        // frame count and the offset i * page_size is inside its allocation of
+        // count * page_size bytes (no overflow: checked at construction).
+        unsafe { self.base.add(i * page_size) }
+    }
+
     fn bits(&self, which: Bits) -> &[AtomicU64] {
         match which {
             Bits::Dirty => &self.dirty,
@@ -361,10 +376,14 @@ impl Frames {
         &chunk.headers[i]
     }
 
-    /// What a hit on frame `id` reads and writes, located once.
+    /// What a hit on frame `id` reads and writes, and where its bytes are, located once.
     #[inline]
     pub(crate) fn hit_words(&self, id: u32) -> HitWords<'_> {
-        HitWords(self.hot(id))
+        let (chunk, i) = self.locate(id);
+        HitWords {
+            hot: &chunk.hot[i],
+            frame: chunk.frame(i, self.page_size),
+        }
     }
 
     #[inline]
@@ -486,10 +505,7 @@ impl Frames {
     #[inline]
     fn frame_ptr(&self, id: u32) -> *mut u8 {
         let (chunk, i) = self.locate(id);
-        assert!(i < chunk.headers.len());
-        // SAFETY: i < the chunk's frame count, so the offset i * page_size is inside its
-        // allocation of count * page_size bytes (no overflow: checked at construction).
-        unsafe { chunk.base.as_ptr().add(i * self.page_size) }
+        chunk.frame(i, self.page_size).as_ptr()
     }
 
     /// Take a shared pin on frame `id` unless it is exclusively latched.
@@ -518,11 +534,13 @@ impl Frames {
         user: bool,
         valid: impl FnMut() -> bool,
     ) -> Option<Shared<'_>> {
-        self.try_share_at(self.state(id), id, user, valid)
+        self.try_share_at(&self.hit_words(id), id, user, valid)
     }
 
-    /// [`Frames::try_share_if`] with the frame's words already located.
-    #[inline]
+    /// [`Frames::try_share_if`] with the frame's words already located. Always inlined,
+    /// like the hit path it serves (as a call, with its closure, it cost a pin 40
+    /// instructions).
+    #[inline(always)]
     pub(crate) fn try_share_words<'a>(
         &'a self,
         words: &HitWords<'a>,
@@ -530,17 +548,18 @@ impl Frames {
         user: bool,
         valid: impl FnMut() -> bool,
     ) -> Option<Shared<'a>> {
-        self.try_share_at(&words.0.state, id, user, valid)
+        self.try_share_at(words, id, user, valid)
     }
 
-    #[inline]
+    #[inline(always)]
     fn try_share_at<'a>(
         &'a self,
-        state: &'a AtomicU64,
+        words: &HitWords<'a>,
         id: u32,
         user: bool,
         mut valid: impl FnMut() -> bool,
     ) -> Option<Shared<'a>> {
+        let state = words.state();
         let add = if user { 1 + USER_ONE } else { 1 };
         // Acquire: the header fields `valid` reads are at least as new as the last
         // exclusive holder left them.
@@ -555,6 +574,7 @@ impl Frames {
                     return Some(Shared {
                         frames: self,
                         state,
+                        frame: words.frame,
                         id,
                         user,
                     })
@@ -617,30 +637,6 @@ impl Frames {
     }
 }
 
-/// A frame's words that a hit reads and writes ([`Frames::hit_words`]), found with one
-/// lookup of its chunk.
-pub(crate) struct HitWords<'a>(&'a Hot);
-
-impl<'a> HitWords<'a> {
-    /// Whether the frame holds the first page of a read-ahead window (a hint).
-    #[inline]
-    pub(crate) fn ra_marked(&self) -> bool {
-        self.0.ra_mark.load(Ordering::Relaxed)
-    }
-
-    /// The frame's hit counter (see [`Hot`]).
-    #[inline]
-    pub(crate) fn refs(&self) -> &'a AtomicU8 {
-        &self.0.refs
-    }
-
-    /// The frame's last access on the pool's coarse clock (see [`Hot`]).
-    #[inline]
-    pub(crate) fn last_access(&self) -> &'a AtomicU32 {
-        &self.0.last_access
-    }
-}
-
 /// Spin a little, then yield: the latch holder is normally one copy or one I/O away.
 #[cfg(loom)]
 pub(crate) fn backoff(_spins: &mut u32) {
@@ -658,126 +654,6 @@ pub(crate) fn backoff(spins: &mut u32) {
         std::thread::yield_now();
     }
     *spins = spins.saturating_add(1);
-}
-
-/// A shared pin: read access to a frame's bytes; unpins on drop.
-pub(crate) struct Shared<'a> {
-    frames: &'a Frames,
-    /// Frame `id`'s latch word, looked up once (repeated bounds-checked indexing showed
-    /// up in the pin path's instruction count).
-    state: &'a AtomicU64,
-    id: u32,
-    user: bool,
-}
-
-impl<'a> Shared<'a> {
-    /// The frame's bytes.
-    #[inline]
-    pub(crate) fn bytes(&self) -> &[u8] {
-        // SAFETY: while this pin exists the state word's count is > 0, so no `Exclusive`
-        // guard (which requires the word to be exactly 0) can exist; only shared slices
-        // alias these bytes. The range lies inside the allocation (see `frame_ptr`).
-        unsafe { std::slice::from_raw_parts(self.frames.frame_ptr(self.id), self.frames.page_size) }
-    }
-
-    /// The frame's header.
-    #[inline]
-    pub(crate) fn header(&self) -> &'a Header {
-        self.frames.header(self.id)
-    }
-}
-
-impl Shared<'_> {
-    /// Count this pin as the application's from now on.
-    pub(crate) fn mark_user(&mut self) {
-        if !self.user {
-            self.state.fetch_add(USER_ONE, Ordering::Relaxed);
-            self.user = true;
-        }
-    }
-}
-
-impl Drop for Shared<'_> {
-    #[inline]
-    fn drop(&mut self) {
-        let sub = if self.user { 1 + USER_ONE } else { 1 };
-        self.state.fetch_sub(sub, Ordering::Release);
-    }
-}
-
-/// The exclusive latch: read and write access to a frame's bytes; released on drop.
-pub(crate) struct Exclusive<'a> {
-    frames: &'a Frames,
-    id: u32,
-}
-
-impl<'a> Exclusive<'a> {
-    /// The frame id.
-    #[inline]
-    pub(crate) fn id(&self) -> u32 {
-        self.id
-    }
-
-    /// The frame's bytes, read-only.
-    #[inline]
-    pub(crate) fn bytes(&self) -> &[u8] {
-        // SAFETY: the exclusive latch is held (state == EXCLUSIVE), so no other guard exists;
-        // the shared borrow of `self` prevents a simultaneous `bytes_mut`.
-        unsafe { std::slice::from_raw_parts(self.frames.frame_ptr(self.id), self.frames.page_size) }
-    }
-
-    /// The frame's bytes, writable.
-    #[inline]
-    pub(crate) fn bytes_mut(&mut self) -> &mut [u8] {
-        // SAFETY: the exclusive latch is held, so this guard is the only one for the frame,
-        // and `&mut self` makes the returned slice the only live one derived from it.
-        unsafe {
-            std::slice::from_raw_parts_mut(self.frames.frame_ptr(self.id), self.frames.page_size)
-        }
-    }
-
-    /// The frame's header.
-    #[inline]
-    pub(crate) fn header(&self) -> &'a Header {
-        self.frames.header(self.id)
-    }
-
-    /// Mark the holder as the application (a `PageMut`).
-    pub(crate) fn mark_user(&mut self) {
-        // Only the holder writes the word while it is latched.
-        let state = self.frames.state(self.id);
-        let cur = state.load(Ordering::Relaxed);
-        state.store(cur | USER_EXCL, Ordering::Relaxed);
-    }
-
-    /// Turn the exclusive latch into one shared pin without letting a writer in between.
-    #[inline]
-    pub(crate) fn downgrade(self) -> Shared<'a> {
-        let (frames, id) = (self.frames, self.id);
-        std::mem::forget(self);
-        let state = frames.state(id);
-        // A new version: the bytes or the page may have changed under the latch.
-        state.store(
-            released(state.load(Ordering::Relaxed)) + 1,
-            Ordering::Release,
-        );
-        Shared {
-            frames,
-            state,
-            id,
-            user: false,
-        }
-    }
-}
-
-impl Drop for Exclusive<'_> {
-    #[inline]
-    fn drop(&mut self) {
-        // Only the holder writes the word while it is latched (pins and other latches
-        // compare-and-swap from words without EXCLUSIVE), so a plain store releases it.
-        let state = self.frames.state(self.id);
-        state.store(released(state.load(Ordering::Relaxed)), Ordering::Release);
-    }
 }
 
 // The layout assumptions above: a header fits in one 64-byte line, four hit records in

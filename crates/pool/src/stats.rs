@@ -45,7 +45,9 @@ const STRIPES: usize = 16;
 struct Stripe([AtomicU64; COUNTERS]);
 
 pub(crate) struct Counters {
-    stripes: Box<[Stripe]>,
+    /// `STRIPES` owned stripes and the shared one, as an array: an owner's index, once
+    /// tested below `STRIPES`, needs no bounds check.
+    stripes: Box<[Stripe; STRIPES + 1]>,
 }
 
 /// Threads that found no stripe to own, for spreading them over the hit queues.
@@ -143,22 +145,35 @@ pub(crate) const STRIPE_COUNT: usize = STRIPES;
 impl Counters {
     pub(crate) fn new() -> Self {
         Counters {
-            stripes: (0..=STRIPES)
-                .map(|_| Stripe(std::array::from_fn(|_| AtomicU64::new(0))))
-                .collect(),
+            stripes: Box::new(std::array::from_fn(|_| {
+                Stripe(std::array::from_fn(|_| AtomicU64::new(0)))
+            })),
         }
     }
 
     /// Add `n` to counter `c` of this thread's stripe: a plain load and store when the
-    /// thread owns the stripe, `fetch_add` on the shared one.
+    /// thread owns the stripe, `fetch_add` on the shared one. The owner's case is one
+    /// test of the thread-local (it is on every hit); a thread's first count and the
+    /// shared stripe go out of line.
     #[inline]
     pub(crate) fn add(&self, c: Counter, n: u64) {
-        let i = stripe_of();
-        let cell = &self.stripes[i].0[c as usize];
+        let i = STRIPE_OF.with(Cell::get);
         if i < STRIPES {
+            let cell = &self.stripes[i].0[c as usize];
             cell.store(cell.load(Ordering::Relaxed) + n, Ordering::Relaxed);
         } else {
-            cell.fetch_add(n, Ordering::Relaxed);
+            self.add_unowned(c, n);
+        }
+    }
+
+    /// [`Counters::add`] for a thread that owns no stripe yet, or none at all: take one
+    /// if a stripe is free (then `add` finds it owned), else count in the shared one.
+    #[cold]
+    fn add_unowned(&self, c: Counter, n: u64) {
+        if stripe_of() < STRIPES {
+            self.add(c, n);
+        } else {
+            self.stripes[STRIPES].0[c as usize].fetch_add(n, Ordering::Relaxed);
         }
     }
 

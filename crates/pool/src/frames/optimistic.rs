@@ -30,6 +30,7 @@
 //! is the same compromise as crossbeam's `AtomicCell` fallback and vmcache itself.
 
 use super::{fence, AtomicU64, Frames, HitWords, EXCLUSIVE, VERSION_MASK};
+use std::ptr::NonNull;
 use std::sync::atomic::Ordering;
 
 /// The state word of a frame as it was when an optimistic read began. Whatever is read
@@ -39,7 +40,8 @@ use std::sync::atomic::Ordering;
 pub(crate) struct Snapshot<'a> {
     frames: &'a Frames,
     state: &'a AtomicU64,
-    id: u32,
+    /// The frame's first byte (`HitWords`).
+    frame: NonNull<u8>,
     seen: u64,
 }
 
@@ -49,21 +51,13 @@ impl Frames {
     #[cfg(any(test, loom))]
     #[inline]
     pub(crate) fn snapshot(&self, id: u32) -> Option<Snapshot<'_>> {
-        self.snapshot_at(self.state(id), id)
+        self.snapshot_words(&self.hit_words(id))
     }
 
     /// [`Frames::snapshot`] with the frame's words already located.
-    #[inline]
-    pub(crate) fn snapshot_words<'a>(
-        &'a self,
-        words: &HitWords<'a>,
-        id: u32,
-    ) -> Option<Snapshot<'a>> {
-        self.snapshot_at(&words.0.state, id)
-    }
-
-    #[inline]
-    fn snapshot_at<'a>(&'a self, state: &'a AtomicU64, id: u32) -> Option<Snapshot<'a>> {
+    #[inline(always)]
+    pub(crate) fn snapshot_words<'a>(&'a self, words: &HitWords<'a>) -> Option<Snapshot<'a>> {
+        let state = words.state();
         // Acquire: the bytes and fields read next are at least as new as the last
         // exclusive holder left them.
         let seen = state.load(Ordering::Acquire);
@@ -73,7 +67,7 @@ impl Frames {
         Some(Snapshot {
             frames: self,
             state,
-            id,
+            frame: words.frame,
             seen,
         })
     }
@@ -89,10 +83,13 @@ impl<'a> Snapshot<'a> {
         // std's atomics even under loom: these are views of raw memory.
         use std::sync::atomic::{AtomicU64, AtomicU8};
         let len = dst.len();
-        assert!(offset <= self.frames.page_size && len <= self.frames.page_size - offset);
+        // One overflow-checked sum (a wrapped sum would pass the test).
+        assert!(offset
+            .checked_add(len)
+            .is_some_and(|end| end <= self.frames.page_size));
         // SAFETY: `offset` is inside the frame (asserted), which lies inside its chunk's
-        // allocation (`frame_ptr`).
-        let src = unsafe { self.frames.frame_ptr(self.id).add(offset) };
+        // allocation (`Frames::hit_words`).
+        let src = unsafe { self.frame.as_ptr().add(offset) };
         let byte = |i: usize| {
             // SAFETY: `src + i` is inside the frame (i < len, range asserted above); the
             // arena's memory is allocated for the pool's whole life (chunks are never
