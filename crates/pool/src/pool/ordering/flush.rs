@@ -191,17 +191,23 @@ impl Inner {
 
     /// Release the leaves that are ready (`graph/release.rs`): their frames become plain
     /// dirty pages, untagged here. How many versions were released.
+    /// What frame `f` holds now: its owner, page and load count. Stable while the frame is
+    /// latched, or tagged (a tagged frame is dirty with ordered data, never evicted).
+    pub(in crate::pool) fn held_by(&self, f: u32) -> ReleasedPage {
+        let h = self.frames.header(f);
+        ReleasedPage {
+            frame: f,
+            owner: h.owner.load(Ordering::Relaxed),
+            page: h.page.load(Ordering::Relaxed),
+            incarnation: h.incarnation.load(Ordering::Relaxed),
+        }
+    }
+
     fn release_ready_leaves(&self, l: &mut Locked) -> usize {
         if !self.order.release_leaves {
             return 0;
         }
-        let released = l.graph.release_leaves(&l.waiting, |f| {
-            let h = self.frames.header(f);
-            (
-                h.owner.load(Ordering::Relaxed),
-                h.page.load(Ordering::Relaxed),
-            )
-        });
+        let released = l.graph.release_leaves(&l.waiting, |f| self.held_by(f));
         for &f in &released {
             self.set_tagged(f, false);
         }
@@ -252,8 +258,11 @@ impl Inner {
     /// frame is held, being written, or carries a newer ordered version).
     fn released_page_written(&self, p: ReleasedPage, force: bool) -> Result<bool, PoolError> {
         let h = self.frames.header(p.frame);
+        // Another load of the page (evicted and read again) is as good as another page.
         let written = || {
-            self.page_owned_by(p.frame, p.owner) != Some(p.page) || !h.dirty.load(Ordering::Acquire)
+            self.page_owned_by(p.frame, p.owner) != Some(p.page)
+                || h.incarnation.load(Ordering::Acquire) != p.incarnation
+                || !h.dirty.load(Ordering::Acquire)
         };
         if written() {
             return Ok(true);

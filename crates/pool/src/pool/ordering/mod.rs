@@ -225,16 +225,12 @@ impl Inner {
                 }
             },
         };
-        let h = g.header();
-        let (owner, page) = (
-            h.owner.load(Ordering::Relaxed),
-            h.page.load(Ordering::Relaxed),
-        );
-        l.graph.unrelease(id, owner, page);
+        let held = self.held_by(id);
+        l.graph.unrelease(held);
         let before = node;
         if let Placement::Duplicate { node: old } = l.graph.order_write(id, &mut node) {
-            debug_assert_ne!(owner, NO_OWNER, "a free frame carries ordered data");
-            let slot = l.graph.add_dup(old, owner, page);
+            debug_assert_ne!(held.owner, NO_OWNER, "a free frame carries ordered data");
+            let slot = l.graph.add_dup(old, held.owner, held.page);
             if l.dup_bytes.len() <= slot {
                 l.dup_bytes.resize_with(slot + 1, || None);
             }
@@ -396,11 +392,7 @@ impl Inner {
                 continue;
             }
             let mut l = self.order.locked.lock();
-            let (owner, page) = (
-                h.owner.load(Ordering::Relaxed),
-                h.page.load(Ordering::Relaxed),
-            );
-            l.graph.unrelease(id, owner, page);
+            l.graph.unrelease(self.held_by(id));
             if l.graph.tag_of(id).is_none() {
                 let mut epoch = l.graph.current_epoch();
                 let placed = l.graph.order_write(id, &mut epoch);

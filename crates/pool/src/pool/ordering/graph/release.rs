@@ -28,13 +28,18 @@ use std::collections::{BTreeSet, HashMap};
 
 use super::{NodeId, OrderState, Tag};
 
-/// One released version: frame `frame` held page `page` of file `owner` (its owner word)
-/// when it was released.
+/// One released version: frame `frame` held page `page` of file `owner` (its owner word),
+/// loaded for the `incarnation`-th time, when it was released. The incarnation tells a
+/// frame that still holds that load of the page from one that was evicted (which writes
+/// a dirty page first) and loaded with the same page again: by owner and page alone the
+/// two look the same, and the second would pass for the released version not yet
+/// written, forever if an ordered write that follows this node made it dirty again.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReleasedPage {
     pub frame: u32,
     pub owner: u64,
     pub page: u64,
+    pub incarnation: u32,
 }
 
 /// A deliberately broken release rule, for the crash enumeration's self-test (the checker
@@ -86,12 +91,12 @@ impl OrderState {
     /// Release every leaf that is ready: a graph node whose dependencies are durable, that
     /// nothing follows and nobody in `waiting` waits for, whose write is done and whose
     /// pending versions are all frames not yet written (no duplicate, nothing in flight).
-    /// Its frames are untagged; `page_of(frame)` gives each frame's (owner, page). Returns
+    /// Its frames are untagged; `page_of(frame)` gives what each frame holds. Returns
     /// the frames released, in id order (the caller clears their tag bits).
     pub fn release_leaves(
         &mut self,
         waiting: &[NodeId],
-        page_of: impl Fn(u32) -> (u64, u64),
+        page_of: impl Fn(u32) -> ReleasedPage,
     ) -> Vec<u32> {
         let candidates = std::mem::take(&mut self.release_candidates);
         let waited: BTreeSet<NodeId> = waiting.iter().map(|&w| self.find(w)).collect();
@@ -144,11 +149,12 @@ impl OrderState {
         let confirm_at_once = self.fault == Some(OrderingFault::ConfirmWithoutSync);
         for &(frame, n) in &frames {
             self.tags.remove(&frame);
-            let (owner, page) = page_of(frame);
+            let held = page_of(frame);
+            debug_assert_eq!(held.frame, frame, "page_of answers for the frame asked");
             let node = self.live.get_mut(&n).expect("a leaf is live");
             node.pending -= 1;
             if !confirm_at_once {
-                node.unconfirmed.push(ReleasedPage { frame, owner, page });
+                node.unconfirmed.push(held);
                 self.released_frames.insert(frame, n);
                 self.released_nodes.insert(n);
             }
@@ -158,11 +164,12 @@ impl OrderState {
         frames.into_iter().map(|(f, _)| f).collect()
     }
 
-    /// An ordered write is about to change `frame`, which holds page `page` of `owner`: if
-    /// the frame carries a released version of that page not yet confirmed, it is pending
-    /// again (tagged for its node), so the write combines with it or duplicates it as with
-    /// any pending version.
-    pub fn unrelease(&mut self, frame: u32, owner: u64, page: u64) {
+    /// An ordered write is about to change the frame of `held` (what it holds now): if the
+    /// frame carries a released version of that page, from the same load, not yet
+    /// confirmed, it is pending again (tagged for its node), so the write combines with it
+    /// or duplicates it as with any pending version.
+    pub fn unrelease(&mut self, held: ReleasedPage) {
+        let frame = held.frame;
         let Some(raw) = self.released_frames.remove(&frame) else {
             return;
         };
@@ -173,9 +180,10 @@ impl OrderState {
         let Some(node) = self.live.get_mut(&n) else {
             return;
         };
-        let wanted = ReleasedPage { frame, owner, page };
-        let Some(i) = node.unconfirmed.iter().position(|&p| p == wanted) else {
-            return; // the frame holds another page now: that version was written
+        let Some(i) = node.unconfirmed.iter().position(|&p| p == held) else {
+            // The frame holds another page, or another load of it: that version was
+            // written when its frame was evicted.
+            return;
         };
         node.unconfirmed.swap_remove(i);
         node.pending += 1;

@@ -146,9 +146,20 @@ fn unknown_ids_and_errors_are_reported() {
     assert_eq!(s.level(None).0, frames);
 }
 
-/// Where frame `f` holds page `f` of file 1 (the release needs each frame's page).
-fn page_of(f: u32) -> (u64, u64) {
-    (1, u64::from(f))
+/// Frame `f` holding page `page` of file 1, loaded for the `incarnation`-th time.
+fn held(f: u32, page: u64, incarnation: u32) -> ReleasedPage {
+    ReleasedPage {
+        frame: f,
+        owner: 1,
+        page,
+        incarnation,
+    }
+}
+
+/// Where frame `f` holds page `f` of file 1, first load (the release needs each frame's
+/// page).
+fn page_of(f: u32) -> ReleasedPage {
+    held(f, u64::from(f), 1)
 }
 
 /// Make the level's frames durable (written and synced), then sweep.
@@ -216,7 +227,7 @@ fn a_write_to_a_released_page_takes_its_version_back() {
     write_level(&mut s);
     assert_eq!(s.release_leaves(&[], page_of), [10]);
     let mut n = s.graph_node(&[]);
-    s.unrelease(10, 1, 10);
+    s.unrelease(held(10, 10, 1));
     assert_eq!(s.released_unconfirmed(), 0);
     assert_eq!(s.order_write(10, &mut n), Placement::Join);
     s.write_done(n);
@@ -226,7 +237,47 @@ fn a_write_to_a_released_page_takes_its_version_back() {
     let (d2, _) = gw(&mut s, 12, &[l2]);
     write_level(&mut s);
     let _ = s.release_leaves(&[], page_of);
-    s.unrelease(12, 1, 99);
+    s.unrelease(held(12, 99, 1));
     assert_eq!(s.status(d2), Ok(Status::Pending));
     assert_eq!(s.tag_of(12), None);
+}
+
+/// The frame of a released version was evicted (written) and loaded with the same page
+/// again: that load is not the released version, so a write to it does not take the
+/// version back, and the version stays to be confirmed (by the frame's new load, its
+/// written state). Before the load count was part of the record, the new load passed for
+/// the released version not yet written, and a write that follows the leaf, landing on
+/// it, held the leaf back forever (found by the crash enumeration's fresh seeds).
+#[test]
+fn another_load_of_the_released_page_is_not_the_released_version() {
+    let mut s = OrderState::default();
+    let (l, _) = gw(&mut s, 0, &[]);
+    let (d, _) = gw(&mut s, 12, &[l]);
+    write_level(&mut s);
+    assert_eq!(s.release_leaves(&[], page_of), [12]);
+    let mut n = s.graph_node(&[d]);
+    s.unrelease(held(12, 12, 2));
+    assert_eq!(
+        s.released_unconfirmed(),
+        1,
+        "the record stays, to be confirmed"
+    );
+    assert_eq!(s.tag_of(12), None, "not pending again");
+    assert!(matches!(s.order_write(12, &mut n), Placement::Join));
+    s.write_done(n);
+    assert_ne!(
+        s.find(d),
+        s.find(n),
+        "not combined: the new write follows the leaf"
+    );
+    let needed = s.confirmations(None, Confirm::Needed);
+    assert_eq!(needed.len(), 1);
+    assert_eq!(needed[0].pages, [held(12, 12, 1)]);
+    s.confirm(d, &needed[0].pages);
+    s.sweep();
+    assert_eq!(s.status(d), Ok(Status::Durable));
+    assert_eq!(
+        s.level(None).0.iter().map(|f| f.0).collect::<Vec<_>>(),
+        [12]
+    );
 }
