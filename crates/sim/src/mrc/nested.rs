@@ -23,7 +23,8 @@
 //! level, which costs the most, no wider than its smallest size needs. For
 //! SHARDS a level is one estimator ([`NestedShards`]) that answers all its sizes from one
 //! stack, bounded to the distances its largest size needs (a few thousand keys: it stays
-//! in the processor's caches). For miniature simulation a level is one stream (one
+//! in the processor's caches; in object mode a [`super::segments::SegmentedStack`] that
+//! only tells which of the level's sizes a reuse hits at). For miniature simulation a level is one stream (one
 //! numbering of keys, one clock) shared by its sizes' caches.
 //!
 //! **Cost.** Every request a level samples goes through it, and a level's sample contains
