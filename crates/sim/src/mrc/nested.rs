@@ -161,11 +161,12 @@ impl RatePlan {
     }
 }
 
-/// The raised sizes of fixed-rate SHARDS: one bounded estimator per level, fed from the
+/// The raised sizes of SHARDS: bounded estimators (one per level for fixed size, one at
+/// the widest level for fixed rate, [`NestedShards::merged`]), fed from the
 /// same hashes as the base estimator.
 #[derive(Debug)]
 pub struct NestedShards {
-    /// One estimator per level, widest first, with the sizes it answers (sorted).
+    /// The estimators, widest first, with the sizes each answers (sorted).
     levels: Vec<(Shards, Vec<u64>)>,
 }
 
@@ -190,6 +191,28 @@ impl NestedShards {
             })
             .collect();
         NestedShards { levels }
+    }
+
+    /// One estimator at the widest of `plan`'s levels answering every size of the plan
+    /// (fixed-rate SHARDS). Each size then holds at least as many sampled objects as its
+    /// own level would give it (up to `R_top / R_level` times more), and the pass feeds
+    /// one stack the widest level's sample instead of every level its own: the ladder's
+    /// levels together see up to twice the widest one's requests. What it costs is the
+    /// stack's bound, `R_top` times the largest raised size, a few thousand to tens of
+    /// thousands of keys; a segmented stack's access costs about the same whatever its
+    /// bound while it stays in the processor's caches. Fixed-size SHARDS keeps the ladder
+    /// ([`NestedShards::new`]): its levels must fit half its sample budget.
+    pub fn merged(plan: &RatePlan, byte_mode: bool) -> Self {
+        let Some(widest) = plan.levels().first() else {
+            return NestedShards { levels: Vec::new() };
+        };
+        let mut caps: Vec<u64> = plan.sizes().iter().map(|s| s.capacity).collect();
+        caps.sort_unstable();
+        caps.dedup();
+        let shards = Shards::bounded(widest.rate(), caps.clone(), byte_mode);
+        NestedShards {
+            levels: vec![(shards, caps)],
+        }
     }
 
     /// Feeds a request whose key hashes to `hash` to every level that samples it: the
