@@ -334,6 +334,31 @@ mod tests {
     }
 
     #[test]
+    fn merged_serves_every_size_at_the_widest_rung() {
+        // The grid of `levels_halve_from_the_highest_rate_needed`: four raised sizes on
+        // rungs 0.1, 0.05 and 0.025. Merged, one estimator at 0.1 answers all four, and its
+        // stack holds at most floor(0.1 x 29,999) + 1 = 3,000 keys.
+        let caps = [5_000, 10_000, 20_000, 30_000, 50_000, 60_000];
+        let plan = RatePlan::new(&caps, 0.01, 500, 1.0);
+        let raised = plan.only(&plan.raised(0.01));
+        let ladder = NestedShards::new(&raised, false);
+        let merged = NestedShards::merged(&raised, false);
+        assert_eq!(ladder.levels.len(), 3);
+        assert_eq!(merged.levels.len(), 1);
+        assert_eq!(merged.levels[0].0.filter().rate(), 0.1);
+        assert_eq!(merged.levels[0].1, [5_000, 10_000, 20_000, 30_000]);
+        assert_eq!(merged.keys_bound(), 3_000);
+        // Every point it gives is at 0.1, one per size.
+        let points = merged.curves(1_000, 1_000, true);
+        let rates: Vec<f64> = points.iter().map(|p| p.rate).collect();
+        assert_eq!(rates, [0.1; 4]);
+        // No raised size: no level.
+        let none = NestedShards::merged(&plan.only(&[]), false);
+        assert_eq!(none.requests_served(), 0);
+        assert!(none.curves(10, 10, true).is_empty());
+    }
+
+    #[test]
     fn nested_levels_keep_supersets() {
         let plan = RatePlan::new(&[10, 100, 1000], 0.001, 50, 1.0);
         for key in 0..100_000u64 {
