@@ -13,10 +13,12 @@ For each method it prints the mean absolute error over all 20 points, the same o
 points the method resolves (capacity times rate at least MIN_SAMPLED objects, the rule
 `bufcache mrc` prints; see docs/mrc.md), the largest error and where, wall and user
 seconds and peak resident memory (GNU time). SEEDS=N repeats every sampled run with
---sample-seed 0..N-1 and prints the mean and the range of the errors. MIN_SAMPLED lists
+--sample-seed 0..N-1 and prints the mean and the range of the errors (with VERBOSE=1, also
+each point's mean error over the seeds, its standard error and how many seeds erred high). MIN_SAMPLED lists
 the --min-sampled values every fixed-rate and fixed-size run is made with (default
 "0,500": the plain method, then nested rates; docs/mrc.md), and the miniature caches' (or
-nested levels') requests of each run are printed (the cost of the raised sizes). BUFCACHE names the binary (default
+nested levels') requests of each run are printed (the cost of the raised sizes). RUNS picks the SHARDS runs (default
+"rate,fixed,noadj": fixed rate, fixed size, fixed rate unadjusted). BUFCACHE names the binary (default
 target/release/bufcache); VERBOSE=1 prints every point with the rate that served it.
 """
 import json, os, subprocess, sys
@@ -25,6 +27,7 @@ B = os.environ.get("BUFCACHE", "target/release/bufcache")
 SEEDS = int(os.environ.get("SEEDS", "1"))
 VERBOSE = os.environ.get("VERBOSE") == "1"
 MIN_SAMPLED = os.environ.get("MIN_SAMPLED", "0,500").split(",")
+RUNS = os.environ.get("RUNS", "rate,fixed,noadj").split(",")
 
 
 def run(args):
@@ -83,9 +86,18 @@ def show(name, results, exact, base_wall, base_user):
           f"  {r0['wall']:.2f}s wall {r0['user']:.2f}s user (vs exact: wall {base_wall / r0['wall']:.1f}x"
           f" user {base_user / max(r0['user'], 1e-3):.1f}x) rss {r0['rss'] / 2**20:.0f}MiB{extra}")
     if VERBOSE:
-        for (c, m, ok, rate), (_, x, _, _) in zip(curves(r0["rows"])[results[0][1]], exact):
-            print(f"      {c:>12} rate {rate:.4f} exact {x:.4f} approx {m:.4f} err {m - x:+.4f}"
-                  f"{'' if ok else ' (unresolved)'}")
+        # Each point's error for every seed: its mean over seeds and the standard error of
+        # that mean tell a bias (a mean several standard errors from 0) from noise.
+        per_seed = [[a[1] - x[1] for a, x in zip(curves(r["rows"])[pol], exact)] for r, pol in results]
+        for i, ((c, m, ok, rate), (_, x, _, _)) in enumerate(zip(curves(r0["rows"])[results[0][1]], exact)):
+            line = (f"      {c:>12} rate {rate:.4f} exact {x:.4f} approx {m:.4f} err {m - x:+.4f}"
+                    f"{'' if ok else ' (unresolved)'}")
+            if len(per_seed) > 1:
+                e = [s[i] for s in per_seed]
+                mean = sum(e) / len(e)
+                se = (sum((v - mean) ** 2 for v in e) / (len(e) - 1) / len(e)) ** 0.5
+                line += f"  seeds: mean {mean:+.4f} se {se:.4f} positive {sum(v > 0 for v in e)}/{len(e)}"
+            print(line)
 
 
 trace, mode = sys.argv[1], sys.argv[2]
@@ -99,11 +111,11 @@ seeds = [["--sample-seed", str(s)] for s in range(SEEDS)] if SEEDS > 1 else [[]]
 if mode == "shards":
     rates = sys.argv[3:] or ["0.01", "0.1", "0.001"]
     configs = [(["--method", "shards", "--rate", r, "--min-sampled", m], f"shards R={r} min-sampled {m}")
-               for r in rates for m in MIN_SAMPLED]
+               for r in rates for m in MIN_SAMPLED] if "rate" in RUNS else []
     configs += [(["--method", "shards-fixed", "--samples", "32768", "--min-sampled", m],
-                 f"fixed 32768 min-sampled {m}") for m in MIN_SAMPLED]
+                 f"fixed 32768 min-sampled {m}") for m in MIN_SAMPLED] if "fixed" in RUNS else []
     configs += [(["--method", "shards", "--rate", "0.01", "--no-adjust", "--min-sampled", "0"],
-                 "shards R=0.01 noadj")]
+                 "shards R=0.01 noadj")] if "noadj" in RUNS else []
     for args, name in configs:
         results = [(run(["--trace", trace, "--sizes", caps] + args + s), "lru") for s in seeds]
         show(name, results, exc, ex["wall"], ex["user"])

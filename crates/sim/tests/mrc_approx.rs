@@ -127,9 +127,10 @@ fn shards_at_rate_one_is_the_exact_curve() {
 
 #[test]
 fn each_raised_size_is_the_plain_pass_at_its_level_rate() {
-    // Base 0.02, at least 40 sampled objects: 100 objects need 0.4, and the ladder halves
-    // from there (150 takes 0.4 too, 700 takes 0.1 with 400, 1,000 needs 0.04 and takes
-    // 0.05); 3,000 stays at the base. Without deletes each level's bounded estimate is the
+    // Base 0.02, at least 40 sampled objects: 100 objects need 0.4, the most any size
+    // needs, and fixed-rate SHARDS serves every raised size (up to 1,600, which needs
+    // 0.025) from that one level; 3,000 stays at the base. Without deletes the level's
+    // bounded estimate is the
     // plain pass's at that rate, point for point (up to the order of float sums). With
     // deletes a bounded stack may already have forgotten a key that a later delete above
     // it would have brought back within reach (`sim::mrc::stack`, bounded stacks), so a
@@ -147,7 +148,7 @@ fn each_raised_size_is_the_plain_pass_at_its_level_rate() {
         for (reqs, exact) in [(&plain_trace, true), (&deleting, false)] {
             let nested = run(reqs, &config(0.02, 40));
             let rates: Vec<f64> = nested.curves[0].points.iter().map(|p| p.rate).collect();
-            assert_eq!(rates, [0.4, 0.4, 0.2, 0.1, 0.1, 0.05, 0.025, 0.02]);
+            assert_eq!(rates, [0.4, 0.4, 0.4, 0.4, 0.4, 0.4, 0.4, 0.02]);
             let mut served = 0;
             for (i, p) in nested.curves[0].points.iter().enumerate() {
                 let plain = run(reqs, &config(p.rate, 0));
@@ -671,7 +672,11 @@ fn byte_mode_rates_count_objects_of_the_mean_size() {
         (p[0].rate, p[0].miss_ratio, p[0].byte_miss_ratio),
         (1.0, 1.0, 1.0)
     );
-    // 4,000 bytes at rate 0.1 hold 4 sampled objects of 100 bytes: 10 need 0.25, a rung
-    // of the ladder that halves from 1.
-    assert_eq!(p[1].rate, 0.25);
+    // 4,000 bytes at rate 0.1 hold 4 sampled objects of 100 bytes: 10 need 0.25, so it is
+    // raised too, and fixed-rate SHARDS serves every raised size from its widest level,
+    // here 1: byte LRU exactly, the 20 first accesses of 400 miss.
+    assert_eq!(
+        (p[1].rate, p[1].miss_ratio, p[1].byte_miss_ratio),
+        (1.0, 0.05, 0.05)
+    );
 }

@@ -105,8 +105,9 @@ pub struct ApproxConfig {
     /// The fewest sampled objects a cache should hold ([`super::nested`]): sizes where the
     /// base rate gives fewer are served at a higher, nested rate (a rung of a ladder that
     /// halves from the smallest size's need, [`super::nested::level_rate`]: miniature
-    /// caches fed that rate's stream; for SHARDS, one bounded estimator per rate,
-    /// [`super::nested::NestedShards`]). 0 keeps every size at the base rate. Fixed-size
+    /// caches fed that rate's stream; for fixed-rate SHARDS, one bounded estimator at the
+    /// widest rung for every raised size, [`super::nested::NestedShards::merged`]). 0
+    /// keeps every size at the base rate. Fixed-size
     /// SHARDS (object mode) gives its levels at most half its budget and uses a level
     /// where its rate ends above the main sample's; in byte mode it ignores this.
     pub min_sampled: u64,
@@ -290,6 +291,9 @@ pub fn approximate(
             )),
             None,
         ),
+        (Method::ShardsRate(_), Some(plan)) => {
+            (None, Some(NestedShards::merged(&plan, config.byte_mode)))
+        }
         (_, Some(plan)) => (None, Some(NestedShards::new(&plan, config.byte_mode))),
     };
     let buckets = match &known {

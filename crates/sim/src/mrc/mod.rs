@@ -18,6 +18,7 @@ pub mod filter;
 pub mod histogram;
 pub mod minisim;
 pub mod nested;
+pub mod segments;
 pub mod shards;
 pub mod stack;
 

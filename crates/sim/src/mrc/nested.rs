@@ -23,7 +23,8 @@
 //! level, which costs the most, no wider than its smallest size needs. For
 //! SHARDS a level is one estimator ([`NestedShards`]) that answers all its sizes from one
 //! stack, bounded to the distances its largest size needs (a few thousand keys: it stays
-//! in the processor's caches). For miniature simulation a level is one stream (one
+//! in the processor's caches; in object mode a [`super::segments::SegmentedStack`] that
+//! only tells which of the level's sizes a reuse hits at). For miniature simulation a level is one stream (one
 //! numbering of keys, one clock) shared by its sizes' caches.
 //!
 //! **Cost.** Every request a level samples goes through it, and a level's sample contains
@@ -160,11 +161,12 @@ impl RatePlan {
     }
 }
 
-/// The raised sizes of fixed-rate SHARDS: one bounded estimator per level, fed from the
+/// The raised sizes of SHARDS: bounded estimators (one per level for fixed size, one at
+/// the widest level for fixed rate, [`NestedShards::merged`]), fed from the
 /// same hashes as the base estimator.
 #[derive(Debug)]
 pub struct NestedShards {
-    /// One estimator per level, widest first, with the sizes it answers (sorted).
+    /// The estimators, widest first, with the sizes each answers (sorted).
     levels: Vec<(Shards, Vec<u64>)>,
 }
 
@@ -189,6 +191,28 @@ impl NestedShards {
             })
             .collect();
         NestedShards { levels }
+    }
+
+    /// One estimator at the widest of `plan`'s levels answering every size of the plan
+    /// (fixed-rate SHARDS). Each size then holds at least as many sampled objects as its
+    /// own level would give it (up to `R_top / R_level` times more), and the pass feeds
+    /// one stack the widest level's sample instead of every level its own: the ladder's
+    /// levels together see up to twice the widest one's requests. What it costs is the
+    /// stack's bound, `R_top` times the largest raised size, a few thousand to tens of
+    /// thousands of keys; a segmented stack's access costs about the same whatever its
+    /// bound while it stays in the processor's caches. Fixed-size SHARDS keeps the ladder
+    /// ([`NestedShards::new`]): its levels must fit half its sample budget.
+    pub fn merged(plan: &RatePlan, byte_mode: bool) -> Self {
+        let Some(widest) = plan.levels().first() else {
+            return NestedShards { levels: Vec::new() };
+        };
+        let mut caps: Vec<u64> = plan.sizes().iter().map(|s| s.capacity).collect();
+        caps.sort_unstable();
+        caps.dedup();
+        let shards = Shards::bounded(widest.rate(), caps.clone(), byte_mode);
+        NestedShards {
+            levels: vec![(shards, caps)],
+        }
     }
 
     /// Feeds a request whose key hashes to `hash` to every level that samples it: the
@@ -307,6 +331,31 @@ mod tests {
         assert_eq!(held, [500.0, 500.0, 500.0, 750.0, 500.0, 600.0]);
         assert_eq!(plan.levels().len(), 4);
         assert_eq!(plan.raised(0.01).len(), 4);
+    }
+
+    #[test]
+    fn merged_serves_every_size_at_the_widest_rung() {
+        // The grid of `levels_halve_from_the_highest_rate_needed`: four raised sizes on
+        // rungs 0.1, 0.05 and 0.025. Merged, one estimator at 0.1 answers all four, and its
+        // stack holds at most floor(0.1 x 29,999) + 1 = 3,000 keys.
+        let caps = [5_000, 10_000, 20_000, 30_000, 50_000, 60_000];
+        let plan = RatePlan::new(&caps, 0.01, 500, 1.0);
+        let raised = plan.only(&plan.raised(0.01));
+        let ladder = NestedShards::new(&raised, false);
+        let merged = NestedShards::merged(&raised, false);
+        assert_eq!(ladder.levels.len(), 3);
+        assert_eq!(merged.levels.len(), 1);
+        assert_eq!(merged.levels[0].0.filter().rate(), 0.1);
+        assert_eq!(merged.levels[0].1, [5_000, 10_000, 20_000, 30_000]);
+        assert_eq!(merged.keys_bound(), 3_000);
+        // Every point it gives is at 0.1, one per size.
+        let points = merged.curves(1_000, 1_000, true);
+        let rates: Vec<f64> = points.iter().map(|p| p.rate).collect();
+        assert_eq!(rates, [0.1; 4]);
+        // No raised size: no level.
+        let none = NestedShards::merged(&plan.only(&[]), false);
+        assert_eq!(none.requests_served(), 0);
+        assert!(none.curves(10, 10, true).is_empty());
     }
 
     #[test]

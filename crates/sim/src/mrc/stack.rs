@@ -19,7 +19,8 @@
 //! every size it serves, exactly as a first access does. So a bounded stack forgets a key
 //! as soon as the weight of the keys above it (more recent, itself excluded) reaches the
 //! bound, and reports its next access as a first one. It holds about `bound` keys
-//! whatever the stream (a few thousand for the nested SHARDS levels, [`super::nested`]):
+//! whatever the stream (a few thousand for the nested SHARDS levels in byte mode,
+//! [`super::nested`]; object-mode levels use [`super::segments`]):
 //! its map and tree stay in the processor's caches, where an unbounded stack over millions
 //! of keys misses memory on every access. Held keys' distances are the unbounded stack's
 //! exactly, and while no key is removed and no key changes size, so is every answer. A
