@@ -22,7 +22,7 @@
 //! objects it names are inserted as prefetches (not requests, not filtered), evicting as an
 //! insertion would, and [`Cache::prefetch_stats`] counts how many were later used.
 
-pub use crate::index::{DenseIndex, HashIndex, KeyIndex};
+pub use crate::index::{DenseIndex, HashIndex, KeyIndex, Vacant};
 
 use crate::admit::Admitter;
 use crate::prefetch::{PrefetchStats, Prefetcher};

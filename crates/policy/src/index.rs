@@ -50,6 +50,14 @@ pub trait KeyIndex {
 
 const EMPTY: u32 = u32::MAX;
 
+/// Where a key [`HashIndex::find_or_vacant`] did not find goes: its free slot and hash
+/// tag, for [`HashIndex::fill`].
+#[derive(Clone, Copy, Debug)]
+pub struct Vacant {
+    slot: usize,
+    tag: u32,
+}
+
 /// Open-addressing table of frame numbers for arbitrary keys. See the module docs.
 #[derive(Clone, Debug)]
 pub struct HashIndex {
@@ -91,21 +99,60 @@ impl HashIndex {
         (tag >> self.shift) as usize
     }
 
-    /// Slot holding `key`, if any.
+    /// `Ok(slot)` holding `key`, or `Err(slot)`: the free slot that ends its probe run,
+    /// where an insertion of it would go.
     #[inline]
-    fn find(&self, key: u64, keys: &[u64]) -> Option<usize> {
-        let tag = Self::tag(key);
+    fn probe(&self, key: u64, tag: u32, keys: &[u64]) -> Result<usize, usize> {
         let mut i = self.home(tag);
         loop {
             let (frame, t) = self.slots[i];
             if frame == EMPTY {
-                return None;
+                return Err(i);
             }
             if t == tag && keys[frame as usize] == key {
-                return Some(i);
+                return Ok(i);
             }
             i = (i + 1) & self.mask;
         }
+    }
+
+    /// Slot holding `key`, if any.
+    #[inline]
+    fn find(&self, key: u64, keys: &[u64]) -> Option<usize> {
+        self.probe(key, Self::tag(key), keys).ok()
+    }
+
+    /// The frame of `key`, or, when it is not indexed, where inserting it goes: one probe
+    /// for callers that insert what they do not find (a lookup then an insertion would
+    /// walk the probe run twice). Grows the table first when an insertion would pass
+    /// load 1/2, so the [`Vacant`] stays valid for [`HashIndex::fill`] as long as the
+    /// index is not changed in between.
+    #[inline]
+    pub fn find_or_vacant(&mut self, key: u64, keys: &[u64]) -> Result<FrameId, Vacant> {
+        if (self.len + 1) * 2 > self.slots.len() {
+            self.grow();
+        }
+        let tag = Self::tag(key);
+        match self.probe(key, tag, keys) {
+            Ok(i) => Ok(FrameId(self.slots[i].0)),
+            Err(slot) => Err(Vacant { slot, tag }),
+        }
+    }
+
+    /// Index the key `vacant` was found for (`keys[frame]` must now hold it) at `frame`.
+    #[inline]
+    pub fn fill(&mut self, vacant: Vacant, frame: FrameId) {
+        debug_assert_eq!(
+            self.slots[vacant.slot].0, EMPTY,
+            "the index changed between find_or_vacant and fill"
+        );
+        self.slots[vacant.slot] = (frame.0, vacant.tag);
+        self.len += 1;
+    }
+
+    /// Bytes the table holds (its slots), for callers that report their memory.
+    pub fn table_bytes(&self) -> usize {
+        self.slots.capacity() * std::mem::size_of::<(u32, u32)>()
     }
 
     /// Points `key`, if indexed, at `frame` instead (`keys[frame]` must already be `key`)
@@ -235,8 +282,9 @@ mod tests {
     }
 
     proptest! {
-        /// Against a std HashMap model under random inserts and removes, with keys chosen
-        /// to collide in the top hash bits as well as at random.
+        /// Against a std HashMap model under random inserts (by `insert` or by
+        /// `find_or_vacant` and `fill`) and removes, with keys chosen to collide in the top
+        /// hash bits as well as at random.
         #[test]
         fn hash_index_matches_model(ops in proptest::collection::vec((0u64..64, any::<bool>()), 1..600)) {
             let mut keys: Vec<u64> = Vec::new();
@@ -249,8 +297,20 @@ mod tests {
                     (true, None) => {
                         let f = free.pop().unwrap_or_else(|| { keys.push(0); keys.len() as u32 - 1 });
                         keys[f as usize] = key;
-                        index.insert(key, FrameId(f), &keys);
+                        // Half the insertions through the one-probe entry.
+                        if k % 2 == 0 {
+                            index.insert(key, FrameId(f), &keys);
+                        } else {
+                            let vacant = index.find_or_vacant(key, &keys);
+                            prop_assert!(vacant.is_err(), "found a key never inserted");
+                            if let Err(v) = vacant {
+                                index.fill(v, FrameId(f));
+                            }
+                        }
                         model.insert(key, f);
+                    }
+                    (true, Some(f)) => {
+                        prop_assert_eq!(index.find_or_vacant(key, &keys).ok(), Some(FrameId(f)));
                     }
                     (false, Some(f)) => {
                         index.remove(key, &keys);

@@ -75,7 +75,7 @@ pub mod registry;
 pub mod testkit;
 
 pub use admit::{AdmissionSpec, Admitter, ADMITTERS};
-pub use cache::{Cache, DenseIndex, HashIndex, KeyIndex, Outcome};
+pub use cache::{Cache, DenseIndex, HashIndex, KeyIndex, Outcome, Vacant};
 pub use lirs::LirsVariant;
 pub use params::{ConfigError, ParamInfo, Params};
 pub use prefetch::{PrefetchSpec, PrefetchStats, Prefetcher, Successors, PREFETCHERS};

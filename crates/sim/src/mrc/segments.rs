@@ -14,10 +14,10 @@
 //! as the bounded stack drops a key no size can hit with any more.
 //!
 //! Where the time goes (a nested level on a loop, where every access is a new key): the
-//! key table's probes, the insertion and the removal of the key that leaves. The table is
-//! this module's own, open addressing over node numbers: one probe both finds a key and,
-//! when it is absent, where it goes (an index with separate lookup and insertion probes
-//! twice), and the keys are already uniform hashes, so a multiply places them.
+//! key index's probes, the insertion and the removal of the key that leaves. The index is
+//! the policy crate's [`HashIndex`] over node numbers, asked with
+//! [`HashIndex::find_or_vacant`]: one probe both finds a key and, when it is absent, gives
+//! the slot it goes to (a lookup then an insertion would walk the probe run twice).
 //!
 //! **Equivalence.** A reuse at position `p` is reported as the depth of its band plus one
 //! (the distance of a key at the band's bottom). Every size of the level hits at that
@@ -27,18 +27,16 @@
 //! only: in byte mode a position is a weight of bytes, and a key moving down may cross
 //! several depths at once.
 
+use policy::{FrameId, HashIndex, KeyIndex};
+
 /// No node.
 const NIL: u32 = u32::MAX;
-
-/// Smallest key table (slots).
-const MIN_SLOTS: usize = 16;
 
 /// An LRU stack with markers at given depths (see the module docs).
 #[derive(Debug)]
 pub struct SegmentedStack {
-    /// Open addressing, linear probing: node numbers, [`NIL`] for a free slot. At most
-    /// half full.
-    table: Vec<u32>,
+    /// Each held key's node (the policy crate's key index, over `keys`).
+    index: HashIndex,
     /// Per node: its key, latest size, links (toward the top: `prev`) and band.
     keys: Vec<u64>,
     sizes: Vec<u32>,
@@ -67,7 +65,7 @@ impl SegmentedStack {
         assert!(!depths.is_empty(), "a segmented stack needs a depth");
         debug_assert!(depths.windows(2).all(|w| w[0] < w[1]));
         SegmentedStack {
-            table: vec![NIL; MIN_SLOTS],
+            index: HashIndex::default(),
             keys: Vec::new(),
             sizes: Vec::new(),
             prev: Vec::new(),
@@ -100,18 +98,14 @@ impl SegmentedStack {
 
     /// Bytes of state held now (tables at their allocated sizes), for the memory report.
     pub fn state_bytes(&self) -> usize {
-        self.table.capacity() * 4 + self.keys.capacity() * (8 + 4 * 4)
+        self.index.table_bytes() + self.keys.capacity() * (8 + 4 * 4)
     }
 
     /// Accesses `key` with `size`: the depth of the band it was found in plus one (see
     /// the module docs), or `None` when it was not held.
     pub fn access(&mut self, key: u64, size: u32) -> Option<u64> {
-        if (self.len + 1) * 2 > self.table.len() {
-            self.grow();
-        }
-        match self.find(key) {
-            Ok(slot) => {
-                let node = self.table[slot];
+        match self.index.find_or_vacant(key, &self.keys) {
+            Ok(FrameId(node)) => {
                 let n = node as usize;
                 self.live_bytes = self.live_bytes - u64::from(self.sizes[n]) + u64::from(size);
                 self.sizes[n] = size;
@@ -121,9 +115,9 @@ impl SegmentedStack {
                 }
                 Some(self.depths[band] + 1)
             }
-            Err(slot) => {
+            Err(vacant) => {
                 let node = self.new_node(key, size);
-                self.table[slot] = node;
+                self.index.fill(vacant, FrameId(node));
                 self.live_bytes += u64::from(size);
                 self.push_front(node);
                 self.push_down_from_top();
@@ -135,8 +129,7 @@ impl SegmentedStack {
     /// Forgets `key` (a delete). The keys below it move up one position, as in an LRU
     /// stack. Returns its latest size if it was held.
     pub fn remove(&mut self, key: u64) -> Option<u32> {
-        let slot = self.find(key).ok()?;
-        let node = self.table[slot];
+        let FrameId(node) = self.index.get(key, &self.keys)?;
         // Each marker at or below the key steps to the key after it, which moves up into
         // its band.
         for i in self.band[node as usize] as usize..self.depths.len() {
@@ -150,7 +143,7 @@ impl SegmentedStack {
                 self.band[after as usize] = i as u32;
             }
         }
-        Some(self.forget(node, slot))
+        Some(self.forget(node))
     }
 
     /// A new key went on top: every key moves down one, so each marker steps to the key
@@ -174,11 +167,7 @@ impl SegmentedStack {
         }
         let last = *self.depths.last().expect("not empty") as usize;
         if self.len > last + 1 {
-            let tail = self.tail;
-            let slot = self
-                .find(self.keys[tail as usize])
-                .expect("a held key is in the table");
-            self.forget(tail, slot);
+            self.forget(self.tail);
         }
     }
 
@@ -202,10 +191,10 @@ impl SegmentedStack {
         self.push_front(node);
     }
 
-    /// Takes `node` (in table `slot`) out of the list and the table; returns its size.
-    fn forget(&mut self, node: u32, slot: usize) -> u32 {
+    /// Takes `node` out of the list and the index; returns its size.
+    fn forget(&mut self, node: u32) -> u32 {
         self.unlink(node);
-        self.erase(slot);
+        self.index.remove(self.keys[node as usize], &self.keys);
         self.free.push(node);
         let size = self.sizes[node as usize];
         self.live_bytes -= u64::from(size);
@@ -256,62 +245,6 @@ impl SegmentedStack {
         }
         self.head = node;
         self.len += 1;
-    }
-
-    /// The slot of `key`'s home: keys are uniform hashes already, a multiply spreads
-    /// any others.
-    #[inline]
-    fn home(&self, key: u64) -> usize {
-        (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) as usize & (self.table.len() - 1)
-    }
-
-    /// `Ok(slot)` holding `key`, or `Err(slot)` where it would go.
-    #[inline]
-    fn find(&self, key: u64) -> Result<usize, usize> {
-        let mask = self.table.len() - 1;
-        let mut i = self.home(key);
-        loop {
-            let node = self.table[i];
-            if node == NIL {
-                return Err(i);
-            }
-            if self.keys[node as usize] == key {
-                return Ok(i);
-            }
-            i = (i + 1) & mask;
-        }
-    }
-
-    /// Empties `hole`, moving later members of its probe run back into it when their
-    /// home allows (backward-shift deletion: no tombstones under constant churn).
-    fn erase(&mut self, mut hole: usize) {
-        let mask = self.table.len() - 1;
-        let mut j = hole;
-        loop {
-            j = (j + 1) & mask;
-            let node = self.table[j];
-            if node == NIL {
-                break;
-            }
-            let home = self.home(self.keys[node as usize]);
-            if j.wrapping_sub(home) & mask >= j.wrapping_sub(hole) & mask {
-                self.table[hole] = node;
-                hole = j;
-            }
-        }
-        self.table[hole] = NIL;
-    }
-
-    /// Doubles the table and re-places the held keys.
-    fn grow(&mut self) {
-        let slots = 2 * self.table.len();
-        let old = std::mem::replace(&mut self.table, vec![NIL; slots]);
-        for node in old.into_iter().filter(|&n| n != NIL) {
-            let slot = self
-                .find(self.keys[node as usize])
-                .expect_err("each key once");
-            self.table[slot] = node;
-        }
     }
 }
 
