@@ -18,7 +18,8 @@ each point's mean error over the seeds, its standard error and how many seeds er
 the --min-sampled values every fixed-rate and fixed-size run is made with (default
 "0,500": the plain method, then nested rates; docs/mrc.md), and the miniature caches' (or
 nested levels') requests of each run are printed (the cost of the raised sizes). RUNS picks the SHARDS runs (default
-"rate,fixed,noadj": fixed rate, fixed size, fixed rate unadjusted). BUFCACHE names the binary (default
+"rate,fixed,noadj": fixed rate, fixed size, fixed rate unadjusted). HOT lists the --hot values
+(stratified sampling, default "0": off) every fixed-rate and fixed-size run is made with. BUFCACHE names the binary (default
 target/release/bufcache); VERBOSE=1 prints every point with the rate that served it.
 """
 import json, os, subprocess, sys
@@ -28,6 +29,7 @@ SEEDS = int(os.environ.get("SEEDS", "1"))
 VERBOSE = os.environ.get("VERBOSE") == "1"
 MIN_SAMPLED = os.environ.get("MIN_SAMPLED", "0,500").split(",")
 RUNS = os.environ.get("RUNS", "rate,fixed,noadj").split(",")
+HOT = os.environ.get("HOT", "0").split(",")
 
 
 def run(args):
@@ -80,6 +82,7 @@ def show(name, results, exact, base_wall, base_user):
     if s:
         s = s[0]
         extra = (f" state {s['shards_state_bytes'] / 2**20:.2f}MiB rate {s['rate']:.5f}"
+                 f" hot {s.get('hot_keys', 0):,} keys {s.get('hot_requests', 0):,} requests"
                  f" mini-requests {s.get('miniature_requests', 0):,} of {s['requests']:,} read")
     spread = lambda v: f"{sum(v) / len(v):.5f}" + (f" [{min(v):.5f}..{max(v):.5f}]" if len(v) > 1 else "")
     print(f"  {name}: MAE {spread(maes)} resolved({errs[0][2]}) {spread(res)} max {errs[0][3]:.4f}@{errs[0][4]}"
@@ -110,10 +113,11 @@ print(f"{trace}: exact lru {ex['wall']:.2f}s wall {ex['user']:.2f}s user rss {ex
 seeds = [["--sample-seed", str(s)] for s in range(SEEDS)] if SEEDS > 1 else [[]]
 if mode == "shards":
     rates = sys.argv[3:] or ["0.01", "0.1", "0.001"]
-    configs = [(["--method", "shards", "--rate", r, "--min-sampled", m], f"shards R={r} min-sampled {m}")
-               for r in rates for m in MIN_SAMPLED] if "rate" in RUNS else []
-    configs += [(["--method", "shards-fixed", "--samples", "32768", "--min-sampled", m],
-                 f"fixed 32768 min-sampled {m}") for m in MIN_SAMPLED] if "fixed" in RUNS else []
+    configs = [(["--method", "shards", "--rate", r, "--min-sampled", m, "--hot", h],
+                f"shards R={r} min-sampled {m} hot {h}")
+               for r in rates for m in MIN_SAMPLED for h in HOT] if "rate" in RUNS else []
+    configs += [(["--method", "shards-fixed", "--samples", "32768", "--min-sampled", m, "--hot", h],
+                 f"fixed 32768 min-sampled {m} hot {h}") for m in MIN_SAMPLED for h in HOT] if "fixed" in RUNS else []
     configs += [(["--method", "shards", "--rate", "0.01", "--no-adjust", "--min-sampled", "0"],
                  "shards R=0.01 noadj")] if "noadj" in RUNS else []
     for args, name in configs:

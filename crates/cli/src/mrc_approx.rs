@@ -8,7 +8,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use policy::PolicySpec;
 use serde::Serialize;
-use sim::mrc::{approximate, ApproxConfig, Method};
+use sim::mrc::{approximate, ApproxConfig, HotConfig, Method};
 use sim::CacheSize;
 use trace::{Format, TraceError, TraceReader};
 
@@ -31,6 +31,10 @@ struct Summary<'a> {
     requests: u64,
     sampled_requests: u64,
     sampled_keys: u64,
+    hot_limit: usize,
+    hot_keys: u64,
+    hot_requests: u64,
+    hot_filled_at: Option<u64>,
     working_set_objects: f64,
     working_set_bytes: f64,
     shards_state_bytes: u64,
@@ -136,6 +140,7 @@ pub(crate) fn run(args: &MrcArgs) -> Result<Computed> {
         seed: args.seed,
         sample_seed: args.sample_seed,
         min_sampled: args.min_sampled,
+        hot: HotConfig::new(args.hot),
     };
     config.validate()?;
     let mut computed = Computed {
@@ -184,6 +189,7 @@ pub(crate) fn run(args: &MrcArgs) -> Result<Computed> {
                         byte_miss_ratio: Some(p.byte_miss_ratio),
                         resolved: Some(p.resolved),
                         rate: Some(p.rate),
+                        hot: (args.hot > 0).then_some(p.hot),
                     })
                     .collect(),
             });
@@ -197,6 +203,10 @@ pub(crate) fn run(args: &MrcArgs) -> Result<Computed> {
             requests: result.requests,
             sampled_requests: result.sampled_requests,
             sampled_keys: result.sampled_keys,
+            hot_limit: args.hot,
+            hot_keys: result.hot_keys,
+            hot_requests: result.hot_requests,
+            hot_filled_at: result.hot_filled_at,
             working_set_objects: result.working_set.objects,
             working_set_bytes: result.working_set.bytes,
             shards_state_bytes: result.shards_state_bytes,
@@ -212,7 +222,7 @@ pub(crate) fn run(args: &MrcArgs) -> Result<Computed> {
              working set (estimated): {} objects, {}\n\
              SHARDS state at most {}; peak resident memory {}\n\
              sizes below {} ({} at rate {rate:.6}: under one sampled object) are not \
-             resolved{}\n",
+             resolved{}{}\n",
             method.name(),
             util::thousands(result.sampled_requests),
             util::thousands(result.requests),
@@ -232,12 +242,28 @@ pub(crate) fn run(args: &MrcArgs) -> Result<Computed> {
                 "1/rate objects of mean size"
             },
             raised_note(&result, config.min_sampled),
+            hot_note(&result, args.hot),
         );
         computed
             .notes
             .push((text, serde_json::to_string(&summary)?));
     }
     Ok(computed)
+}
+
+/// The note on stratified sampling: how many keys were promoted and the requests they
+/// drew. Empty when it was off.
+fn hot_note(result: &sim::mrc::ApproxResult, limit: usize) -> String {
+    if limit == 0 {
+        return String::new();
+    }
+    format!(
+        "\nstratified: {} of at most {} hot keys tracked at rate 1 ({} requests from their \
+         promotion on), the rest sampled at the rate",
+        util::thousands(result.hot_keys),
+        util::thousands(limit as u64),
+        util::thousands(result.hot_requests),
+    )
 }
 
 /// The note on sizes served above the base rate: how many, and the requests their

@@ -55,6 +55,11 @@ pub struct MrcArgs {
     /// of each point is in the output.
     #[arg(long, value_name = "N", default_value_t = sim::mrc::DEFAULT_MIN_SAMPLED)]
     pub min_sampled: u64,
+    /// shards and shards-fixed (--ignore-size): track up to N of the hottest keys, found
+    /// during the pass, at rate 1 and sample the rest at --rate (stratified sampling; see
+    /// docs/mrc.md). 0, the default, samples every key alike.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub hot: usize,
     /// Leave out SHARDS' first-bucket adjustment (see docs/mrc.md).
     #[arg(long)]
     pub no_adjust: bool,
@@ -103,6 +108,8 @@ pub(crate) struct Point {
     pub resolved: Option<bool>,
     /// Sampled curves: the rate that served this size (raised at small sizes).
     pub rate: Option<f64>,
+    /// Stratified SHARDS: whether this size's estimator tracked the hot keys at rate 1.
+    pub hot: Option<bool>,
 }
 
 impl From<MrcPoint> for Point {
@@ -115,6 +122,7 @@ impl From<MrcPoint> for Point {
             byte_miss_ratio: None,
             resolved: None,
             rate: None,
+            hot: None,
         }
     }
 }
@@ -143,6 +151,8 @@ struct Row<'a> {
     byte_miss_ratio: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     resolved: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hot: Option<bool>,
 }
 
 /// `--sizes`: `Some(n)` when it is a number of points, `None` when it is a list.
@@ -276,6 +286,7 @@ pub(crate) fn output(args: &MrcArgs, curves: &[Curve], notes: &[(String, String)
             miss_ratio: p.miss_ratio,
             byte_miss_ratio: p.byte_miss_ratio,
             resolved: p.resolved,
+            hot: p.hot,
         })
     });
     let mut out = String::new();

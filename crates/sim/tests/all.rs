@@ -14,6 +14,7 @@ mod golden_libcachesim_lhd;
 mod golden_libcachesim_more;
 mod golden_prefetch;
 mod mrc_approx;
+mod mrc_hot;
 mod nelson;
 mod ordering;
 mod sweep;

@@ -14,7 +14,7 @@ use sim::{replay, CacheSize, CompactTrace, ReplayOptions};
 use trace::{Op, Request, TraceError, TraceReader};
 
 /// A reader over requests in memory.
-struct VecReader {
+pub(crate) struct VecReader {
     requests: Vec<Request>,
     next: usize,
 }
@@ -32,7 +32,7 @@ impl TraceReader for VecReader {
     }
 }
 
-fn run(requests: &[Request], config: &ApproxConfig) -> ApproxResult {
+pub(crate) fn run(requests: &[Request], config: &ApproxConfig) -> ApproxResult {
     let open = || -> Result<Box<dyn TraceReader>, TraceError> {
         Ok(Box::new(VecReader {
             requests: requests.to_vec(),
@@ -42,7 +42,7 @@ fn run(requests: &[Request], config: &ApproxConfig) -> ApproxResult {
     approximate(&open, config, &|_| {}).unwrap()
 }
 
-fn unit_requests(keys: &[u64]) -> Vec<Request> {
+pub(crate) fn unit_requests(keys: &[u64]) -> Vec<Request> {
     keys.iter()
         .map(|&key| Request {
             key,
@@ -52,12 +52,12 @@ fn unit_requests(keys: &[u64]) -> Vec<Request> {
         .collect()
 }
 
-fn sizes(caps: &[u64]) -> Vec<CacheSize> {
+pub(crate) fn sizes(caps: &[u64]) -> Vec<CacheSize> {
     caps.iter().map(|&c| CacheSize::units(c)).collect()
 }
 
 /// Zipf-ish keys with a scan now and then, and sizes from 1 to 64 KiB, from `seed`.
-fn mixed_trace(seed: testutil::Seed, n: usize, keys: u64) -> Vec<Request> {
+pub(crate) fn mixed_trace(seed: testutil::Seed, n: usize, keys: u64) -> Vec<Request> {
     let mut rng = seed.rng();
     (0..n)
         .map(|i| {
@@ -79,7 +79,7 @@ fn mixed_trace(seed: testutil::Seed, n: usize, keys: u64) -> Vec<Request> {
 
 /// `reqs` with every `every`-th request turned into a delete (not a request: it drops
 /// the object).
-fn with_deletes(mut reqs: Vec<Request>, every: usize) -> Vec<Request> {
+pub(crate) fn with_deletes(mut reqs: Vec<Request>, every: usize) -> Vec<Request> {
     for r in reqs.iter_mut().step_by(every) {
         r.op = Op::Delete;
     }

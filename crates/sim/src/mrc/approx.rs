@@ -43,6 +43,7 @@ use trace::{Op, Request, TraceError, TraceReader};
 
 use super::filter::{salted_key_hash, sample_salt, SpatialFilter};
 use super::histogram::{Buckets, CurvePoint};
+use super::hot::{HotConfig, HotKeys};
 use super::minisim::{KeyIds, MiniResult, MiniSim, SampledOp};
 use super::nested::{NestedShards, PlannedSize, RatePlan, DEFAULT_MIN_SAMPLED};
 use super::shards::{stack_bound, Sampling, Shards};
@@ -111,6 +112,10 @@ pub struct ApproxConfig {
     /// SHARDS (object mode) gives its levels at most half its budget and uses a level
     /// where its rate ends above the main sample's; in byte mode it ignores this.
     pub min_sampled: u64,
+    /// Stratified SHARDS ([`super::hot`]): up to `hot.limit` of the hottest keys, found
+    /// during the pass, are tracked at rate 1 by the estimator and its nested levels, the
+    /// rest sampled at the rate. Off (limit 0) by default; object-mode SHARDS only.
+    pub hot: HotConfig,
 }
 
 impl ApproxConfig {
@@ -126,6 +131,7 @@ impl ApproxConfig {
             seed: 42,
             sample_seed: 0,
             min_sampled: DEFAULT_MIN_SAMPLED,
+            hot: HotConfig::off(),
         }
     }
 
@@ -148,6 +154,9 @@ impl ApproxConfig {
             }
             _ => {}
         }
+        if self.hot.enabled() {
+            self.validate_hot()?;
+        }
         if self.sizes.is_empty() && self.points == 0 {
             return Err(MrcError::Setting {
                 setting: "points",
@@ -168,6 +177,32 @@ impl ApproxConfig {
             }
         }
         Ok(())
+    }
+
+    /// Stratification works on SHARDS' object curves, and a fixed-size sample must keep
+    /// room for sampled keys beside the promoted ones (in the main sample and in each
+    /// nested level).
+    fn validate_hot(&self) -> Result<(), MrcError> {
+        let setting = |reason| {
+            Err(MrcError::Setting {
+                setting: "hot",
+                value: self.hot.limit.to_string(),
+                reason,
+            })
+        };
+        if self.byte_mode {
+            return setting("hot keys are tracked for object curves only (--ignore-size)");
+        }
+        match self.method {
+            Method::MiniSim(_) => setting("hot keys stratify SHARDS, not miniature simulation"),
+            Method::ShardsSize(samples) if self.hot.limit.saturating_mul(8) > samples => {
+                setting("at most an eighth of --samples may be promoted keys")
+            }
+            _ if self.hot.every == 0 || self.hot.threshold == 0 => {
+                setting("the detector's gap and threshold must be at least 1")
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Capacities when every size is absolute, `None` when some need the working set.
@@ -218,7 +253,8 @@ fn sorted(mut caps: Vec<u64>) -> Vec<u64> {
 pub struct ApproxCurve {
     /// The policy as written (`lru` for SHARDS).
     pub policy: String,
-    /// `shards`, `shards-fixed` or `minisim`.
+    /// `shards`, `shards-fixed` or `minisim`; `shards+hot` and `shards-fixed+hot` when
+    /// stratified ([`ApproxConfig::hot`]).
     pub method: &'static str,
     /// The base sampling rate of the curve (the final one at fixed size); each point
     /// carries the rate that served it, higher at small sizes ([`super::nested`]).
@@ -226,6 +262,9 @@ pub struct ApproxCurve {
     /// The smallest capacity the sample resolves ([`min_resolved_capacity`]); points below
     /// it have `resolved` false.
     pub min_resolved_capacity: u64,
+    /// Keys this curve tracked at rate 1 besides its sample (stratified SHARDS,
+    /// [`super::hot`]); 0 for a plain sample.
+    pub hot: usize,
     /// Points in increasing capacity.
     pub points: Vec<CurvePoint>,
 }
@@ -250,6 +289,14 @@ pub struct ApproxResult {
     pub sampled_requests: u64,
     /// Keys held by SHARDS at the end.
     pub sampled_keys: u64,
+    /// Stratified SHARDS: keys promoted to rate 1 (0 when not stratified).
+    pub hot_keys: u64,
+    /// Stratified SHARDS: requests to promoted keys from their promotion on, each kept
+    /// at weight 1.
+    pub hot_requests: u64,
+    /// Stratified SHARDS: the request at which the last of `hot.limit` keys was promoted
+    /// (the detector's work ends there), `None` when fewer were.
+    pub hot_filled_at: Option<u64>,
     /// Working-set estimate.
     pub working_set: WorkingSetEstimate,
     /// Most SHARDS state held at any time (stack, histogram, heap), in bytes.
@@ -296,6 +343,14 @@ pub fn approximate(
         }
         (_, Some(plan)) => (None, Some(NestedShards::new(&plan, config.byte_mode))),
     };
+    let hot = config
+        .hot
+        .enabled()
+        .then(|| HotKeys::new(config.hot, config.sample_seed));
+    let nested = match (nested, &hot) {
+        (Some(n), Some(_)) => Some(n.stratified(config.hot.limit)),
+        (nested, _) => nested,
+    };
     let buckets = match &known {
         Some(caps) => Buckets::Edges(caps.clone()),
         None => Buckets::LogLinear,
@@ -305,7 +360,16 @@ pub fn approximate(
         (Sampling::Samples(s), Some(n)) => Sampling::Samples(s - n.keys_bound()),
         (sampling, _) => sampling,
     };
-    let shards = Shards::new(sampling, buckets, config.byte_mode);
+    // Stratification goes where the hot keys fill the caches: the nested levels' small
+    // sizes when there are levels (the base sizes' error comes from keys far below the
+    // hottest, and a plain base estimator spares the hot requests a second stack), the
+    // base estimator otherwise.
+    let base_stratified = hot.is_some() && nested.is_none();
+    let shards = if base_stratified {
+        Shards::stratified(sampling, buckets)
+    } else {
+        Shards::new(sampling, buckets, config.byte_mode)
+    };
     let levels: Vec<SpatialFilter> = mini
         .as_ref()
         .map_or(Vec::new(), |(_, plan)| plan.levels().to_vec());
@@ -317,6 +381,8 @@ pub fn approximate(
         levels: levels.clone(),
         ids: levels.iter().map(|_| KeyIds::default()).collect(),
         nested,
+        hot,
+        base_stratified,
     };
     // Reading and sampling the next batch overlaps with the miniature caches serving the
     // previous one. One batch per rate level.
@@ -345,7 +411,10 @@ pub fn approximate(
         }
     }
     let Sampler {
-        mut shards, nested, ..
+        mut shards,
+        nested,
+        hot,
+        ..
     } = sampler;
     if shards.requests() == 0 {
         return Err(MrcError::Empty);
@@ -365,15 +434,20 @@ pub fn approximate(
     };
     let mut curves = vec![ApproxCurve {
         policy: "lru".into(),
-        method: match config.method {
-            Method::ShardsSize(_) => "shards-fixed",
-            _ => "shards",
+        method: match (config.method, config.hot.enabled()) {
+            (Method::ShardsSize(_), false) => "shards-fixed",
+            (Method::ShardsSize(_), true) => "shards-fixed+hot",
+            (_, false) => "shards",
+            (_, true) => "shards+hot",
         },
         rate: shards.filter().rate(),
         min_resolved_capacity: 0,
+        hot: 0,
         points: shards.curve(&caps, config.adjust),
     }];
-    let mut state_bytes = shards.peak_state_bytes();
+    let mut state_bytes = shards.peak_state_bytes() + hot.as_ref().map_or(0, HotKeys::state_bytes);
+    let promoted = hot.as_ref().map_or(0, |h| h.promoted());
+    curves[0].hot = promoted;
     if let Some(nested) = nested {
         // SHARDS: a raised size takes its level's estimate (the same estimator at a higher
         // rate; see nested) when that rate is above the one the main sample ended at
@@ -407,6 +481,7 @@ pub fn approximate(
                     method: "minisim",
                     rate: SpatialFilter::with_rate(rate).rate(),
                     min_resolved_capacity: 0,
+                    hot: 0,
                     points,
                 });
             }
@@ -424,6 +499,9 @@ pub fn approximate(
         requests: shards.requests(),
         sampled_requests: shards.sampled_requests(),
         sampled_keys: shards.sampled_keys() as u64,
+        hot_keys: promoted as u64,
+        hot_requests: hot.as_ref().map_or(0, HotKeys::hot_requests),
+        hot_filled_at: hot.as_ref().and_then(HotKeys::filled_at),
         working_set,
         shards_state_bytes: state_bytes as u64,
         passes,
@@ -476,6 +554,7 @@ fn mini_point(r: &MiniResult, shards: &Shards, adjust: bool) -> CurvePoint {
         byte_miss_ratio,
         rate,
         resolved: true,
+        hot: false,
     }
 }
 
@@ -502,6 +581,11 @@ struct Sampler {
     ids: Vec<KeyIds>,
     /// Fixed-rate SHARDS' raised sizes, fed the same hashes.
     nested: Option<NestedShards>,
+    /// Stratified SHARDS: which keys are promoted (asked once per request, for the
+    /// estimator and its levels alike).
+    hot: Option<HotKeys>,
+    /// Whether the base estimator is stratified (otherwise only the nested levels are).
+    base_stratified: bool,
 }
 
 impl Sampler {
@@ -520,18 +604,29 @@ impl Sampler {
             for r in &self.batch[..n] {
                 let hash = salted_key_hash(r.key, self.salt);
                 let delete = r.op == Op::Delete;
-                match (delete, &mut self.nested) {
-                    (true, nested) => {
+                let hot = !delete && self.hot.as_mut().is_some_and(|h| h.observe(hash));
+                match (delete, hot, &mut self.nested) {
+                    (true, _, nested) => {
                         self.shards.delete(hash);
                         if let Some(n) = nested {
                             n.delete(hash);
                         }
                     }
-                    (false, Some(n)) => {
+                    (false, true, nested) => {
+                        if self.base_stratified {
+                            self.shards.access_hot(hash, r.size);
+                        } else {
+                            self.shards.access(hash, r.size);
+                        }
+                        if let Some(n) = nested {
+                            n.access_hot(hash, r.size);
+                        }
+                    }
+                    (false, false, Some(n)) => {
                         self.shards.access(hash, r.size);
                         n.access(hash, r.size);
                     }
-                    (false, None) => self.shards.access(hash, r.size),
+                    (false, false, None) => self.shards.access(hash, r.size),
                 }
                 // Levels are nested: the first one the hash exceeds ends the walk.
                 for ((level, ids), batch) in self.levels.iter().zip(&mut self.ids).zip(&mut *out) {
@@ -593,7 +688,7 @@ fn rate_plan(
     let plan = RatePlan::new(&caps, rate, config.min_sampled, unit);
     let raised = match config.method {
         Method::MiniSim(_) => return Ok(Some(plan)),
-        Method::ShardsSize(samples) => levels_within(&plan, samples / 2),
+        Method::ShardsSize(samples) => levels_within(&plan, samples / 2, config.hot.limit),
         Method::ShardsRate(_) => plan.raised(rate),
     };
     Ok((!raised.is_empty()).then(|| plan.only(&raised)))
@@ -606,12 +701,13 @@ const FIXED_SIZE_FLOOR: f64 = 1.0 / (1u64 << 40) as f64;
 /// The sizes of `plan`'s levels, widest (smallest sizes) first, as long as the keys their
 /// bounded stacks may hold together stay within `budget`: fixed-size SHARDS gives its
 /// levels at most half its sample budget, so that state stays bounded by `--samples`.
-fn levels_within(plan: &RatePlan, mut budget: usize) -> Vec<PlannedSize> {
+/// Stratified, each level also holds up to `hot` promoted keys.
+fn levels_within(plan: &RatePlan, mut budget: usize, hot: usize) -> Vec<PlannedSize> {
     let mut kept = Vec::new();
     for (level, filter) in plan.levels().iter().enumerate() {
         let sizes = plan.sizes().iter().filter(|s| s.level == level);
         let largest = sizes.clone().map(|s| s.capacity).max().unwrap_or(0);
-        let keys = stack_bound(filter.rate(), largest, false) as usize;
+        let keys = stack_bound(filter.rate(), largest, false) as usize + hot;
         if keys > budget {
             break;
         }

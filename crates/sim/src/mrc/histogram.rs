@@ -70,6 +70,9 @@ pub struct CurvePoint {
     /// False when the sample is too thin to see this size at all: a capacity that holds
     /// less than one sampled object ([`super::approx::min_resolved_capacity`]).
     pub resolved: bool,
+    /// True when the estimator that served this point tracked promoted keys at rate 1
+    /// besides its sample (stratified SHARDS, [`super::hot`]).
+    pub hot: bool,
 }
 
 /// A weighted histogram of distances.
@@ -105,6 +108,8 @@ impl DistanceHistogram {
     /// Records a reuse at `distance` (already scaled) standing for `weight`.
     pub fn add(&mut self, distance: f64, weight: Weight) {
         let i = match &self.buckets {
+            // Most reuses (all but a few of a hot key's) hit at the smallest size.
+            Buckets::Edges(edges) if edges.first().is_some_and(|&e| distance <= e as f64) => 0,
             Buckets::Edges(edges) => edges.partition_point(|&e| (e as f64) < distance),
             Buckets::LogLinear => {
                 let i = log_linear_index(distance.ceil() as u64);
@@ -146,6 +151,7 @@ impl DistanceHistogram {
                     byte_miss_ratio: clamp_ratio(missed.bytes, total.bytes),
                     rate,
                     resolved: true,
+                    hot: false,
                 }
             })
             .collect()

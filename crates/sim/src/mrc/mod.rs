@@ -5,7 +5,8 @@
 //! * [`approximate`] — one streaming pass over a trace of any length, spatially sampled:
 //!   SHARDS for LRU ([`shards`], fixed rate or fixed size, object or byte distances) and
 //!   miniature simulation for every other policy ([`minisim`]), both fed by the same
-//!   sample ([`filter`]), with working-set estimates on the side. Nothing keeps the trace:
+//!   sample ([`filter`]), with working-set estimates on the side; SHARDS may keep the
+//!   hottest keys exactly and sample the rest ([`hot`]). Nothing keeps the trace:
 //!   state grows with the sampled keys, or is bounded outright at fixed size.
 //!
 //! The stack machinery behind the approximate curves ([`stack`], [`histogram`]) is the
@@ -16,6 +17,7 @@ pub mod approx;
 pub mod exact;
 pub mod filter;
 pub mod histogram;
+pub mod hot;
 pub mod minisim;
 pub mod nested;
 pub mod segments;
@@ -36,6 +38,7 @@ pub use approx::{
 pub use exact::StackDistances;
 pub use filter::{key_hash, salted_key_hash, sample_salt, SpatialFilter};
 pub use histogram::{Buckets, CurvePoint};
+pub use hot::HotConfig;
 pub use nested::{rate_for, RatePlan, DEFAULT_MIN_SAMPLED};
 pub use shards::{scaled_distance, Sampling, Shards};
 

@@ -168,6 +168,9 @@ impl RatePlan {
 pub struct NestedShards {
     /// The estimators, widest first, with the sizes each answers (sorted).
     levels: Vec<(Shards, Vec<u64>)>,
+    /// Stratified ([`NestedShards::stratified`]): the most promoted keys each level holds
+    /// besides its sampled ones; 0 otherwise.
+    hot_limit: usize,
 }
 
 impl NestedShards {
@@ -190,7 +193,26 @@ impl NestedShards {
                 (shards, caps)
             })
             .collect();
-        NestedShards { levels }
+        NestedShards {
+            levels,
+            hot_limit: 0,
+        }
+    }
+
+    /// The same levels stratified ([`super::hot`]): each keeps the promoted keys at
+    /// weight 1 besides its hash sample ([`Shards::bounded_stratified`]; a Fenwick stack,
+    /// since a promoted key and a sampled one move a position by different amounts), and
+    /// holds up to `hot_limit` of them more. Object mode only.
+    pub fn stratified(self, hot_limit: usize) -> Self {
+        let levels = self
+            .levels
+            .into_iter()
+            .map(|(level, caps)| {
+                let rate = level.filter().rate();
+                (Shards::bounded_stratified(rate, caps.clone()), caps)
+            })
+            .collect();
+        NestedShards { levels, hot_limit }
     }
 
     /// One estimator at the widest of `plan`'s levels answering every size of the plan
@@ -204,7 +226,10 @@ impl NestedShards {
     /// ([`NestedShards::new`]): its levels must fit half its sample budget.
     pub fn merged(plan: &RatePlan, byte_mode: bool) -> Self {
         let Some(widest) = plan.levels().first() else {
-            return NestedShards { levels: Vec::new() };
+            return NestedShards {
+                levels: Vec::new(),
+                hot_limit: 0,
+            };
         };
         let mut caps: Vec<u64> = plan.sizes().iter().map(|s| s.capacity).collect();
         caps.sort_unstable();
@@ -212,6 +237,7 @@ impl NestedShards {
         let shards = Shards::bounded(widest.rate(), caps.clone(), byte_mode);
         NestedShards {
             levels: vec![(shards, caps)],
+            hot_limit: 0,
         }
     }
 
@@ -228,10 +254,19 @@ impl NestedShards {
         }
     }
 
+    /// Feeds a request to a promoted key to every level (stratified levels only).
+    #[inline]
+    pub fn access_hot(&mut self, hash: u64, size: u32) {
+        for (level, _) in &mut self.levels {
+            level.access_hot(hash, size);
+        }
+    }
+
     /// Feeds a delete to every level that samples its key.
     pub fn delete(&mut self, hash: u64) {
         for (level, _) in &mut self.levels {
-            if hash > level.filter().threshold() {
+            // A promoted key may be held by any stratified level.
+            if self.hot_limit == 0 && hash > level.filter().threshold() {
                 break;
             }
             level.delete(hash);
@@ -239,13 +274,16 @@ impl NestedShards {
     }
 
     /// The most keys the levels hold together (object mode: each level's
-    /// [`super::shards::stack_bound`]), whatever the trace.
+    /// [`super::shards::stack_bound`], plus its promoted keys when stratified), whatever
+    /// the trace.
     pub fn keys_bound(&self) -> usize {
         self.levels
             .iter()
             .map(|(_, caps)| caps.last().copied().unwrap_or(0))
             .zip(&self.levels)
-            .map(|(largest, (l, _))| stack_bound(l.filter().rate(), largest, false) as usize)
+            .map(|(largest, (l, _))| {
+                stack_bound(l.filter().rate(), largest, false) as usize + self.hot_limit
+            })
             .sum()
     }
 

@@ -32,12 +32,20 @@
 //!   distance-zero bucket, which hits at every size; the curve is normalized by `N`.
 //!   Without it, the curve is normalized by the sampled weight.
 //!
+//! * **Stratified** ([`Shards::stratified`], [`super::hot`]): requests to promoted keys
+//!   ([`Shards::access_hot`]) are kept whatever their hash, at weight 1, and count as one
+//!   object in the distances above them; the rest is sampled as above. At fixed size the
+//!   promoted keys count against the budget.
+//!
 //! Deletes drop the key from the stack (its next access is cold), and are not requests.
 
 use std::collections::BinaryHeap;
 
+use hashbrown::HashSet;
+
 use super::filter::SpatialFilter;
 use super::histogram::{Buckets, CurvePoint, DistanceHistogram, Weight};
+use super::hot::strata_objects;
 use super::segments::SegmentedStack;
 use super::stack::StreamingStack;
 
@@ -56,8 +64,13 @@ pub struct Shards {
     filter: SpatialFilter,
     /// `filter.rate()`, kept at hand for the per-request path.
     rate: f64,
-    /// Hashes of the held keys, largest on top (fixed size only).
+    /// Hashes of the held keys, largest on top, and the budget (fixed size only).
     held: Option<(BinaryHeap<u64>, usize)>,
+    /// Stratified: distances weigh promoted keys as one object each.
+    stratified: bool,
+    /// Fixed size, stratified: hashes in `held` whose keys were promoted since (they left
+    /// the hash-sampled stratum; the heap cannot drop them in place).
+    promoted_in_heap: HashSet<u64>,
     stack: Stack,
     histogram: DistanceHistogram,
     requests: u64,
@@ -122,9 +135,9 @@ enum Stack {
 
 impl Stack {
     #[inline]
-    fn access(&mut self, key: u64, size: u32) -> Option<u64> {
+    fn access(&mut self, key: u64, size: u32, hot: bool) -> Option<u64> {
         match self {
-            Stack::Window(s) => s.access(key, size),
+            Stack::Window(s) => s.access_as(key, size, hot),
             Stack::Segments(s) => s.access(key, size),
         }
     }
@@ -137,9 +150,9 @@ impl Stack {
     }
 
     /// The part of a distance that is the key itself (1 in object mode).
-    fn weight_of(&self, size: u32) -> u64 {
+    fn weight_of(&self, size: u32, hot: bool) -> u64 {
         match self {
-            Stack::Window(s) => s.weight_of(size),
+            Stack::Window(s) => s.stratum_weight(size, hot),
             Stack::Segments(_) => 1,
         }
     }
@@ -181,6 +194,8 @@ impl Shards {
             filter,
             rate: filter.rate(),
             held,
+            stratified: false,
+            promoted_in_heap: HashSet::new(),
             stack: Stack::Window(StreamingStack::new(byte_mode)),
             histogram: DistanceHistogram::new(buckets),
             requests: 0,
@@ -222,6 +237,33 @@ impl Shards {
             Stack::Segments(SegmentedStack::new(&depths))
         };
         shards
+    }
+
+    /// A stratified estimator (object mode, [`super::hot`]): [`Shards::access`] for the
+    /// hash-sampled stratum, [`Shards::access_hot`] for promoted keys.
+    pub fn stratified(sampling: Sampling, buckets: Buckets) -> Self {
+        Shards {
+            stratified: true,
+            stack: Stack::Window(StreamingStack::strata()),
+            ..Shards::new(sampling, buckets, false)
+        }
+    }
+
+    /// [`Shards::bounded`], stratified (object mode): its stack holds a key while the
+    /// keys above it stand for at most the largest capacity less one objects, promoted
+    /// keys one each ([`StreamingStack::strata_bounded`]), so it drops only keys whose
+    /// next access misses at every capacity. It holds at most the sampled keys of
+    /// [`stack_bound`] plus the promoted ones.
+    pub fn bounded_stratified(rate: f64, capacities: Vec<u64>) -> Self {
+        let largest = capacities.iter().copied().max().unwrap_or(0);
+        Shards {
+            stratified: true,
+            stack: Stack::Window(StreamingStack::strata_bounded(
+                rate,
+                largest.saturating_sub(1),
+            )),
+            ..Shards::new(Sampling::Rate(rate), Buckets::Edges(capacities), false)
+        }
     }
 
     /// Counts `requests` of `bytes` that another filter dropped before this estimator saw
@@ -278,21 +320,52 @@ impl Shards {
         if hash > self.filter.threshold() {
             return;
         }
+        self.record(hash, size, false);
+    }
+
+    /// Feeds a read or write of a promoted key (a stratified estimator,
+    /// [`Shards::stratified`]): kept whatever its hash, at weight 1.
+    #[inline]
+    pub fn access_hot(&mut self, hash: u64, size: u32) {
+        debug_assert!(
+            self.stratified,
+            "a promoted key in an unstratified estimator"
+        );
+        self.requests += 1;
+        self.bytes += u64::from(size);
+        self.record(hash, size, true);
+    }
+
+    /// Scores a kept request: its weight (`1 / R`, or 1 for a promoted key) at its scaled
+    /// distance, or as a first access.
+    #[inline]
+    fn record(&mut self, hash: u64, size: u32, hot: bool) {
         self.sampled_requests += 1;
         let rate = self.rate;
+        let scale = if hot { 1.0 } else { 1.0 / rate };
         let weight = Weight {
-            requests: 1.0 / rate,
-            bytes: f64::from(size) / rate,
+            requests: scale,
+            bytes: f64::from(size) * scale,
         };
-        match self.stack.access(hash, size) {
+        match self.stack.access(hash, size, hot) {
             Some(d) => {
-                let own = self.stack.weight_of(size);
-                self.histogram.add(scaled_distance(d, own, rate), weight)
+                let own = self.stack.weight_of(size, hot);
+                let distance = if self.stratified {
+                    1.0 + strata_objects(d - own, rate)
+                } else {
+                    scaled_distance(d, own, rate)
+                };
+                self.histogram.add(distance, weight);
+                if hot && self.held.is_some() && hash <= self.filter.threshold() {
+                    // It may have been held as a sampled key: its hash stays in the
+                    // heap, which must not count it again.
+                    self.promoted_in_heap.insert(hash);
+                }
             }
             None => {
                 self.histogram.add_cold(weight);
                 if self.held.is_some() {
-                    self.admit(hash);
+                    self.admit(hash, hot);
                 }
             }
         }
@@ -300,7 +373,8 @@ impl Shards {
 
     /// Feeds a delete of the key whose hash is `hash`.
     pub fn delete(&mut self, hash: u64) {
-        if hash <= self.filter.threshold() && self.stack.remove(hash).is_some() {
+        let kept = self.stratified || hash <= self.filter.threshold();
+        if kept && self.stack.remove(hash).is_some() {
             if let Some((heap, _)) = &mut self.held {
                 // Rebuilding is linear, but deletes of sampled keys are rare next to
                 // requests; the heap must not keep a hash the stack no longer holds.
@@ -309,14 +383,25 @@ impl Shards {
         }
     }
 
-    /// A new key entered a fixed-size sample: evict the largest hashes over budget.
-    fn admit(&mut self, hash: u64) {
+    /// A new key entered a fixed-size sample (`hot`: a promoted one, which the heap does
+    /// not hold: it leaves only by a delete): while the keys held exceed the budget, the
+    /// sampled key with the largest hash leaves and the threshold drops below it.
+    fn admit(&mut self, hash: u64, hot: bool) {
         let Some((heap, budget)) = &mut self.held else {
             return;
         };
-        heap.push(hash);
-        while heap.len() > *budget {
-            let top = heap.pop().expect("over budget, so not empty");
+        if !hot {
+            heap.push(hash);
+        }
+        while self.stack.len() > *budget {
+            let Some(top) = heap.pop() else {
+                // Only promoted keys left: the budget is checked against the limit of
+                // promoted keys (ApproxConfig::validate), so this does not happen.
+                break;
+            };
+            if self.promoted_in_heap.remove(&top) {
+                continue;
+            }
             self.filter = SpatialFilter::with_threshold(top - 1);
             self.rate = self.filter.rate();
             // The stack is keyed by hash (a bijection of the key), so the hash names it.
@@ -331,7 +416,8 @@ impl Shards {
 
     /// Bytes of state held now (stack, histogram, heap).
     pub fn state_bytes(&self) -> usize {
-        let heap = self.held.as_ref().map_or(0, |(h, _)| h.capacity() * 8);
+        let heap = self.held.as_ref().map_or(0, |(h, _)| h.capacity() * 8)
+            + self.promoted_in_heap.capacity() * 8;
         heap + self.stack.state_bytes() + self.histogram.state_bytes()
     }
 
@@ -348,7 +434,11 @@ impl Shards {
         } else {
             sampled
         };
-        self.histogram.curve(capacities, total, self.rate)
+        let mut points = self.histogram.curve(capacities, total, self.rate);
+        for p in &mut points {
+            p.hot = self.stratified;
+        }
+        points
     }
 
     /// The first-bucket adjustment in requests and bytes: the trace's totals minus what
@@ -364,6 +454,13 @@ impl Shards {
     /// Estimated distinct objects and bytes of the trace: the held keys (at their latest
     /// sizes) scaled by the rate. Deleted keys are not counted.
     pub fn working_set(&self) -> Weight {
+        if let (true, Stack::Window(s)) = (self.stratified, &self.stack) {
+            // Promoted keys are counted once, the sampled ones scaled.
+            return Weight {
+                requests: strata_objects(s.live_weight(), self.rate),
+                bytes: s.hot_bytes() as f64 + (s.live_bytes() - s.hot_bytes()) as f64 / self.rate,
+            };
+        }
         Weight {
             requests: self.stack.len() as f64 / self.rate,
             bytes: self.stack.live_bytes() as f64 / self.rate,

@@ -12,7 +12,9 @@
 //!
 //! Weights are 1 per key for object curves and the object's size for byte curves (the
 //! byte-weighted stack distance: the bytes of distinct objects touched since the previous
-//! access, the object included).
+//! access, the object included). A stratified stack ([`StreamingStack::strata`]) weighs
+//! each key by the stratum of its latest access, promoted or hash-sampled, packed so that
+//! one distance counts both exactly ([`super::hot`]).
 //!
 //! **Bounded stacks** ([`StreamingStack::bounded`]). An estimator that only answers sizes
 //! up to some capacity never needs a distance beyond it: a reuse farther down misses at
@@ -29,8 +31,29 @@
 
 use policy::{FrameId, HashIndex, KeyIndex};
 
+use super::hot::{strata_objects, STRATUM_HOT, STRATUM_SAMPLED};
+
 /// Smallest window, so that small streams do not rebuild often.
 const MIN_SLOTS: usize = 1024;
+
+/// What a key weighs in a [`StreamingStack`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Weighing {
+    /// One per key.
+    Objects,
+    /// Its size, at least 1.
+    Bytes,
+    /// [`STRATUM_HOT`] or [`STRATUM_SAMPLED`] by the stratum of its latest access; `rate`
+    /// converts the weight above a key to objects for a bounded stack's trimming.
+    Strata { rate: f64 },
+}
+
+/// A live slot: the size and stratum of the access that took it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Held {
+    size: u32,
+    hot: bool,
+}
 
 /// LRU stack distances over a stream of keys, with removals.
 #[derive(Debug)]
@@ -43,15 +66,17 @@ pub struct StreamingStack {
     tree: Vec<u64>,
     /// Key that took each slot (the index confirms a match against it).
     slot_keys: Vec<u64>,
-    /// Size of the key at each live slot; `None` once it moved on or left.
-    slot_sizes: Vec<Option<u32>>,
+    /// Size and stratum of the key at each live slot; `None` once it moved on or left.
+    slots: Vec<Option<Held>>,
     /// Next free slot.
     next: usize,
-    /// Weights are sizes (byte distances) rather than 1 per key.
-    byte_weights: bool,
+    weighing: Weighing,
     /// Summed latest sizes of the live keys.
     live_bytes: u64,
-    /// Summed weights of the live keys (their number, or their sizes of at least 1).
+    /// Of which promoted keys' (stratified stacks).
+    hot_bytes: u64,
+    /// Summed weights of the live keys (their number, their sizes of at least 1, or
+    /// packed strata counts).
     live_weight: u64,
     /// A held key is dropped once the weight above it reaches this ([`StreamingStack::bounded`]).
     bound: Option<u64>,
@@ -64,14 +89,23 @@ impl StreamingStack {
     /// An empty stack; `byte_weights` makes each key weigh its size (a size of 0 weighs 1,
     /// as it occupies one unit of a cache), otherwise every key weighs 1.
     pub fn new(byte_weights: bool) -> Self {
+        StreamingStack::with_weighing(if byte_weights {
+            Weighing::Bytes
+        } else {
+            Weighing::Objects
+        })
+    }
+
+    fn with_weighing(weighing: Weighing) -> Self {
         StreamingStack {
             index: HashIndex::default(),
             tree: vec![0; MIN_SLOTS + 1],
             slot_keys: vec![0; MIN_SLOTS],
-            slot_sizes: vec![None; MIN_SLOTS],
+            slots: vec![None; MIN_SLOTS],
             next: 0,
-            byte_weights,
+            weighing,
             live_bytes: 0,
+            hot_bytes: 0,
             live_weight: 0,
             bound: None,
             oldest: 0,
@@ -89,15 +123,59 @@ impl StreamingStack {
         }
     }
 
+    /// An empty stratified stack (object mode, [`super::hot`]): a key accessed as
+    /// promoted weighs [`STRATUM_HOT`], otherwise [`STRATUM_SAMPLED`], so that a distance
+    /// less the key's own weight packs the promoted and the sampled keys above it
+    /// ([`strata_objects`]).
+    pub fn strata() -> Self {
+        StreamingStack::with_weighing(Weighing::Strata { rate: 1.0 })
+    }
+
+    /// A bounded stratified stack: it holds a key while the keys above it stand for at
+    /// most `bound` objects at `rate` ([`strata_objects`]), so that a stack serving sizes
+    /// up to `bound + 1` objects drops only keys whose next access misses at all of them.
+    pub fn strata_bounded(rate: f64, bound: u64) -> Self {
+        StreamingStack {
+            bound: Some(bound),
+            ..StreamingStack::with_weighing(Weighing::Strata { rate })
+        }
+    }
+
     /// Summed latest sizes of the keys held.
     pub fn live_bytes(&self) -> u64 {
         self.live_bytes
     }
 
+    /// Of [`StreamingStack::live_bytes`], the promoted keys' (stratified stacks).
+    pub fn hot_bytes(&self) -> u64 {
+        self.hot_bytes
+    }
+
+    /// Summed weights of the keys held: their number, their sizes, or (stratified) the
+    /// promoted keys' count plus the sampled keys' count times [`STRATUM_SAMPLED`].
+    pub fn live_weight(&self) -> u64 {
+        self.live_weight
+    }
+
     /// The weight a key of `size` has in this stack (its size, at least 1, in byte mode;
     /// otherwise 1): the part of its own distance that is the key itself.
     pub fn weight_of(&self, size: u32) -> u64 {
-        weight_of(self.byte_weights, size)
+        self.weight(Held { size, hot: false })
+    }
+
+    /// The weight of a key of `size` accessed as promoted (`hot`) or not: as
+    /// [`StreamingStack::weight_of`], by stratum in a stratified stack.
+    pub fn stratum_weight(&self, size: u32, hot: bool) -> u64 {
+        self.weight(Held { size, hot })
+    }
+
+    fn weight(&self, held: Held) -> u64 {
+        match self.weighing {
+            Weighing::Objects => 1,
+            Weighing::Bytes => u64::from(held.size.max(1)),
+            Weighing::Strata { .. } if held.hot => STRATUM_HOT,
+            Weighing::Strata { .. } => STRATUM_SAMPLED,
+        }
     }
 
     /// Keys held.
@@ -113,7 +191,7 @@ impl StreamingStack {
     /// Bytes of state held now (tables at their allocated sizes), for the memory report.
     pub fn state_bytes(&self) -> usize {
         let index = self.index.len().max(8).next_power_of_two() * 2 * 8;
-        let slots = std::mem::size_of::<u64>() + std::mem::size_of::<Option<u32>>();
+        let slots = std::mem::size_of::<u64>() + std::mem::size_of::<Option<Held>>();
         index + self.tree.capacity() * 8 + self.slot_keys.capacity() * slots
     }
 
@@ -122,26 +200,32 @@ impl StreamingStack {
     /// — or `None` on its first access (or first since [`StreamingStack::remove`], or
     /// since a bounded stack dropped it).
     pub fn access(&mut self, key: u64, size: u32) -> Option<u64> {
+        self.access_as(key, size, false)
+    }
+
+    /// [`StreamingStack::access`] in a stratum: `hot` for a promoted key. Only a
+    /// stratified stack weighs the two apart; the distance is then packed (see
+    /// [`StreamingStack::strata`]).
+    pub fn access_as(&mut self, key: u64, size: u32, hot: bool) -> Option<u64> {
         if self.next == self.slot_keys.len() {
             self.compact();
         }
         let slot = self.next;
         self.next += 1;
-        let weight = self.weight_of(size);
+        let held = Held { size, hot };
+        let weight = self.weight(held);
         self.slot_keys[slot] = key;
-        self.slot_sizes[slot] = Some(size);
-        self.live_bytes += u64::from(size);
-        self.live_weight += weight;
+        self.slots[slot] = Some(held);
+        self.gain(held);
         let distance = match self
             .index
             .relocate(key, FrameId(slot as u32), &self.slot_keys)
         {
             Some(FrameId(p)) => {
                 let p = p as usize;
-                let old_size = self.slot_sizes[p].take().expect("an indexed slot is live");
-                self.live_bytes -= u64::from(old_size);
-                let old_weight = self.weight_of(old_size);
-                self.live_weight -= old_weight;
+                let old = self.slots[p].take().expect("an indexed slot is live");
+                self.lose(old);
+                let old_weight = self.weight(old);
                 let between = self.prefix(slot) - self.prefix(p + 1);
                 self.add(p, old_weight.wrapping_neg());
                 Some(between + weight)
@@ -166,13 +250,18 @@ impl StreamingStack {
         loop {
             // Skip the slots whose key has moved on or left; each slot is passed once
             // between compactions.
-            let size = loop {
-                match self.slot_sizes[self.oldest] {
-                    Some(size) => break size,
+            let held = loop {
+                match self.slots[self.oldest] {
+                    Some(held) => break held,
                     None => self.oldest += 1,
                 }
             };
-            if self.live_weight - self.weight_of(size) < bound {
+            let above = self.live_weight - self.weight(held);
+            let within = match self.weighing {
+                Weighing::Strata { rate } => strata_objects(above, rate) <= bound as f64,
+                _ => above < bound,
+            };
+            if within {
                 return;
             }
             self.drop_slot(self.oldest);
@@ -189,13 +278,29 @@ impl StreamingStack {
 
     /// Forgets the key at live `slot`; returns its size.
     fn drop_slot(&mut self, slot: usize) -> u32 {
-        let size = self.slot_sizes[slot].take().expect("a live slot");
+        let held = self.slots[slot].take().expect("a live slot");
         self.index.remove(self.slot_keys[slot], &self.slot_keys);
-        self.live_bytes -= u64::from(size);
-        let weight = self.weight_of(size);
-        self.live_weight -= weight;
-        self.add(slot, weight.wrapping_neg());
-        size
+        self.lose(held);
+        self.add(slot, self.weight(held).wrapping_neg());
+        held.size
+    }
+
+    /// Counts a key taking a live slot in the running totals.
+    fn gain(&mut self, held: Held) {
+        self.live_bytes += u64::from(held.size);
+        if held.hot {
+            self.hot_bytes += u64::from(held.size);
+        }
+        self.live_weight += self.weight(held);
+    }
+
+    /// Takes a key leaving a live slot out of the running totals.
+    fn lose(&mut self, held: Held) {
+        self.live_bytes -= u64::from(held.size);
+        if held.hot {
+            self.hot_bytes -= u64::from(held.size);
+        }
+        self.live_weight -= self.weight(held);
     }
 
     /// Adds `delta` (two's complement for a subtraction) at `slot`.
@@ -225,20 +330,20 @@ impl StreamingStack {
         let factor = if self.bound.is_some() { 4 } else { 2 };
         let slots = (factor * self.len()).max(MIN_SLOTS);
         let mut keys = Vec::with_capacity(slots);
-        let mut sizes = Vec::with_capacity(slots);
+        let mut held = Vec::with_capacity(slots);
         // No live key sits below `oldest` (it only moves past dead slots).
         for slot in self.oldest..self.next {
-            if let Some(size) = self.slot_sizes[slot] {
+            if let Some(h) = self.slots[slot] {
                 keys.push(self.slot_keys[slot]);
-                sizes.push(Some(size));
+                held.push(Some(h));
             }
         }
         debug_assert_eq!(keys.len(), self.len());
         let mut index = HashIndex::with_capacity(keys.len());
         let mut tree = vec![0u64; slots + 1];
-        for (slot, (&key, size)) in keys.iter().zip(&sizes).enumerate() {
+        for (slot, (&key, h)) in keys.iter().zip(&held).enumerate() {
             index.insert(key, FrameId(slot as u32), &keys);
-            tree[slot + 1] = weight_of(self.byte_weights, size.expect("kept live"));
+            tree[slot + 1] = self.weight(h.expect("kept live"));
         }
         // Linear Fenwick build: push each node's sum into its parent.
         for i in 1..=slots {
@@ -250,20 +355,11 @@ impl StreamingStack {
         self.next = keys.len();
         self.oldest = 0;
         keys.resize(slots, 0);
-        sizes.resize(slots, None);
+        held.resize(slots, None);
         self.slot_keys = keys;
-        self.slot_sizes = sizes;
+        self.slots = held;
         self.index = index;
         self.tree = tree;
-    }
-}
-
-/// A key's weight in the stack: its size (at least 1) for byte distances, else 1.
-fn weight_of(byte_weights: bool, size: u32) -> u64 {
-    if byte_weights {
-        u64::from(size.max(1))
-    } else {
-        1
     }
 }
 

@@ -1,0 +1,353 @@
+//! Stratified sampling: the hottest keys tracked at rate 1, the rest hash-sampled.
+//!
+//! **Why.** A spatial sample at rate `R` makes every sampled key stand for `1 / R` keys. On
+//! a skewed trace a few thousand keys fill every small cache and carry a large share of
+//! the requests; at `R = 0.01` a sample holds a handful of them, and whether it holds one
+//! more or one fewer moves every stack distance by `1 / R` objects and every small size's
+//! misses by a hot key's worth. Tracking those keys exactly (each at weight 1) and sampling
+//! the rest removes their share of the variance.
+//!
+//! **Two strata.** A key is *promoted* once its count in a request sample ([`HotKeys`])
+//! reaches a threshold, up to a bound of `limit` keys. From then on every request to it is
+//! kept at weight 1; every other key is kept when its hash is under the rate's threshold,
+//! at weight `1 / R`. A stack distance is the sum of the weights of the distinct keys above
+//! (the stack stores each key's stratum with its latest access: [`STRATUM_SAMPLED`] and
+//! [`STRATUM_HOT`] packed into one integer, so one Fenwick tree counts both exactly), and
+//! a reuse scores `1 + hot others + sampled others / R` objects ([`strata_objects`]). The
+//! first-bucket adjustment is unchanged: the trace's requests minus the samples' weight,
+//! which is the hash-sampled stratum's shortfall alone (hot requests weigh what they are).
+//!
+//! **Why it stays unbiased.** Which keys are promoted depends on the trace and on a request
+//! sample drawn with a seeded generator, never on a key's hash: so whatever a key's stratum
+//! at a request, the hash sample keeps it with probability `R` independently, and its
+//! weight, `1 / R` or 1, is the inverse of its inclusion probability. A key counts in a
+//! distance with the stratum of its latest access, which is again weight 1 for sure or
+//! `1 / R` with probability `R`: unbiased either way. What promotion costs is its moment:
+//! a promoted key that was not in the hash sample is not in the stack, so its first access
+//! after promotion is scored as a first access (a miss of weight 1 at every size) though
+//! it may hit. That is at most `limit` requests of weight 1 in the whole trace: a bias of
+//! at most `limit / N` of miss ratio (4,096 keys in 50 million requests: 8e-5).
+//!
+//! **Finding the hot keys** in one pass, cheaply: a request sample (gaps drawn uniformly
+//! from `1..2 every`, from a seeded generator, so that no periodic pattern aliases with it)
+//! feeds a SpaceSaving summary of `5 limit` counters (Metwally et al., 2005: a key more
+//! frequent than `1 / counters` of the sample is always held, and each count is at most
+//! its error above the truth). A key is promoted when its count less that error, a lower
+//! bound of its sampled requests, reaches `threshold`. Every request asks first whether
+//! its key is promoted: a bitmap of 65,536 bits indexed by the hash's top bits (8 KiB,
+//! in the processor's cache) answers no for most keys, and a set of at most `limit`
+//! hashes answers the rest.
+
+use bufcache_core::FixedHashMap;
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+/// The stack weight of a hash-sampled key: its count goes in the high half of a packed
+/// weight.
+pub const STRATUM_SAMPLED: u64 = 1 << 32;
+/// The stack weight of a promoted key: its count goes in the low half.
+pub const STRATUM_HOT: u64 = 1;
+
+/// Objects a packed weight of other keys stands for at `rate`: each promoted key is one
+/// object, each hash-sampled key `1 / rate`.
+#[inline]
+pub fn strata_objects(packed: u64, rate: f64) -> f64 {
+    (packed & (STRATUM_SAMPLED - 1)) as f64 + (packed >> 32) as f64 / rate
+}
+
+/// How hot keys are found ([`super::ApproxConfig::hot`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HotConfig {
+    /// The most keys promoted (0: no stratification).
+    pub limit: usize,
+    /// Mean gap between the requests the detector samples (1: every request).
+    pub every: u32,
+    /// Sampled requests (a lower bound of them) that promote a key.
+    pub threshold: u32,
+}
+
+impl HotConfig {
+    /// `limit` keys, found from one request in 8 on average, promoted at 8 of them (about
+    /// 64 requests): early enough that the top keys are exact for nearly the whole trace,
+    /// late enough that a key seen a few times by chance is not taken.
+    pub fn new(limit: usize) -> Self {
+        HotConfig {
+            limit,
+            every: 8,
+            threshold: 8,
+        }
+    }
+
+    /// No stratification.
+    pub fn off() -> Self {
+        HotConfig::new(0)
+    }
+
+    /// True when keys may be promoted.
+    pub fn enabled(&self) -> bool {
+        self.limit > 0
+    }
+}
+
+/// SpaceSaving counters per promotable key: four for candidates, one more because a
+/// promoted key keeps its counter for a while.
+const COUNTERS_PER_KEY: usize = 5;
+
+/// Bits of the bitmap in front of the promoted set.
+const FILTER_BITS: u32 = 16;
+
+/// Finds and remembers the promoted keys (see the module docs).
+#[derive(Debug)]
+pub struct HotKeys {
+    config: HotConfig,
+    /// Bit `hash >> (64 - FILTER_BITS)` is set when some promoted key has those top bits.
+    filter: Vec<u64>,
+    /// The promoted keys' hashes.
+    promoted: FixedHashMap<()>,
+    /// Requests until the detector's next sample.
+    countdown: u32,
+    rng: Xoshiro256PlusPlus,
+    summary: SpaceSaving,
+    /// Requests of promoted keys seen (from their promotion on).
+    hot_requests: u64,
+    /// Requests observed.
+    seen: u64,
+    /// The request (counted from 1) that promoted the last key, once `limit` are.
+    filled_at: Option<u64>,
+}
+
+impl HotKeys {
+    /// A detector for `config`, its request sample drawn from `seed`.
+    pub fn new(config: HotConfig, seed: u64) -> Self {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        let countdown = gap(&mut rng, config.every);
+        HotKeys {
+            config,
+            filter: vec![0; 1 << (FILTER_BITS - 6)],
+            promoted: FixedHashMap::default(),
+            countdown,
+            rng,
+            summary: SpaceSaving::new(config.limit.saturating_mul(COUNTERS_PER_KEY)),
+            hot_requests: 0,
+            seen: 0,
+            filled_at: None,
+        }
+    }
+
+    /// True when the key hashing to `hash` is promoted (it may be promoted by this very
+    /// request): the detector sees every request through here.
+    #[inline]
+    pub fn observe(&mut self, hash: u64) -> bool {
+        self.seen += 1;
+        if self.is_promoted(hash) {
+            self.hot_requests += 1;
+            return true;
+        }
+        self.countdown -= 1;
+        if self.countdown > 0 {
+            return false;
+        }
+        self.countdown = gap(&mut self.rng, self.config.every);
+        if self.filled_at.is_some() {
+            return false;
+        }
+        if self.summary.count(hash) < u64::from(self.config.threshold) {
+            return false;
+        }
+        self.promoted.insert(hash, ());
+        let top = (hash >> (64 - FILTER_BITS)) as usize;
+        self.filter[top / 64] |= 1 << (top % 64);
+        self.hot_requests += 1;
+        if self.promoted.len() == self.config.limit {
+            self.filled_at = Some(self.seen);
+        }
+        true
+    }
+
+    /// The request (counted from 1) at which the last of `limit` keys was promoted, if
+    /// that many were: from there on the detector stops.
+    pub fn filled_at(&self) -> Option<u64> {
+        self.filled_at
+    }
+
+    /// True when the key hashing to `hash` is promoted.
+    #[inline]
+    pub fn is_promoted(&self, hash: u64) -> bool {
+        let top = (hash >> (64 - FILTER_BITS)) as usize;
+        self.filter[top / 64] & (1 << (top % 64)) != 0 && self.promoted.contains_key(&hash)
+    }
+
+    /// Keys promoted so far.
+    pub fn promoted(&self) -> usize {
+        self.promoted.len()
+    }
+
+    /// Requests to promoted keys, from each one's promotion on.
+    pub fn hot_requests(&self) -> u64 {
+        self.hot_requests
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> HotConfig {
+        self.config
+    }
+
+    /// Bytes of state: the bitmap, the promoted set and the summary.
+    pub fn state_bytes(&self) -> usize {
+        self.filter.len() * 8 + self.promoted.capacity() * 16 + self.summary.state_bytes()
+    }
+}
+
+/// A gap drawn uniformly from `1..2 every` (mean `every`; exactly 1 when `every` is 1).
+fn gap(rng: &mut Xoshiro256PlusPlus, every: u32) -> u32 {
+    let every = every.max(1);
+    if every == 1 {
+        1
+    } else {
+        rng.gen_range(1..2 * every)
+    }
+}
+
+/// SpaceSaving (Metwally, Agrawal, El Abbadi, 2005) over `capacity` counters: the counters
+/// in an array sorted by count, so that the least counted key, the one a new key replaces
+/// (inheriting its count as its error), is the first. Counts only grow by one, so an
+/// increment swaps the key with the last one of its count and stays sorted: `O(1)` with
+/// the last index of every count in a map (the paper's "stream summary" in two arrays).
+/// A promoted key keeps its counter until it becomes the least counted one; the detector
+/// no longer asks for it.
+#[derive(Debug)]
+struct SpaceSaving {
+    /// `(count, error, key)`, ascending by count; count 0 is a vacant counter.
+    counters: Vec<(u64, u64, u64)>,
+    /// Key to its index in `counters`.
+    position: FixedHashMap<usize>,
+    /// Count to the last index holding it.
+    last: FixedHashMap<usize>,
+}
+
+impl SpaceSaving {
+    /// `capacity` vacant counters (count 0, no key).
+    fn new(capacity: usize) -> Self {
+        let capacity = capacity.max(1);
+        let mut last = FixedHashMap::default();
+        last.insert(0, capacity - 1);
+        SpaceSaving {
+            counters: vec![(0, 0, 0); capacity],
+            position: FixedHashMap::default(),
+            last,
+        }
+    }
+
+    /// Counts one occurrence of `key`; returns the lower bound of its occurrences (its
+    /// count less its error).
+    fn count(&mut self, key: u64) -> u64 {
+        let at = match self.position.get(&key) {
+            Some(&i) => self.increment(i),
+            None => {
+                // The least counted key, or a vacant counter (count 0) while some are.
+                if self.counters[0].0 > 0 {
+                    let old = self.counters[0].2;
+                    self.position.remove(&old);
+                }
+                self.counters[0].1 = self.counters[0].0;
+                self.counters[0].2 = key;
+                self.position.insert(key, 0);
+                self.increment(0)
+            }
+        };
+        let (count, error, _) = self.counters[at];
+        count - error
+    }
+
+    /// Adds one to the count at `i`; returns where the key is now.
+    fn increment(&mut self, i: usize) -> usize {
+        let count = self.counters[i].0;
+        let end = self.last[&count];
+        self.counters.swap(i, end);
+        if count > 0 {
+            self.position.insert(self.counters[i].2, i);
+        }
+        self.position.insert(self.counters[end].2, end);
+        if end > 0 && self.counters[end - 1].0 == count {
+            self.last.insert(count, end - 1);
+        } else {
+            self.last.remove(&count);
+        }
+        self.counters[end].0 += 1;
+        self.last.entry(count + 1).or_insert(end);
+        end
+    }
+
+    fn state_bytes(&self) -> usize {
+        self.counters.capacity() * 24 + (self.position.capacity() + self.last.capacity()) * 16
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn space_saving_holds_the_frequent_keys_and_bounds_their_counts() {
+        // Two counters; stream a a b c a d a: a stays (4 of 7 > 1/2), and its count less
+        // its error is a lower bound of its true count.
+        let mut s = SpaceSaving::new(2);
+        let mut last = 0;
+        for key in [1, 1, 2, 3, 1, 4, 1] {
+            let bound = s.count(key);
+            if key == 1 {
+                last = bound;
+            }
+        }
+        assert!(s.position.contains_key(&1));
+        assert!(last <= 4 && last >= 2, "lower bound {last}");
+        assert!(s.counters.windows(2).all(|w| w[0].0 <= w[1].0));
+        // c replaced b and inherited its count 1 as error: its bound is 1, not 2.
+        let mut t = SpaceSaving::new(2);
+        t.count(1);
+        t.count(2);
+        assert_eq!(t.count(3), 1);
+        assert_eq!(t.count(1), 2);
+        assert_eq!(t.counters, [(2, 0, 1), (2, 1, 3)]);
+    }
+
+    #[test]
+    fn every_request_detected_at_threshold_one_promotes_every_key_at_once() {
+        let mut hot = HotKeys::new(
+            HotConfig {
+                limit: 3,
+                every: 1,
+                threshold: 1,
+            },
+            7,
+        );
+        assert!(hot.observe(10));
+        assert!(hot.observe(20));
+        assert!(hot.observe(10));
+        assert!(hot.observe(30));
+        // The limit is reached: a fourth key stays in the hash stratum.
+        assert!(!hot.observe(40));
+        assert!(!hot.is_promoted(40));
+        assert_eq!(hot.promoted(), 3);
+        assert_eq!(hot.hot_requests(), 4);
+    }
+
+    #[test]
+    fn the_hottest_keys_are_promoted_and_rare_ones_are_not() {
+        // Key 1 is half of the requests, keys 1000.. are each seen once: at one request in
+        // 8 and a threshold of 8, key 1 is promoted within its first ~130 requests and no
+        // key seen once ever is.
+        let mut hot = HotKeys::new(HotConfig::new(16), 3);
+        let mut first_hot = None;
+        for i in 0..20_000u64 {
+            let key = if i % 2 == 0 { 1 } else { 1000 + i };
+            if hot.observe(key) && first_hot.is_none() {
+                first_hot = Some(i);
+            }
+        }
+        assert_eq!(hot.promoted(), 1);
+        assert!(hot.is_promoted(1));
+        let at = first_hot.expect("key 1 promoted");
+        assert!(at < 400, "key 1 promoted at request {at}");
+    }
+}
