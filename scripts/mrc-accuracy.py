@@ -86,7 +86,7 @@ def show(name, results, exact, base_wall, base_user):
                  f" mini-requests {s.get('miniature_requests', 0):,} of {s['requests']:,} read")
     spread = lambda v: f"{sum(v) / len(v):.5f}" + (f" [{min(v):.5f}..{max(v):.5f}]" if len(v) > 1 else "")
     print(f"  {name}: MAE {spread(maes)} resolved({errs[0][2]}) {spread(res)} max {errs[0][3]:.4f}@{errs[0][4]}"
-          f"  {r0['wall']:.2f}s wall {r0['user']:.2f}s user (vs exact: wall {base_wall / r0['wall']:.1f}x"
+          f"  {r0['wall']:.2f}s wall {r0['user']:.2f}s user (vs exact: wall {base_wall / max(r0['wall'], 1e-3):.1f}x"
           f" user {base_user / max(r0['user'], 1e-3):.1f}x) rss {r0['rss'] / 2**20:.0f}MiB{extra}")
     if VERBOSE:
         # Each point's error for every seed: its mean over seeds and the standard error of

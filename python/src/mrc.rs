@@ -71,10 +71,12 @@ fn exact(
 /// `shards-fixed` (at most `samples` keys) or `minisim` (every policy in miniature at
 /// `rate`). `sizes`: a list of sizes, or None for `points` sizes spread evenly over the
 /// working set. `min_sampled`: sizes whose cache would hold fewer sampled objects are
-/// served at a higher, nested rate (`shards`, `minisim`; 0 turns it off; docs/mrc.md). Returns columns `policy`, `method` (lists), `capacity` (uint64), `misses`
+/// served at a higher, nested rate (`shards`, `minisim`; 0 turns it off; docs/mrc.md). `hot`:
+/// `shards` and `shards-fixed` with `ignore_size`: up to this many of the hottest keys are
+/// tracked at rate 1 and the rest sampled (stratified sampling; 0, the default, is off). Returns columns `policy`, `method` (lists), `capacity` (uint64), `misses`
 /// and `miss_ratio` (float64; approximate misses are estimates).
 #[pyfunction]
-#[pyo3(signature = (trace, *, method="exact", policy=None, sizes=None, points=20, ignore_size=false, rate=0.01, samples=32768, adjust=true, seed=42, threads=None, min_sampled=500))]
+#[pyo3(signature = (trace, *, method="exact", policy=None, sizes=None, points=20, ignore_size=false, rate=0.01, samples=32768, adjust=true, seed=42, threads=None, min_sampled=500, hot=0))]
 #[allow(clippy::too_many_arguments)] // Python keyword arguments, each with a default
 pub fn mrc<'py>(
     py: Python<'py>,
@@ -90,6 +92,7 @@ pub fn mrc<'py>(
     seed: u64,
     threads: Option<usize>,
     min_sampled: u64,
+    hot: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     let policies = match policy {
         Some(p) => policy_specs(p)?,
@@ -133,6 +136,7 @@ pub fn mrc<'py>(
                 adjust,
                 seed,
                 min_sampled,
+                hot: sim::mrc::HotConfig::new(hot),
                 ..ApproxConfig::new(method)
             };
             let source = me.source.clone();

@@ -57,35 +57,45 @@ fn misses(r: &ApproxResult) -> Vec<f64> {
 #[test]
 fn with_nothing_promoted_it_is_plain_shards() {
     testutil::explore(|seed| {
-        let reqs = with_deletes(mixed_trace(seed, 30_000, 3_000), 97);
+        let plain_trace = mixed_trace(seed, 30_000, 3_000);
+        let deleting = with_deletes(plain_trace.clone(), 97);
         let caps = [20, 100, 300, 1_000, 2_000];
-        // (Fixed size with nested levels is left out: its levels' share of the budget
-        // keeps room for the promoted keys they may hold, so its levels differ.)
-        for (method, min_sampled) in [
-            (Method::ShardsRate(0.05), 0),
-            (Method::ShardsRate(0.05), 40),
-            (Method::ShardsSize(800), 0),
-        ] {
-            let config = |hot| ApproxConfig {
-                sizes: sizes(&caps),
-                min_sampled,
-                sample_seed: seed.value(),
-                hot,
-                ..ApproxConfig::new(method)
-            };
-            let plain = run(&reqs, &config(HotConfig::off()));
-            let stratified = run(&reqs, &config(promote_none()));
+        let config = |method, min_sampled, hot| ApproxConfig {
+            sizes: sizes(&caps),
+            min_sampled,
+            sample_seed: seed.value(),
+            hot,
+            ..ApproxConfig::new(method)
+        };
+        // Without levels, at a fixed rate and at fixed size: point for point.
+        for method in [Method::ShardsRate(0.05), Method::ShardsSize(800)] {
+            let plain = run(&deleting, &config(method, 0, HotConfig::off()));
+            let stratified = run(&deleting, &config(method, 0, promote_none()));
             assert_eq!(stratified.hot_keys, 0);
-            assert_eq!(
-                misses(&stratified),
-                misses(&plain),
-                "{seed}: {method:?}, min_sampled {min_sampled}"
-            );
+            assert_eq!(misses(&stratified), misses(&plain), "{seed}: {method:?}");
             assert_eq!(stratified.working_set, plain.working_set, "{seed}");
             assert_eq!(
                 stratified.curves[0].method,
                 format!("{}+hot", method.name())
             );
+        }
+        // With a level (40 sampled objects at 0.05: 20 objects need rate 2, so 1): the
+        // stratified level serves every size within its reach, here all five, and each
+        // point is the plain pass's at the point's rate. (Fixed size with levels is left
+        // out: its levels keep room in the budget for the promoted keys they may hold,
+        // so its levels differ.)
+        let stratified = run(
+            &plain_trace,
+            &config(Method::ShardsRate(0.05), 40, promote_none()),
+        );
+        for (i, p) in stratified.curves[0].points.iter().enumerate() {
+            assert!(p.hot && p.rate == 1.0, "{seed}: {p:?}");
+            let plain = run(
+                &plain_trace,
+                &config(Method::ShardsRate(p.rate), 0, HotConfig::off()),
+            );
+            let q = &plain.curves[0].points[i];
+            assert!((p.misses - q.misses).abs() < 1e-6, "{seed}: {p:?} {q:?}");
         }
     });
 }
@@ -129,9 +139,10 @@ fn with_every_key_promoted_it_is_the_exact_curve() {
                 assert_eq!(got.working_set.objects, exact.cold_misses() as f64);
             } else {
                 // 30 sampled objects at 0.01: every size below 3,000 is raised, to one
-                // level at 0.2 (what 150 objects need); 3,000 stays with the plain base.
-                assert_eq!(stratified, caps.len() - 1, "{seed}");
-                assert!(got.curves[0].points[..19].iter().all(|p| p.rate == 0.2));
+                // level at 0.2 (what 150 objects need), which also serves 3,000 (its
+                // stack's share, 600 keys, is within reach).
+                assert_eq!(stratified, caps.len(), "{seed}");
+                assert!(got.curves[0].points.iter().all(|p| p.rate == 0.2));
             }
         }
         // With deletes, against plain SHARDS at rate 1 (the exact stack with removals).

@@ -300,7 +300,7 @@ mod tests {
             }
         }
         assert!(s.position.contains_key(&1));
-        assert!(last <= 4 && last >= 2, "lower bound {last}");
+        assert!((2..=4).contains(&last), "lower bound {last}");
         assert!(s.counters.windows(2).all(|w| w[0].0 <= w[1].0));
         // c replaced b and inherited its count 1 as error: its bound is 1, not 2.
         let mut t = SpaceSaving::new(2);

@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+"""Where SHARDS' sampling error comes from on a Zipf trace, and what stratifying the hot keys
+removes from it: a model, not a measurement (docs/mrc.md, "Stratified sampling").
+
+    scripts/mrc-variance-model.py [KEYS REQUESTS ALPHA]     (default 5000000 50000000 0.9)
+
+Independent requests (IRM) over Zipf(ALPHA) keys; LRU at a size c follows Che's
+approximation (a key misses with probability exp(-p T_c), T_c the characteristic time). A
+key sampled at rate R with weight 1/R makes the adjusted estimate of the misses at c vary
+by (1/R - 1) x sum of m_k^2 (m_k: key k's misses at c), over N^2 as a miss ratio: the
+"miss" column. The "dist" column is the other part, the sampled stack distances: the
+keys resident at c (each there with probability q_k = 1 - exp(-p_k T_c)) counted at 1/R
+move every distance near c together by a relative sd of sqrt((1 - R)/R x sum q_k^2) / c,
+which moves the miss ratio by the curve's slope times that. Promoting the H hottest keys
+(rate 1, weight 1) drops their terms from both sums. Needs numpy.
+"""
+import sys
+
+import numpy as np
+
+K, N, A = (int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])) if len(sys.argv) > 3 else (5_000_000, 50_000_000, 0.9)
+p = np.arange(1, K + 1, dtype=float) ** -A
+p /= p.sum()
+lam = p * N
+
+
+def che(c):
+    """The characteristic time of an LRU cache of c objects."""
+    lo, hi = 1.0, 1e13
+    for _ in range(80):
+        t = (lo * hi) ** 0.5
+        lo, hi = (lo, t) if (1 - np.exp(-p * t)).sum() > c else (t, hi)
+    return (lo * hi) ** 0.5
+
+
+def miss_ratio(c):
+    return (lam * np.exp(-p * che(c))).sum() / N
+
+
+for R in [0.01, 0.1125]:
+    for c in [4445, 9197, 19030, 39382, 81484, 242525]:
+        pm = np.exp(-p * che(c))
+        m, q = lam * pm, 1 - pm
+        slope = (miss_ratio(c * 1.01) - miss_ratio(c)) / np.log(1.01)
+        parts = []
+        for H in [0, 1024, 4096, 16384]:
+            sd_miss = np.sqrt((1 / R - 1) * (m[H:] ** 2).sum()) / N
+            sd_dist = abs(slope) * np.sqrt((1 - R) / R * (q[H:] ** 2).sum()) / c
+            parts.append(f"H={H}: miss {sd_miss:.4f} dist {sd_dist:.4f} (hot share {lam[:H].sum() / N:.2f})")
+        print(f"R={R} c={c} miss ratio {(m.sum()) / N:.3f}: " + " | ".join(parts))
