@@ -689,21 +689,24 @@ fn rate_plan(
     let raised = match config.method {
         Method::MiniSim(_) => return Ok(Some(plan)),
         Method::ShardsSize(samples) => levels_within(&plan, samples / 2, config.hot.limit),
-        Method::ShardsRate(_) => level_reach(&plan, rate),
+        Method::ShardsRate(_) if config.hot.enabled() => level_reach(&plan, rate),
+        Method::ShardsRate(_) => plan.raised(rate),
     };
     Ok((!raised.is_empty()).then(|| plan.only(&raised)))
 }
 
-/// The most sampled keys a fixed-rate SHARDS level's stack is planned for (besides the
-/// promoted ones of a stratified level): a stack of a few times this stays in the
-/// processor's caches.
+/// The most sampled keys a stratified level's stack is planned for, besides its promoted
+/// ones: a stack of a few times this stays in the processor's caches.
 pub const LEVEL_KEYS: u64 = 32_768;
 
-/// Fixed-rate SHARDS: the sizes its one nested level serves. A level's cost is the
-/// requests it samples, whatever sizes it answers, and a size it answers holds `R_top / R`
-/// times the base sample's objects: so besides the raised sizes it takes every size whose
-/// share of its stack, `R_top c` keys, stays within [`LEVEL_KEYS`] (on the 50M Zipf trace,
-/// the sizes up to 242,525 objects rather than up to 39,382). No size is raised: no level.
+/// Stratified fixed-rate SHARDS: the sizes its one nested level serves. A level's cost is
+/// the requests it samples (with stratification, every promoted key's among them),
+/// whatever sizes it answers, and a size it answers holds `R_top / R` times the base
+/// sample's objects: so besides the raised sizes it takes every size whose share of its
+/// stack, `R_top c` keys, stays within [`LEVEL_KEYS`] (on the 50M Zipf trace, the sizes up
+/// to 242,525 objects rather than up to 39,382). Not done for the plain level, whose
+/// segmented stack pays for each size it answers on every new key: on the 50M loop it
+/// cost 20% more CPU (docs/mrc.md). No size is raised: no level.
 fn level_reach(plan: &RatePlan, base: f64) -> Vec<PlannedSize> {
     let raised = plan.raised(base);
     let Some(top) = raised.iter().map(|s| s.rate).reduce(f64::max) else {
