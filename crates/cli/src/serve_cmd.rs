@@ -81,6 +81,11 @@ pub struct ServeArgs {
     /// in x-bufcache-actual (the pool always says).
     #[arg(long)]
     pub report_actual: bool,
+    /// Write one JSON line per GET served to FILE: its place in the schedule, the
+    /// prediction, the pages cached when its service began, the service's times (for
+    /// `bufcache mirror-replay`). Implies --report-actual.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
 }
 
 fn scheduler(a: &ServeArgs) -> Result<SchedulerChoice> {
@@ -150,6 +155,7 @@ pub fn run_serve(a: ServeArgs) -> Result<()> {
     config.open_files = a.open_files;
     config.open_file_ttl = Duration::from_millis(a.open_file_ttl_ms);
     config.report_actual = a.report_actual;
+    config.trace = a.trace.clone();
     serve::server::raise_open_file_limit();
     runtime()?.block_on(async {
         let server = serve::serve(config).await?;

@@ -24,13 +24,15 @@ pub struct QueueFull;
 
 struct Waiter {
     job: Arc<Job>,
-    wake: oneshot::Sender<Prediction>,
+    wake: oneshot::Sender<(Prediction, u64)>,
 }
 
 struct State {
     busy: usize,
     queue: VecDeque<Waiter>,
     oracle: Box<dyn Oracle>,
+    /// Requests given a slot so far: the next one's place in the schedule.
+    scheduled: u64,
 }
 
 /// The scheduler. Cheap to share (`Arc`).
@@ -55,6 +57,9 @@ pub struct Slot {
     scheduler: Arc<Scheduler>,
     /// What the oracle predicted when the request was chosen.
     pub prediction: Prediction,
+    /// The request's place in the schedule (0 for the first request given a slot): the
+    /// order in which the oracle saw the requests, for the request log.
+    pub order: u64,
     /// Microseconds spent in the queue.
     pub queued_us: u64,
 }
@@ -74,6 +79,7 @@ impl Scheduler {
                 busy: 0,
                 queue: VecDeque::with_capacity(queue_capacity),
                 oracle,
+                scheduled: 0,
             }),
             slots,
             queue_capacity,
@@ -91,7 +97,9 @@ impl Scheduler {
                 s.busy += 1;
                 let prediction = s.oracle.predict(&job);
                 s.oracle.scheduled(&job);
-                return Ok(self.slot(prediction, arrived));
+                let order = s.scheduled;
+                s.scheduled += 1;
+                return Ok(self.slot(prediction, order, arrived));
             }
             if s.queue.len() >= self.queue_capacity {
                 s.queue.retain(|w| !w.wake.is_closed());
@@ -105,14 +113,15 @@ impl Scheduler {
         };
         // The sender is dropped unsent only with the scheduler, which outlives every
         // request; treat that as a refusal rather than panic.
-        let prediction = wait.await.map_err(|_| QueueFull)?;
-        Ok(self.slot(prediction, arrived))
+        let (prediction, order) = wait.await.map_err(|_| QueueFull)?;
+        Ok(self.slot(prediction, order, arrived))
     }
 
-    fn slot(self: &Arc<Self>, prediction: Prediction, arrived: Instant) -> Slot {
+    fn slot(self: &Arc<Self>, prediction: Prediction, order: u64, arrived: Instant) -> Slot {
         Slot {
             scheduler: Arc::clone(self),
             prediction,
+            order,
             queued_us: arrived.elapsed().as_micros() as u64,
         }
     }
@@ -139,8 +148,9 @@ impl Scheduler {
             let Some(w) = s.queue.remove(index) else {
                 break;
             };
-            if w.wake.send(prediction).is_ok() {
+            if w.wake.send((prediction, s.scheduled)).is_ok() {
                 s.oracle.scheduled(&w.job);
+                s.scheduled += 1;
                 s.busy += 1;
                 break;
             }
