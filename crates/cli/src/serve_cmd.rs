@@ -88,6 +88,10 @@ pub struct ServeArgs {
     pub trace: Option<PathBuf>,
 }
 
+/// Blocks from this size up are mapped and unmapped on their own (see `run_serve`):
+/// above the 4 KiB-64 KiB buffers of small files, which stay cheap.
+const LARGE_BLOCK_BYTES: usize = 256 << 10;
+
 fn scheduler(a: &ServeArgs) -> Result<SchedulerChoice> {
     Ok(match a.scheduler.as_str() {
         "fifo" => SchedulerChoice::Fifo,
@@ -157,6 +161,9 @@ pub fn run_serve(a: ServeArgs) -> Result<()> {
     config.report_actual = a.report_actual;
     config.trace = a.trace.clone();
     serve::server::raise_open_file_limit();
+    // Response buffers (a whole file each) go back to the system when freed, instead of
+    // growing glibc's arenas into the memory the page cache lives in (`linux::heap`).
+    linux::heap::return_large_blocks(LARGE_BLOCK_BYTES);
     runtime()?.block_on(async {
         let server = serve::serve(config).await?;
         // The first line of standard output is the address: scripts and the experiment
