@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 use serve::config::parse_size;
-use serve::replay::{self, Feed, Score};
+use serve::replay::{self, Feed, Score, Scoring};
 use serve::trace_log::read_trace;
 
 use crate::util;
@@ -47,6 +47,10 @@ pub struct MirrorReplayArgs {
     /// (the load generator's warm-up: `bufcache load --warmup N`).
     #[arg(long, default_value_t = 0)]
     pub skip: u64,
+    /// Score against what the cache held when each request was chosen (logged by
+    /// `--trace` servers) instead of when its service began.
+    #[arg(long)]
+    pub at_choice: bool,
     /// One JSON object per model instead of the table.
     #[arg(long)]
     pub json: bool,
@@ -67,6 +71,10 @@ fn row(label: &str, s: &Score) -> String {
 /// Run `bufcache mirror-replay`.
 pub fn run(a: MirrorReplayArgs) -> Result<()> {
     let trace = read_trace(&a.trace)?;
+    let scoring = Scoring {
+        scored_from: a.skip,
+        at_choice: a.at_choice,
+    };
     let feeds = a
         .feeds
         .iter()
@@ -84,7 +92,7 @@ pub fn run(a: MirrorReplayArgs) -> Result<()> {
         "n"
     );
     let mut json = String::new();
-    let recorded = replay::recorded(&trace, a.skip);
+    let recorded = replay::recorded(&trace, scoring);
     if recorded.compared > 0 {
         table.push_str(&row("(the live predictions)", &recorded));
     }
@@ -92,7 +100,7 @@ pub fn run(a: MirrorReplayArgs) -> Result<()> {
         let bytes = parse_size(size)?;
         for policy in &a.policies {
             for &feed in &feeds {
-                let s = replay::evaluate(&trace, policy, bytes, feed, a.skip)?;
+                let s = replay::evaluate(&trace, policy, bytes, feed, scoring)?;
                 let label = format!("{policy} {size} {}", feed.name());
                 table.push_str(&row(&label, &s));
                 json.push_str(&serde_json::to_string(&serde_json::json!({

@@ -80,6 +80,33 @@ impl Feed {
     }
 }
 
+/// Which requests are scored, against which ground truth.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Scoring {
+    /// Requests before this place in the schedule feed the models but are not scored
+    /// (a load generator's warm-up).
+    pub scored_from: u64,
+    /// Score against the cache's state when each request was chosen (`cached_at_choice`)
+    /// instead of when its service began (`actual`): the moment the prediction speaks
+    /// of, without the delay until the server's thread runs the request. Such a check
+    /// cannot tell joined reads apart; a request not wholly cached is a miss.
+    pub at_choice: bool,
+}
+
+impl Scoring {
+    /// The ground truth of `r`, or `None` when it is not scored.
+    fn truth(&self, r: &TraceRecord) -> Option<Actual> {
+        if r.order < self.scored_from {
+            return None;
+        }
+        if self.at_choice {
+            r.cached_at_choice.map(|c| Actual::from_hit(c >= r.pages))
+        } else {
+            r.actual
+        }
+    }
+}
+
 /// Predictions scored against the ground truth.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Score {
@@ -135,17 +162,17 @@ fn pages(r: &TraceRecord) -> Range<u64> {
     r.first_page..r.first_page + r.pages
 }
 
-/// How the live oracle's own predictions (the `predicted` field) scored from
-/// `scored_from` on; requests predicted `unknown` (fifo) are not counted.
-pub fn recorded(trace: &[TraceRecord], scored_from: u64) -> Score {
+/// How the live oracle's own predictions (the `predicted` field) scored; requests
+/// predicted `unknown` (fifo) are not counted.
+pub fn recorded(trace: &[TraceRecord], scoring: Scoring) -> Score {
     let mut score = Score::default();
-    for r in trace.iter().filter(|r| r.order >= scored_from) {
+    for r in trace {
         let hit = match r.predicted {
             crate::oracle::Prediction::Hit => true,
             crate::oracle::Prediction::Miss => false,
             crate::oracle::Prediction::Unknown => continue,
         };
-        if let Some(actual) = r.actual {
+        if let Some(actual) = scoring.truth(r) {
             score.add(hit, actual);
         }
     }
@@ -173,19 +200,18 @@ pub fn miss_depths(trace: &[TraceRecord]) -> [u64; 5] {
 }
 
 /// Replay `trace` (in schedule order, as [`crate::trace_log::read_trace`] returns it)
-/// through a mirror of `policy` and `size_bytes` fed as `feed`, and score the
-/// predictions of the requests from `scored_from` on in the schedule (the ones before,
-/// such as a load generator's warm-up, feed the model but are not scored).
+/// through a mirror of `policy` and `size_bytes` fed as `feed`, and score its
+/// predictions as `scoring` says.
 pub fn evaluate(
     trace: &[TraceRecord],
     policy: &str,
     size_bytes: u64,
     feed: Feed,
-    scored_from: u64,
+    scoring: Scoring,
 ) -> Result<Score, ServeError> {
     let mut mirror = Mirror::new(policy, size_bytes)?;
     if feed == Feed::Timed {
-        return Ok(timed(trace, &mut mirror, scored_from));
+        return Ok(timed(trace, &mut mirror, scoring));
     }
     let mut score = Score::default();
     // Reads handed out and not yet ended, by end time (for Completed and ScheduledWait).
@@ -215,7 +241,7 @@ pub fn evaluate(
         }
         let waits = feed == Feed::ScheduledWait && in_flight.contains_key(&r.inode);
         let hit = !waits && mirror.holds(r.inode, pages(r));
-        if let Some(actual) = r.actual.filter(|_| r.order >= scored_from) {
+        if let Some(actual) = scoring.truth(r) {
             score.add(hit, actual);
         }
         if feed != Feed::Completed {
@@ -231,7 +257,7 @@ pub fn evaluate(
 }
 
 /// [`Feed::Timed`]: page reads and predictions merged by time.
-fn timed(trace: &[TraceRecord], mirror: &mut Mirror, scored_from: u64) -> Score {
+fn timed(trace: &[TraceRecord], mirror: &mut Mirror, scoring: Scoring) -> Score {
     // (time, 0 = predict / 1 = read, record, page)
     let mut events: Vec<(u64, u8, usize, u64)> = Vec::new();
     for (i, r) in trace.iter().enumerate() {
@@ -253,7 +279,7 @@ fn timed(trace: &[TraceRecord], mirror: &mut Mirror, scored_from: u64) -> Score 
         let r = &trace[i];
         if kind == 1 {
             mirror.read_page(r.inode, page);
-        } else if let Some(actual) = r.actual.filter(|_| r.order >= scored_from) {
+        } else if let Some(actual) = scoring.truth(r) {
             score.add(mirror.holds(r.inode, pages(r)), actual);
         }
     }
@@ -277,6 +303,7 @@ mod tests {
             pages: 2,
             predicted: Prediction::Miss,
             cached_pages: None,
+            cached_at_choice: None,
             actual: Some(actual),
             start_us: start,
             end_us: end,
@@ -298,7 +325,7 @@ mod tests {
             req(4, 3, 80, 81, Hit),
         ];
         for feed in Feed::ALL {
-            let s = evaluate(&trace, "lru", 4 * PAGE, feed, 0).unwrap();
+            let s = evaluate(&trace, "lru", 4 * PAGE, feed, Scoring::default()).unwrap();
             assert_eq!(
                 (s.compared, s.right_hits, s.right_misses, s.false_hits),
                 (5, 1, 4, 0),
@@ -320,12 +347,12 @@ mod tests {
             req(2, 1, 20, 120, Joined),
             req(3, 1, 200, 201, Hit),
         ];
-        let s = evaluate(&trace, "lru", 8 * PAGE, Feed::Scheduled, 0).unwrap();
+        let s = evaluate(&trace, "lru", 8 * PAGE, Feed::Scheduled, Scoring::default()).unwrap();
         assert_eq!((s.false_hits, s.false_hits_joined, s.right_hits), (1, 1, 1));
         assert!((s.agreement() - 0.75).abs() < 1e-12);
         assert!((s.agreement_joined() - 1.0).abs() < 1e-12);
         for feed in [Feed::ScheduledWait, Feed::Completed, Feed::Timed] {
-            let s = evaluate(&trace, "lru", 8 * PAGE, feed, 0).unwrap();
+            let s = evaluate(&trace, "lru", 8 * PAGE, feed, Scoring::default()).unwrap();
             assert_eq!(
                 (s.right_hits, s.right_misses, s.false_hits),
                 (1, 3, 0),
@@ -348,7 +375,7 @@ mod tests {
             req(2, 4, 300, 400, Miss),
             req(3, 3, 500, 501, Miss),
         ];
-        let of = |feed| evaluate(&trace, "lru", 4 * PAGE, feed, 0).unwrap();
+        let of = |feed| evaluate(&trace, "lru", 4 * PAGE, feed, Scoring::default()).unwrap();
         for feed in [Feed::Scheduled, Feed::ScheduledWait, Feed::Completed] {
             let s = of(feed);
             assert_eq!((s.false_hits, s.right_misses), (1, 3), "{feed:?}");
@@ -363,9 +390,22 @@ mod tests {
         a.predicted = Prediction::Hit;
         let mut b = req(1, 2, 0, 10, Actual::Hit);
         b.predicted = Prediction::Unknown;
-        let s = recorded(&[a.clone(), b], 0);
-        assert_eq!(recorded(&[a], 1).compared, 0);
+        let s = recorded(&[a.clone(), b], Scoring::default());
         assert_eq!((s.compared, s.right_hits), (1, 1));
+        let later = Scoring {
+            scored_from: 1,
+            at_choice: false,
+        };
+        assert_eq!(recorded(&[a.clone()], later).compared, 0);
+        // Scored at choice: 255 of 256 pages then is a miss; no probe, not scored.
+        let at_choice = Scoring {
+            scored_from: 0,
+            at_choice: true,
+        };
+        let mut c = a.clone();
+        (c.pages, c.cached_at_choice) = (256, Some(255));
+        let s = recorded(&[a, c], at_choice);
+        assert_eq!((s.compared, s.false_hits), (1, 1));
         for f in Feed::ALL {
             assert_eq!(Feed::parse(f.name()).unwrap(), f);
         }

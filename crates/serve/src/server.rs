@@ -31,7 +31,7 @@ use crate::in_flight::InFlight;
 use crate::open_files::{OpenFile, OpenFiles};
 use crate::oracle::{self, resident_pages, Actual};
 use crate::range::{interpret, RangeAnswer};
-use crate::scheduler::Scheduler;
+use crate::scheduler::{Probe, Scheduler};
 use crate::trace_log::{TraceLog, TraceRecord};
 use crate::{ServeConfig, ServeError, ACTUAL_HEADER, PREDICTED_HEADER};
 
@@ -95,6 +95,11 @@ pub async fn serve(config: ServeConfig) -> Result<RunningServer, ServeError> {
     let backend = oracle::backend_for(&config.scheduler)?;
     let oracle = oracle::build(&config.scheduler, &backend)?;
     let trace = config.trace.as_deref().map(TraceLog::create).transpose()?;
+    // The log also records what the cache held when each request was chosen.
+    let probe: Option<Probe> = trace.as_ref().map(|_| {
+        let backend = backend.clone();
+        Box::new(move |job: &Job| resident_pages(&backend, job)) as Probe
+    });
     tracing::info!(
         scheduler = config.scheduler.name(),
         "serving {}",
@@ -106,7 +111,7 @@ pub async fn serve(config: ServeConfig) -> Result<RunningServer, ServeError> {
             config.open_file_ttl,
             config.open_files.min(descriptor_budget()),
         ),
-        scheduler: Scheduler::new(config.in_service, config.queue_capacity, oracle),
+        scheduler: Scheduler::with_probe(config.in_service, config.queue_capacity, oracle, probe),
         backend,
         max_body_bytes: config.max_body_bytes,
         report_actual: config.report_actual || trace.is_some(),
@@ -375,6 +380,7 @@ async fn read_scheduled(
             pages: pages.end - pages.start,
             predicted: prediction,
             cached_pages: cached,
+            cached_at_choice: slot.cached_at_choice,
             actual,
             start_us,
             end_us: log.now_us(),

@@ -38,6 +38,11 @@ pub struct TraceRecord {
     /// Pages of the range the page cache held when service began (`None` where the
     /// kernel cannot say).
     pub cached_pages: Option<u64>,
+    /// Pages of the range the cache held when the scheduler chose the request (the
+    /// moment its prediction speaks of; service begins a little later, by as much as
+    /// the server's threads wait for a core).
+    #[serde(default)]
+    pub cached_at_choice: Option<u64>,
     /// The ground truth, as `x-bufcache-actual` says it.
     pub actual: Option<Actual>,
     /// Microseconds from the server's start to the start of service (the slot granted,
@@ -114,6 +119,7 @@ mod tests {
             pages: 256,
             predicted: Prediction::Hit,
             cached_pages: Some(if actual == Actual::Hit { 256 } else { 3 }),
+            cached_at_choice: None,
             actual: Some(actual),
             start_us: 10 * order,
             end_us: 10 * order + 5,
