@@ -308,9 +308,10 @@ pub struct CacheAwareArgs {
     /// mirror's size estimate in a closed loop.
     #[arg(long)]
     pub open_loop: bool,
-    /// The mirror's policy (clock as the thesis' Linux 2.2; linux models today's active
-    /// and inactive lists).
-    #[arg(long, default_value = "clock")]
+    /// The mirror's policy: linux (the registry's model of this kernel's active and
+    /// inactive lists, which agrees with the kernel best here), or clock as the thesis'
+    /// Linux 2.2, or any online policy of `bufcache policies`.
+    #[arg(long, default_value = "linux")]
     pub mirror_policy: String,
     /// The mirror's size estimates as multiples of the nominal cache, comma-separated
     /// (e.g. 0.75,0.875,1); replaces the default 1/8 to 4 and the adaptive lines.
@@ -319,6 +320,21 @@ pub struct CacheAwareArgs {
     /// Which file sets to run: uniform, surge or both (comma-separated).
     #[arg(long, default_value = "uniform,surge", value_name = "LIST")]
     pub workloads: String,
+    /// Only these lines (comma-separated: fifo, mirror, mirror-adaptive, nowait,
+    /// cachestat, pool); the open loop measures fifo's capacity whatever is asked.
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub lines: Option<Vec<String>>,
+    /// Open loop: the offered loads as multiples of fifo's capacity (comma-separated;
+    /// default 0.3,0.6,0.8,0.95,1.2).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub loads: Option<Vec<f64>>,
+    /// Open loop: run every load and line this many times, round after round.
+    #[arg(long, default_value_t = 1)]
+    pub rounds: usize,
+    /// Open loop: take this as fifo's capacity (requests/s) instead of measuring it, so
+    /// that separate sweeps offer the same rates.
+    #[arg(long, value_name = "RPS")]
+    pub capacity: Option<f64>,
 }
 
 /// Run `bufcache experiment cache-aware-server`.
@@ -344,6 +360,10 @@ pub fn run_experiment(a: CacheAwareArgs) -> Result<()> {
         mirror_policy: a.mirror_policy.clone(),
         mirror_ratios: a.mirror_ratios.clone(),
         workloads: experiment::Workloads::parse(&a.workloads)?,
+        lines: a.lines.clone(),
+        open_loads: a.loads.clone(),
+        rounds: a.rounds,
+        capacity_rps: a.capacity,
         sweep: if a.open_loop {
             Sweep::OpenLoop
         } else {
@@ -394,7 +414,9 @@ pub fn run_experiment(a: CacheAwareArgs) -> Result<()> {
                 p.workload.clone(),
                 p.scheduler.to_string(),
                 [
-                    p.mirror_mib.map(|m| format!("{m:.0} MiB")),
+                    p.mirror_mib.map(|m| {
+                        format!("{} {m:.0} MiB", p.mirror_policy.as_deref().unwrap_or(""))
+                    }),
                     p.offered_rps.map(|r| format!("open {r:.1}/s")),
                 ]
                 .into_iter()

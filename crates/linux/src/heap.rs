@@ -4,7 +4,7 @@
 //! glibc serves blocks that large with `mmap` at first, but raises its threshold to the
 //! size of each such block freed, after which they come from the heap's arenas, which
 //! keep freed memory instead of returning it. In the cache-aware server's experiment the
-//! server's resident memory then grew from 8 to 20-26 MiB over a run, inside the cgroup
+//! server's resident memory then grew from 8 to 18-27 MiB over a run, inside the cgroup
 //! that bounds the page cache, so the page cache shrank by as much while the mirror
 //! went on simulating a cache of fixed size. With a fixed threshold, large blocks always
 //! come from `mmap` and go back at `free`: the server's memory stays at its working size

@@ -293,6 +293,11 @@ mod tests {
 
     const PAGE: u64 = 4096;
 
+    /// An LRU mirror of `pages` pages fed as `feed`, every request scored.
+    fn lru(trace: &[TraceRecord], pages: u64, feed: Feed) -> Score {
+        evaluate(trace, "lru", pages * PAGE, feed, Scoring::default()).unwrap()
+    }
+
     /// A two-page request for file `inode`, scheduled `order`-th, served from `start` to
     /// `end` µs, with the ground truth `actual`.
     fn req(order: u64, inode: u64, start: u64, end: u64, actual: Actual) -> TraceRecord {
@@ -325,7 +330,7 @@ mod tests {
             req(4, 3, 80, 81, Hit),
         ];
         for feed in Feed::ALL {
-            let s = evaluate(&trace, "lru", 4 * PAGE, feed, Scoring::default()).unwrap();
+            let s = lru(&trace, 4, feed);
             assert_eq!(
                 (s.compared, s.right_hits, s.right_misses, s.false_hits),
                 (5, 1, 4, 0),
@@ -347,12 +352,12 @@ mod tests {
             req(2, 1, 20, 120, Joined),
             req(3, 1, 200, 201, Hit),
         ];
-        let s = evaluate(&trace, "lru", 8 * PAGE, Feed::Scheduled, Scoring::default()).unwrap();
+        let s = lru(&trace, 8, Feed::Scheduled);
         assert_eq!((s.false_hits, s.false_hits_joined, s.right_hits), (1, 1, 1));
         assert!((s.agreement() - 0.75).abs() < 1e-12);
         assert!((s.agreement_joined() - 1.0).abs() < 1e-12);
         for feed in [Feed::ScheduledWait, Feed::Completed, Feed::Timed] {
-            let s = evaluate(&trace, "lru", 8 * PAGE, feed, Scoring::default()).unwrap();
+            let s = lru(&trace, 8, feed);
             assert_eq!(
                 (s.right_hits, s.right_misses, s.false_hits),
                 (1, 3, 0),
@@ -375,7 +380,7 @@ mod tests {
             req(2, 4, 300, 400, Miss),
             req(3, 3, 500, 501, Miss),
         ];
-        let of = |feed| evaluate(&trace, "lru", 4 * PAGE, feed, Scoring::default()).unwrap();
+        let of = |feed| lru(&trace, 4, feed);
         for feed in [Feed::Scheduled, Feed::ScheduledWait, Feed::Completed] {
             let s = of(feed);
             assert_eq!((s.false_hits, s.right_misses), (1, 3), "{feed:?}");

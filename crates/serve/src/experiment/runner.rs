@@ -24,7 +24,7 @@ use linux::MemoryCgroup;
 /// flight); added to the cgroup's limit. `bufcache serve` returns its response buffers to
 /// the system when they are freed (`linux::heap`), so its resident memory stays at its
 /// working size: 3.6 MiB median, 7.7 MiB at most, sampled every 50 ms through a uniform
-/// run (4.8 and 5.9 MiB for SURGE). Before that it grew to 18-26 MiB during a run, and
+/// run (4.8 and 5.9 MiB for SURGE). Before that it grew to 18-27 MiB during a run, and
 /// the page cache shrank by as much under a 24 MiB allowance, unseen by the mirror.
 pub const SERVER_ALLOWANCE_BYTES: u64 = 6 << 20;
 /// The pool line's allowance: its frames are the server's own memory, not page cache,
@@ -227,6 +227,7 @@ pub(super) async fn run_line(
     let r = report?;
     let facts = RunFacts {
         mirror_bytes,
+        mirror_policy: mirror_bytes.map(|_| run.config.mirror_policy.clone()),
         cache_bytes: run.cache_bytes,
         cgroup_cache_bytes: cgroup_cache,
         disk_limit_mb_s: (run.cgroups && run.config.disk_mb_s > 0).then_some(run.config.disk_mb_s),
