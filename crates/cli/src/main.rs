@@ -15,6 +15,7 @@ mod inforeplace_cmd;
 mod input;
 mod interrupt;
 mod intervals;
+mod mirror_replay_cmd;
 mod mrc_approx;
 mod mrc_cmd;
 mod nelson_cmd;
@@ -70,6 +71,8 @@ enum Command {
     Load(serve_cmd::LoadArgs),
     /// Write a load generator's file set (uniform or SURGE-like) and its manifest.
     MakeFiles(serve_cmd::MakeFilesArgs),
+    /// Score mirror models offline against a `bufcache serve --trace` log.
+    MirrorReplay(mirror_replay_cmd::MirrorReplayArgs),
 }
 
 fn policies() -> Result<()> {
@@ -131,6 +134,7 @@ fn main() -> ExitCode {
         Command::Serve(a) => serve_cmd::run_serve(a),
         Command::Load(a) => serve_cmd::run_load(a),
         Command::MakeFiles(a) => serve_cmd::run_make_files(a),
+        Command::MirrorReplay(a) => mirror_replay_cmd::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -81,7 +81,16 @@ pub struct ServeArgs {
     /// in x-bufcache-actual (the pool always says).
     #[arg(long)]
     pub report_actual: bool,
+    /// Write one JSON line per GET served to FILE: its place in the schedule, the
+    /// prediction, the pages cached when its service began, the service's times (for
+    /// `bufcache mirror-replay`). Implies --report-actual.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
 }
+
+/// Blocks from this size up are mapped and unmapped on their own (see `run_serve`):
+/// above the 4 KiB-64 KiB buffers of small files, which stay cheap.
+const LARGE_BLOCK_BYTES: usize = 256 << 10;
 
 fn scheduler(a: &ServeArgs) -> Result<SchedulerChoice> {
     Ok(match a.scheduler.as_str() {
@@ -150,7 +159,11 @@ pub fn run_serve(a: ServeArgs) -> Result<()> {
     config.open_files = a.open_files;
     config.open_file_ttl = Duration::from_millis(a.open_file_ttl_ms);
     config.report_actual = a.report_actual;
+    config.trace = a.trace.clone();
     serve::server::raise_open_file_limit();
+    // Response buffers (a whole file each) go back to the system when freed, instead of
+    // growing glibc's arenas into the memory the page cache lives in (`linux::heap`).
+    linux::heap::return_large_blocks(LARGE_BLOCK_BYTES);
     runtime()?.block_on(async {
         let server = serve::serve(config).await?;
         // The first line of standard output is the address: scripts and the experiment
@@ -295,9 +308,10 @@ pub struct CacheAwareArgs {
     /// mirror's size estimate in a closed loop.
     #[arg(long)]
     pub open_loop: bool,
-    /// The mirror's policy (clock as the thesis' Linux 2.2; linux models today's active
-    /// and inactive lists).
-    #[arg(long, default_value = "clock")]
+    /// The mirror's policy: linux (the registry's model of this kernel's active and
+    /// inactive lists, which agrees with the kernel best here), or clock as the thesis'
+    /// Linux 2.2, or any online policy of `bufcache policies`.
+    #[arg(long, default_value = "linux")]
     pub mirror_policy: String,
     /// The mirror's size estimates as multiples of the nominal cache, comma-separated
     /// (e.g. 0.75,0.875,1); replaces the default 1/8 to 4 and the adaptive lines.
@@ -306,6 +320,21 @@ pub struct CacheAwareArgs {
     /// Which file sets to run: uniform, surge or both (comma-separated).
     #[arg(long, default_value = "uniform,surge", value_name = "LIST")]
     pub workloads: String,
+    /// Only these lines (comma-separated: fifo, mirror, mirror-adaptive, nowait,
+    /// cachestat, pool); the open loop measures fifo's capacity whatever is asked.
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub lines: Option<Vec<String>>,
+    /// Open loop: the offered loads as multiples of fifo's capacity (comma-separated;
+    /// default 0.3,0.6,0.8,0.95,1.2).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub loads: Option<Vec<f64>>,
+    /// Open loop: run every load and line this many times, round after round.
+    #[arg(long, default_value_t = 1)]
+    pub rounds: usize,
+    /// Open loop: take this as fifo's capacity (requests/s) instead of measuring it, so
+    /// that separate sweeps offer the same rates.
+    #[arg(long, value_name = "RPS")]
+    pub capacity: Option<f64>,
 }
 
 /// Run `bufcache experiment cache-aware-server`.
@@ -331,6 +360,10 @@ pub fn run_experiment(a: CacheAwareArgs) -> Result<()> {
         mirror_policy: a.mirror_policy.clone(),
         mirror_ratios: a.mirror_ratios.clone(),
         workloads: experiment::Workloads::parse(&a.workloads)?,
+        lines: a.lines.clone(),
+        open_loads: a.loads.clone(),
+        rounds: a.rounds,
+        capacity_rps: a.capacity,
         sweep: if a.open_loop {
             Sweep::OpenLoop
         } else {
@@ -381,7 +414,9 @@ pub fn run_experiment(a: CacheAwareArgs) -> Result<()> {
                 p.workload.clone(),
                 p.scheduler.to_string(),
                 [
-                    p.mirror_mib.map(|m| format!("{m:.0} MiB")),
+                    p.mirror_mib.map(|m| {
+                        format!("{} {m:.0} MiB", p.mirror_policy.as_deref().unwrap_or(""))
+                    }),
                     p.offered_rps.map(|r| format!("open {r:.1}/s")),
                 ]
                 .into_iter()

@@ -5,8 +5,10 @@
 //! the kernel. Each is wrapped once, here:
 //!
 //! * [`page_cache`]: whether pages of a file are resident (`cachestat(2)`, or `mincore(2)`
-//!   on a mapping that is never touched), `posix_fadvise`, the page size. All of this
-//!   crate's `unsafe` is in that module.
+//!   on a mapping that is never touched), `posix_fadvise`, the page size.
+//! * [`heap`]: keeping a process's large buffers out of glibc's arenas, so that its
+//!   memory does not grow into the cgroup's page cache. The crate's `unsafe` is in these
+//!   two modules.
 //! * [`cgroup`]: a memory cgroup made for one experiment and removed after it, so the
 //!   page cache under test is bounded without touching the rest of the machine.
 //! * [`device`]: the block device's own read counters, because a result about caching
@@ -15,6 +17,7 @@
 pub mod cgroup;
 pub mod device;
 mod error;
+pub mod heap;
 pub mod page_cache;
 
 pub use cgroup::MemoryCgroup;

@@ -139,10 +139,18 @@ impl Backend {
     /// Whether every page of the job is resident in the pool (`None` for the OS backend:
     /// see [`crate::oracle::ground_truth`]).
     pub fn pool_resident(&self, job: &Job) -> Option<bool> {
+        let pages = job.pages();
+        self.pool_resident_pages(job)
+            .map(|n| n == pages.end - pages.start)
+    }
+
+    /// How many pages of the job are resident in the pool (`None` for the OS backend).
+    pub fn pool_resident_pages(&self, job: &Job) -> Option<u64> {
         match (self, &job.source) {
             (Backend::Pool(p), Source::Pool(h)) => Some(
                 job.pages()
-                    .all(|page| p.pool.is_resident(*h, page).unwrap_or(false)),
+                    .filter(|&page| p.pool.is_resident(*h, page).unwrap_or(false))
+                    .count() as u64,
             ),
             _ => None,
         }

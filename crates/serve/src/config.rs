@@ -91,6 +91,10 @@ pub struct ServeConfig {
     /// generator's hit/miss split need it; a server that only serves does not. The pool
     /// always answers (its map costs no system call).
     pub report_actual: bool,
+    /// Write one line per GET served to this file ([`crate::trace_log`]): the schedule
+    /// order, the prediction, the cached pages at service start, the service's times.
+    /// Implies `report_actual`.
+    pub trace: Option<PathBuf>,
 }
 
 impl ServeConfig {
@@ -112,6 +116,7 @@ impl ServeConfig {
             open_files: 4096,
             open_file_ttl: Duration::from_secs(2),
             report_actual: false,
+            trace: None,
         }
     }
 

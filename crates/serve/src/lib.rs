@@ -21,6 +21,8 @@
 //!   [`adaptive`] — a bank of mirrors that corrects the size from observed read times.
 //! * [`scheduler`] — the bounded queue and the fixed number of service slots; one code
 //!   path whatever the oracle.
+//! * [`trace_log`] — `--trace`: one line per request of what the scheduler knew and what
+//!   the kernel held; [`replay`] scores mirror models against such a log offline.
 //! * [`backend`] — reading bytes: through the page cache, or through `bufcache-pool`.
 //! * [`server`] — HTTP/1.1 over hyper: GET/HEAD, Range, Last-Modified, keep-alive,
 //!   timeouts, and the `x-bufcache-predicted` / `x-bufcache-actual` headers.
@@ -41,9 +43,11 @@ pub mod mirror;
 pub mod open_files;
 pub mod oracle;
 pub mod range;
+pub mod replay;
 pub mod safe_path;
 pub mod scheduler;
 pub mod server;
+pub mod trace_log;
 
 pub use config::{SchedulerChoice, ServeConfig};
 pub use error::ServeError;

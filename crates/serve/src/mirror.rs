@@ -7,6 +7,7 @@
 //! from far too small to far too large. It can be read from a `bufcache dust --json`
 //! line (`verdict`, `size_estimate_pages`).
 
+use std::ops::Range;
 use std::path::Path;
 
 use policy::{Access, AnyPolicy, BuildContext, Cache, Policy, PolicySpec};
@@ -90,17 +91,31 @@ impl Mirror {
     /// Whether every page of the job is in the simulated cache (stops at the first that
     /// is not, so predicted misses cost little).
     pub fn predicts_hit(&self, job: &Job) -> bool {
-        job.pages()
-            .all(|page| self.cache.contains(Self::key(job.inode, page)))
+        self.holds(job.inode, job.pages())
+    }
+
+    /// Whether every page of `pages` of file `inode` is in the simulated cache.
+    pub fn holds(&self, inode: u64, mut pages: Range<u64>) -> bool {
+        pages.all(|page| self.cache.contains(Self::key(inode, page)))
     }
 
     /// The job is being served: its pages are read, in order.
     pub fn access(&mut self, job: &Job) {
-        for page in job.pages() {
-            self.clock += 1;
-            self.cache
-                .access(&Access::unit(Self::key(job.inode, page), self.clock));
+        self.read(job.inode, job.pages());
+    }
+
+    /// Pages `pages` of file `inode` are read, in order.
+    pub fn read(&mut self, inode: u64, pages: Range<u64>) {
+        for page in pages {
+            self.read_page(inode, page);
         }
+    }
+
+    /// One page of file `inode` is read.
+    pub fn read_page(&mut self, inode: u64, page: u64) {
+        self.clock += 1;
+        self.cache
+            .access(&Access::unit(Self::key(inode, page), self.clock));
     }
 }
 

@@ -26,7 +26,8 @@ use crate::mirror::Mirror;
 use crate::ServeError;
 
 /// What an oracle says of a request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Prediction {
     /// Its data is (believed to be) cached.
     Hit,
@@ -132,7 +133,8 @@ impl Oracle for GroundTruth {
 }
 
 /// The ground truth of one request, as `x-bufcache-actual` says it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Actual {
     /// Every page was cached when service began.
     Hit,
@@ -169,7 +171,15 @@ impl Actual {
 /// without it). The `x-bufcache-actual` header and the `cachestat`/`pool` oracles both
 /// ask this.
 pub fn ground_truth(backend: &Backend, job: &Job) -> Option<bool> {
-    if let Some(resident) = backend.pool_resident(job) {
+    let pages = job.pages();
+    resident_pages(backend, job).map(|cached| cached >= pages.end - pages.start)
+}
+
+/// How many pages of `job` are cached right now: the pool's map, or `cachestat(2)`
+/// (`None` on kernels without it). The request log ([`crate::trace_log`]) records it:
+/// a miss by one page and a miss by the whole file are different stories.
+pub fn resident_pages(backend: &Backend, job: &Job) -> Option<u64> {
+    if let Some(resident) = backend.pool_resident_pages(job) {
         return Some(resident);
     }
     let Source::Os(file) = &job.source else {
@@ -178,11 +188,9 @@ pub fn ground_truth(backend: &Backend, job: &Job) -> Option<bool> {
     let pages = job.pages();
     let count = pages.end - pages.start;
     if count == 0 {
-        return Some(true);
+        return Some(0);
     }
-    linux::page_cache::cached_pages(file, pages.start * PAGE_BYTES, count * PAGE_BYTES)
-        .ok()
-        .map(|cached| cached >= count)
+    linux::page_cache::cached_pages(file, pages.start * PAGE_BYTES, count * PAGE_BYTES).ok()
 }
 
 /// The oracle for a scheduler choice (and the backend it reads through).

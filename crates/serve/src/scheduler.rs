@@ -24,13 +24,28 @@ pub struct QueueFull;
 
 struct Waiter {
     job: Arc<Job>,
-    wake: oneshot::Sender<Prediction>,
+    wake: oneshot::Sender<Choice>,
 }
+
+/// What a request is told when it is given a slot.
+#[derive(Clone, Copy, Debug)]
+struct Choice {
+    prediction: Prediction,
+    order: u64,
+    cached_at_choice: Option<u64>,
+}
+
+/// Asks the cache how many of a job's pages it holds (`crate::oracle::resident_pages`),
+/// at the moment the scheduler chooses the job: the state the prediction spoke of,
+/// before the delay until its service begins (the request log records both).
+pub type Probe = Box<dyn Fn(&Job) -> Option<u64> + Send + Sync>;
 
 struct State {
     busy: usize,
     queue: VecDeque<Waiter>,
     oracle: Box<dyn Oracle>,
+    /// Requests given a slot so far: the next one's place in the schedule.
+    scheduled: u64,
 }
 
 /// The scheduler. Cheap to share (`Arc`).
@@ -38,6 +53,7 @@ pub struct Scheduler {
     state: Mutex<State>,
     slots: usize,
     queue_capacity: usize,
+    probe: Option<Probe>,
 }
 
 impl std::fmt::Debug for Scheduler {
@@ -55,6 +71,11 @@ pub struct Slot {
     scheduler: Arc<Scheduler>,
     /// What the oracle predicted when the request was chosen.
     pub prediction: Prediction,
+    /// The request's place in the schedule (0 for the first request given a slot): the
+    /// order in which the oracle saw the requests, for the request log.
+    pub order: u64,
+    /// With a probe: the job's cached pages when it was chosen.
+    pub cached_at_choice: Option<u64>,
     /// Microseconds spent in the queue.
     pub queued_us: u64,
 }
@@ -68,16 +89,45 @@ impl Drop for Slot {
 impl Scheduler {
     /// `slots` requests in service at once (at least 1), `queue_capacity` waiting.
     pub fn new(slots: usize, queue_capacity: usize, oracle: Box<dyn Oracle>) -> Arc<Self> {
+        Self::with_probe(slots, queue_capacity, oracle, None)
+    }
+
+    /// The same, asking `probe` about each job as it is chosen (under the scheduler's
+    /// lock, so only for measurement: one system call per request).
+    pub fn with_probe(
+        slots: usize,
+        queue_capacity: usize,
+        oracle: Box<dyn Oracle>,
+        probe: Option<Probe>,
+    ) -> Arc<Self> {
         assert!(slots > 0, "a scheduler needs a slot");
         Arc::new(Scheduler {
             state: Mutex::new(State {
                 busy: 0,
                 queue: VecDeque::with_capacity(queue_capacity),
                 oracle,
+                scheduled: 0,
             }),
             slots,
             queue_capacity,
+            probe,
         })
+    }
+
+    /// What `job` will be told if it takes the next slot.
+    fn choice(&self, s: &State, job: &Job, prediction: Prediction) -> Choice {
+        Choice {
+            prediction,
+            order: s.scheduled,
+            cached_at_choice: self.probe.as_ref().and_then(|probe| probe(job)),
+        }
+    }
+
+    /// `job` took the next slot: the oracle sees it (the mirror reads its pages).
+    fn commit(s: &mut State, job: &Job) {
+        s.oracle.scheduled(job);
+        s.scheduled += 1;
+        s.busy += 1;
     }
 
     /// Wait for a slot for `job`. Refused at once when the queue is full. If the caller
@@ -88,10 +138,10 @@ impl Scheduler {
             let mut s = self.state.lock();
             if s.busy < self.slots {
                 debug_assert!(s.queue.is_empty(), "a free slot with requests waiting");
-                s.busy += 1;
                 let prediction = s.oracle.predict(&job);
-                s.oracle.scheduled(&job);
-                return Ok(self.slot(prediction, arrived));
+                let choice = self.choice(&s, &job, prediction);
+                Self::commit(&mut s, &job);
+                return Ok(self.slot(choice, arrived));
             }
             if s.queue.len() >= self.queue_capacity {
                 s.queue.retain(|w| !w.wake.is_closed());
@@ -105,14 +155,16 @@ impl Scheduler {
         };
         // The sender is dropped unsent only with the scheduler, which outlives every
         // request; treat that as a refusal rather than panic.
-        let prediction = wait.await.map_err(|_| QueueFull)?;
-        Ok(self.slot(prediction, arrived))
+        let choice = wait.await.map_err(|_| QueueFull)?;
+        Ok(self.slot(choice, arrived))
     }
 
-    fn slot(self: &Arc<Self>, prediction: Prediction, arrived: Instant) -> Slot {
+    fn slot(self: &Arc<Self>, choice: Choice, arrived: Instant) -> Slot {
         Slot {
             scheduler: Arc::clone(self),
-            prediction,
+            prediction: choice.prediction,
+            order: choice.order,
+            cached_at_choice: choice.cached_at_choice,
             queued_us: arrived.elapsed().as_micros() as u64,
         }
     }
@@ -139,9 +191,9 @@ impl Scheduler {
             let Some(w) = s.queue.remove(index) else {
                 break;
             };
-            if w.wake.send(prediction).is_ok() {
-                s.oracle.scheduled(&w.job);
-                s.busy += 1;
+            let choice = self.choice(&s, &w.job, prediction);
+            if w.wake.send(choice).is_ok() {
+                Self::commit(&mut s, &w.job);
                 break;
             }
         }

@@ -29,9 +29,10 @@ use crate::backend::{Backend, Job};
 use crate::deadline_io::Deadline;
 use crate::in_flight::InFlight;
 use crate::open_files::{OpenFile, OpenFiles};
-use crate::oracle::{self, ground_truth, Actual};
+use crate::oracle::{self, resident_pages, Actual};
 use crate::range::{interpret, RangeAnswer};
-use crate::scheduler::Scheduler;
+use crate::scheduler::{Probe, Scheduler};
+use crate::trace_log::{TraceLog, TraceRecord};
 use crate::{ServeConfig, ServeError, ACTUAL_HEADER, PREDICTED_HEADER};
 
 /// Response header: microseconds the request waited for a slot.
@@ -46,6 +47,8 @@ struct Context {
     report_actual: bool,
     /// Reads in service, kept only with `report_actual` (for the `joined` ground truth).
     in_flight: Arc<InFlight>,
+    /// The request log (`--trace`), which implies `report_actual`.
+    trace: Option<TraceLog>,
 }
 
 /// A server accepting connections in the background.
@@ -91,6 +94,12 @@ pub async fn serve(config: ServeConfig) -> Result<RunningServer, ServeError> {
     }
     let backend = oracle::backend_for(&config.scheduler)?;
     let oracle = oracle::build(&config.scheduler, &backend)?;
+    let trace = config.trace.as_deref().map(TraceLog::create).transpose()?;
+    // The log also records what the cache held when each request was chosen.
+    let probe: Option<Probe> = trace.as_ref().map(|_| {
+        let backend = backend.clone();
+        Box::new(move |job: &Job| resident_pages(&backend, job)) as Probe
+    });
     tracing::info!(
         scheduler = config.scheduler.name(),
         "serving {}",
@@ -102,11 +111,12 @@ pub async fn serve(config: ServeConfig) -> Result<RunningServer, ServeError> {
             config.open_file_ttl,
             config.open_files.min(descriptor_budget()),
         ),
-        scheduler: Scheduler::new(config.in_service, config.queue_capacity, oracle),
+        scheduler: Scheduler::with_probe(config.in_service, config.queue_capacity, oracle, probe),
         backend,
         max_body_bytes: config.max_body_bytes,
-        report_actual: config.report_actual,
+        report_actual: config.report_actual || trace.is_some(),
         in_flight: InFlight::new(),
+        trace,
     });
     let listener = TcpListener::bind(config.listen)
         .await
@@ -320,10 +330,12 @@ async fn read_scheduled(
     // The ground truth first: the read brings the pages in. Both answers are quick
     // (a map lookup, or one cachestat). A miss whose pages another request in service
     // is reading is `joined`: it waits on that read and reads nothing itself.
-    let (actual, _reading) = if context.report_actual {
-        let pages = job.pages();
-        let actual = ground_truth(&context.backend, &job).map(|hit| {
-            if hit {
+    let start_us = context.trace.as_ref().map(TraceLog::now_us);
+    let pages = job.pages();
+    let (cached, actual, _reading) = if context.report_actual {
+        let cached = resident_pages(&context.backend, &job);
+        let actual = cached.map(|n| {
+            if n >= pages.end - pages.start {
                 Actual::Hit
             } else if context.in_flight.covers(job.inode, &pages) {
                 Actual::Joined
@@ -331,10 +343,11 @@ async fn read_scheduled(
                 Actual::Miss
             }
         });
-        (actual, Some(context.in_flight.enter(job.inode, pages)))
+        let reading = context.in_flight.enter(job.inode, pages.clone());
+        (cached, actual, Some(reading))
     } else {
         let actual = context.backend.pool_resident(&job).map(Actual::from_hit);
-        (actual, None)
+        (None, actual, None)
     };
     let started = std::time::Instant::now();
     let data = match context.backend.read_cached(&job) {
@@ -359,6 +372,20 @@ async fn read_scheduled(
         }
     };
     let (prediction, queued_us) = (slot.prediction, slot.queued_us);
+    if let (Some(log), Some(start_us)) = (&context.trace, start_us) {
+        log.write(&TraceRecord {
+            order: slot.order,
+            inode: job.inode,
+            first_page: pages.start,
+            pages: pages.end - pages.start,
+            predicted: prediction,
+            cached_pages: cached,
+            cached_at_choice: slot.cached_at_choice,
+            actual,
+            start_us,
+            end_us: log.now_us(),
+        });
+    }
     drop(slot);
     let mut r = Response::new(Full::new(Bytes::from(data)));
     let h = r.headers_mut();

@@ -46,6 +46,8 @@ fn point(
         device_read_mb: None,
         ok: 100,
         failed: 0,
+        round: None,
+        mirror_policy: None,
     }
 }
 

@@ -112,6 +112,77 @@ async fn the_pool_backend_serves_exact_bytes_and_knows_its_hits() {
     server.shutdown().await;
 }
 
+/// `--trace` logs each GET in schedule order with what was predicted and what the cache
+/// held (the pool's map: exact), and a replay of the log through a mirror of the same
+/// kind agrees with it: a miss, then a hit.
+#[tokio::test]
+async fn the_request_log_records_each_get_and_replays() {
+    use serve::oracle::{Actual, Prediction};
+    let t = tree(10);
+    let log = t.dir.path().join("trace.jsonl");
+    let mut c = config(
+        &t.root,
+        SchedulerChoice::Pool {
+            policy: "lru".into(),
+            capacity_bytes: 1 << 20,
+        },
+    );
+    c.trace = Some(log.clone());
+    let server = serve::serve(c).await.unwrap();
+    let addr = server.local_addr();
+    exchange(addr, &get("/a.txt", "")).await.unwrap();
+    let head = b"HEAD /a.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    assert_eq!(exchange(addr, head).await.unwrap().status, 200);
+    exchange(addr, &get("/a.txt", "Range: bytes=500-\r\n"))
+        .await
+        .unwrap();
+    server.shutdown().await;
+    let trace = serve::trace_log::read_trace(&log).unwrap();
+    assert_eq!(trace.len(), 2, "one line per GET, none for HEAD");
+    let seen: Vec<_> = trace
+        .iter()
+        .map(|r| {
+            (
+                r.order,
+                r.first_page,
+                r.pages,
+                r.predicted,
+                r.cached_pages,
+                r.actual,
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (0, 0, 1, Prediction::Miss, Some(0), Some(Actual::Miss)),
+            (1, 0, 1, Prediction::Hit, Some(1), Some(Actual::Hit)),
+        ]
+    );
+    assert_eq!(trace[0].inode, trace[1].inode);
+    assert!(trace.iter().all(|r| r.start_us <= r.end_us));
+    assert!(
+        trace[0].end_us <= trace[1].start_us,
+        "served one after the other"
+    );
+    let at_choice: Vec<_> = trace.iter().map(|r| r.cached_at_choice).collect();
+    assert_eq!(
+        at_choice,
+        [Some(0), Some(1)],
+        "the cache asked when each was chosen"
+    );
+    let scoring = serve::replay::Scoring::default();
+    let s = serve::replay::evaluate(
+        &trace,
+        "lru",
+        1 << 20,
+        serve::replay::Feed::Scheduled,
+        scoring,
+    )
+    .unwrap();
+    assert_eq!((s.compared, s.right_misses, s.right_hits), (2, 1, 1));
+}
+
 /// Every other scheduler serves the same bytes; the mirror predicts a miss for a file
 /// it has not seen and a hit after (its own model, whatever the kernel holds).
 #[tokio::test]

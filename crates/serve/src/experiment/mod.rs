@@ -79,6 +79,17 @@ pub struct ExperimentConfig {
     pub mirror_ratios: Option<Vec<f64>>,
     /// By estimate: which file sets to run (both unless asked).
     pub workloads: Workloads,
+    /// Only the lines of these schedulers (names as in [`Line::name`]); `None`: all.
+    pub lines: Option<Vec<String>>,
+    /// Open loop: the offered loads as multiples of fifo's capacity (`None`:
+    /// [`OPEN_LOOP_LOADS`]).
+    pub open_loads: Option<Vec<f64>>,
+    /// Open loop: how many rounds of every load and line, one after another (at least
+    /// 1), so that a noisy comparison can be stated as a median with its spread.
+    pub rounds: usize,
+    /// Open loop: take this as fifo's capacity (requests/s) instead of measuring it, so
+    /// that separate sweeps (say, of two mirror policies) offer the same rates.
+    pub capacity_rps: Option<f64>,
 }
 
 /// The by-estimate sweep's file sets.
@@ -120,8 +131,45 @@ impl Workloads {
 }
 
 impl ExperimentConfig {
-    /// Refuse estimates that are no size.
+    /// Refuse estimates that are no size, loads that are no rate, unknown lines.
     pub fn validate(&self) -> Result<(), ServeError> {
+        if let Some(bad) = self
+            .open_loads
+            .iter()
+            .flatten()
+            .find(|l| !(l.is_finite() && **l > 0.0))
+        {
+            return Err(ServeError::config(
+                "loads",
+                format!("{bad} is not a positive multiple of the capacity"),
+            ));
+        }
+        if self.open_loads.as_ref().is_some_and(Vec::is_empty) {
+            return Err(ServeError::config("loads", "give at least one load"));
+        }
+        if let Some(bad) = self
+            .lines
+            .iter()
+            .flatten()
+            .find(|name| !Line::NAMES.contains(&name.as_str()))
+        {
+            return Err(ServeError::config(
+                "lines",
+                format!(
+                    "unknown line {bad:?}: expected some of {}",
+                    Line::NAMES.join(", ")
+                ),
+            ));
+        }
+        if self.rounds == 0 {
+            return Err(ServeError::config("rounds", "must be at least 1"));
+        }
+        if let Some(bad) = self.capacity_rps.filter(|c| !(c.is_finite() && *c > 0.0)) {
+            return Err(ServeError::config(
+                "capacity",
+                format!("{bad} is not a positive rate"),
+            ));
+        }
         if let Some(ratios) = &self.mirror_ratios {
             if ratios.is_empty() {
                 return Err(ServeError::config(
@@ -164,6 +212,16 @@ pub enum Line {
 }
 
 impl Line {
+    /// Every line's name.
+    pub const NAMES: &'static [&'static str] = &[
+        "fifo",
+        "mirror",
+        "mirror-adaptive",
+        "nowait",
+        "cachestat",
+        "pool",
+    ];
+
     /// The scheduler's name in points, tables and figures.
     pub fn name(&self) -> &'static str {
         match self {
@@ -203,6 +261,8 @@ pub enum Planned {
         line: Line,
         /// Offered rate / capacity.
         load: f64,
+        /// Which round of the sweep (0 for the first).
+        round: usize,
     },
 }
 
@@ -219,6 +279,15 @@ pub struct WorkloadPlan {
     pub requests: u64,
     /// Length of each measured open loop.
     pub open_seconds: f64,
+}
+
+impl ExperimentConfig {
+    /// Whether `line` is among the lines asked for.
+    fn wants(&self, line: &Line) -> bool {
+        self.lines
+            .as_ref()
+            .is_none_or(|names| names.iter().any(|n| n == line.name()))
+    }
 }
 
 /// Fraction of a file set the cgroup's page cache is sized to hold.
@@ -289,7 +358,10 @@ pub fn plan(config: &ExperimentConfig, cgroups: bool) -> Vec<WorkloadPlan> {
                 if pool_fits(spec) {
                     v.push(Line::Pool);
                 }
-                v.into_iter().map(Planned::Closed).collect::<Vec<_>>()
+                v.into_iter()
+                    .filter(|l| config.wants(l))
+                    .map(Planned::Closed)
+                    .collect::<Vec<_>>()
             };
             let surge_requests = |n: u64| if config.quick { n } else { 4 * n };
             let wanted = config.workloads;
@@ -322,22 +394,32 @@ pub fn plan(config: &ExperimentConfig, cgroups: bool) -> Vec<WorkloadPlan> {
             .collect()
         }
         Sweep::OpenLoop => {
-            let loads: &[f64] = if config.quick {
-                &[0.5, 1.2]
-            } else {
-                OPEN_LOOP_LOADS
+            let loads: &[f64] = match &config.open_loads {
+                Some(asked) => asked,
+                None if config.quick => &[0.5, 1.2],
+                None => OPEN_LOOP_LOADS,
             };
             let lines: Vec<Line> = OPEN_LOOP_LINES
                 .iter()
                 .filter(|l| cgroups || **l == Line::Pool)
+                .filter(|l| config.wants(l))
                 .cloned()
                 .collect();
-            let mut runs = vec![Planned::Closed(lines[0].clone())];
-            for &load in loads {
-                runs.extend(lines.iter().map(|line| Planned::Open {
-                    line: line.clone(),
-                    load,
-                }));
+            // The capacity is fifo's (the pool's without cgroups), asked for or not;
+            // measured unless given.
+            let capacity = if cgroups { Line::Fifo } else { Line::Pool };
+            let mut runs = Vec::new();
+            if config.capacity_rps.is_none() {
+                runs.push(Planned::Closed(capacity));
+            }
+            for round in 0..config.rounds {
+                for &load in loads {
+                    runs.extend(lines.iter().map(|line| Planned::Open {
+                        line: line.clone(),
+                        load,
+                        round,
+                    }));
+                }
             }
             vec![WorkloadPlan {
                 spec: uniform,
@@ -398,7 +480,7 @@ pub async fn run(
             cache_bytes: (manifest.total_bytes() as f64 * CACHE_FRACTION) as u64,
             cgroups,
         };
-        let mut capacity_rps = None;
+        let mut capacity_rps = config.capacity_rps;
         for planned in &w.runs {
             let point = match planned {
                 Planned::Closed(line) => {
@@ -407,14 +489,15 @@ pub async fn run(
                     capacity_rps.get_or_insert(p.throughput_rps);
                     p
                 }
-                Planned::Open { line, load } => {
+                Planned::Open { line, load, round } => {
                     let capacity = capacity_rps.filter(|c| *c > 0.0).ok_or_else(|| {
                         ServeError::config("open loop", "the capacity run served nothing")
                     })?;
                     let rate_per_s = capacity * load;
                     progress(&format!(
-                        "{} {line:?} open loop at {rate_per_s:.1}/s ({load} x capacity)",
-                        manifest.workload
+                        "{} {line:?} open loop at {rate_per_s:.1}/s ({load} x capacity), round {}",
+                        manifest.workload,
+                        round + 1
                     ));
                     let measure = Measure::Open {
                         rate_per_s,
@@ -422,6 +505,7 @@ pub async fn run(
                     };
                     let mut p = runner::run_line(&run, line, measure).await?;
                     p.load = Some(*load);
+                    p.round = Some(*round);
                     p
                 }
             };
@@ -450,6 +534,10 @@ mod tests {
             mirror_policy: "clock".into(),
             mirror_ratios: None,
             workloads: Workloads::BOTH,
+            lines: None,
+            open_loads: None,
+            rounds: 1,
+            capacity_rps: None,
         }
     }
 
@@ -508,6 +596,68 @@ mod tests {
         assert_eq!(plan(&config(true, Sweep::ByEstimate), false).len(), 2);
     }
 
+    /// Asked-for loads, lines and rounds: fifo's capacity first (even when fifo is not
+    /// among the lines), then round after round of every load and line.
+    #[test]
+    fn asked_loads_lines_and_rounds_shape_the_open_loop() {
+        let mut c = config(false, Sweep::OpenLoop);
+        c.open_loads = Some(vec![1.2]);
+        c.lines = Some(vec!["mirror".into(), "cachestat".into()]);
+        c.rounds = 2;
+        c.validate().unwrap();
+        let runs = &plan(&c, true)[0].runs;
+        let open = |line, round| Planned::Open {
+            line,
+            load: 1.2,
+            round,
+        };
+        assert_eq!(
+            runs,
+            &vec![
+                Planned::Closed(Line::Fifo),
+                open(Line::Mirror { ratio: 1.0 }, 0),
+                open(Line::Cachestat, 0),
+                open(Line::Mirror { ratio: 1.0 }, 1),
+                open(Line::Cachestat, 1),
+            ]
+        );
+        // A given capacity replaces the capacity run.
+        c.capacity_rps = Some(83.0);
+        assert_eq!(plan(&c, true)[0].runs[..], runs[1..]);
+        c.capacity_rps = Some(-1.0);
+        assert!(c.validate().is_err());
+        c.capacity_rps = None;
+        // The estimate sweep keeps only the asked lines too.
+        let mut e = config(false, Sweep::ByEstimate);
+        e.lines = Some(vec!["fifo".into(), "pool".into()]);
+        assert_eq!(lines(&plan(&e, true)[0]), [Line::Fifo, Line::Pool]);
+        for (what, bad) in [
+            ("lines", {
+                let mut b = c.clone();
+                b.lines = Some(vec!["mirrorr".into()]);
+                b
+            }),
+            ("loads", {
+                let mut b = c.clone();
+                b.open_loads = Some(vec![0.0]);
+                b
+            }),
+            ("loads", {
+                let mut b = c.clone();
+                b.open_loads = Some(vec![]);
+                b
+            }),
+            ("rounds", {
+                let mut b = c.clone();
+                b.rounds = 0;
+                b
+            }),
+        ] {
+            let err = bad.validate().unwrap_err().to_string();
+            assert!(err.contains(what), "{err}");
+        }
+    }
+
     /// The capacity run first, then each load with every scheduler in turn.
     #[test]
     fn the_open_loop_measures_capacity_then_every_load_in_turn() {
@@ -525,7 +675,8 @@ mod tests {
                 .iter()
                 .map(|l| Planned::Open {
                     line: l.clone(),
-                    load: 0.3
+                    load: 0.3,
+                    round: 0,
                 })
                 .collect::<Vec<_>>()
         );
@@ -533,7 +684,8 @@ mod tests {
             runs.last(),
             Some(&Planned::Open {
                 line: Line::Pool,
-                load: 1.2
+                load: 1.2,
+                round: 0,
             })
         );
         // Without cgroups the pool is its own capacity.
