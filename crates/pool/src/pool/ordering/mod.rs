@@ -228,7 +228,10 @@ impl Inner {
         let held = self.held_by(id);
         l.graph.unrelease(held);
         let before = node;
-        if let Placement::Duplicate { node: old } = l.graph.order_write(id, &mut node) {
+        if let Placement::Duplicate { node: old } =
+            l.graph
+                .order_write(id, &mut node, matches!(order, WriteOrder::Node(_)))
+        {
             debug_assert_ne!(held.owner, NO_OWNER, "a free frame carries ordered data");
             let slot = l.graph.add_dup(old, held.owner, held.page);
             if l.dup_bytes.len() <= slot {
@@ -395,7 +398,7 @@ impl Inner {
             l.graph.unrelease(self.held_by(id));
             if l.graph.tag_of(id).is_none() {
                 let mut epoch = l.graph.current_epoch();
-                let placed = l.graph.order_write(id, &mut epoch);
+                let placed = l.graph.order_write(id, &mut epoch, false);
                 debug_assert_eq!(placed, Placement::Join, "an untagged frame joins");
                 self.set_tagged(id, true);
             }

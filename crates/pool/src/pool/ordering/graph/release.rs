@@ -34,7 +34,7 @@ use super::{NodeId, OrderState, Tag};
 /// a dirty page first) and loaded with the same page again: by owner and page alone the
 /// two look the same, and the second would pass for the released version not yet
 /// written, forever if an ordered write that follows this node made it dirty again.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ReleasedPage {
     pub frame: u32,
     pub owner: u64,
@@ -110,7 +110,7 @@ impl OrderState {
                 self.live.get(id).is_some_and(|node| {
                     node.graph
                         && node.pending > 0
-                        && !self.open_writes.contains(id)
+                        && node.open == 0
                         && !waited.contains(id)
                         && (early || node.deps.iter().all(|&d| !self.is_live(d)))
                 })
@@ -154,7 +154,7 @@ impl OrderState {
             let node = self.live.get_mut(&n).expect("a leaf is live");
             node.pending -= 1;
             if !confirm_at_once {
-                node.unconfirmed.push(held);
+                node.unconfirmed.insert(held);
                 self.released_frames.insert(frame, n);
                 self.released_nodes.insert(n);
             }
@@ -180,12 +180,11 @@ impl OrderState {
         let Some(node) = self.live.get_mut(&n) else {
             return;
         };
-        let Some(i) = node.unconfirmed.iter().position(|&p| p == held) else {
+        if !node.unconfirmed.remove(&held) {
             // The frame holds another page, or another load of it: that version was
             // written when its frame was evicted.
             return;
-        };
-        node.unconfirmed.swap_remove(i);
+        }
         node.pending += 1;
         self.gen += 1;
         let gen = self.gen;
@@ -240,10 +239,14 @@ impl OrderState {
             }
         }
         let force_others = rest == Confirm::Every;
-        let entry = |n: NodeId, force: bool| ToConfirm {
-            node: n,
-            force,
-            pages: self.live[&n].unconfirmed.clone(),
+        let entry = |n: NodeId, force: bool| {
+            let mut pages: Vec<ReleasedPage> = self.live[&n].unconfirmed.iter().copied().collect();
+            pages.sort_unstable_by_key(|p| (p.frame, p.owner, p.page, p.incarnation));
+            ToConfirm {
+                node: n,
+                force,
+                pages,
+            }
         };
         needed
             .iter()
@@ -259,8 +262,13 @@ impl OrderState {
         let Some(live) = self.live.get_mut(&n) else {
             return;
         };
-        live.unconfirmed.retain(|p| !pages.contains(p));
-        let left: Vec<u32> = live.unconfirmed.iter().map(|p| p.frame).collect();
+        for p in pages {
+            live.unconfirmed.remove(p);
+        }
+        // Frames with versions of the node still unconfirmed (a frame released again
+        // after an eviction and a new load): usually none.
+        let left: hashbrown::HashSet<u32, bufcache_core::FixedState> =
+            live.unconfirmed.iter().map(|p| p.frame).collect();
         if left.is_empty() {
             if live.pending == 0 {
                 live.error = None;

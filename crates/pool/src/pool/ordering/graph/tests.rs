@@ -5,7 +5,7 @@ use super::*;
 /// A whole graph write of one page: its node, where the page went, write done.
 fn gw(s: &mut OrderState, frame: u32, deps: &[NodeId]) -> (NodeId, Placement) {
     let mut n = s.graph_node(deps);
-    let placed = s.order_write(frame, &mut n);
+    let placed = s.order_write(frame, &mut n, true);
     s.write_done(n);
     (n, placed)
 }
@@ -76,12 +76,15 @@ fn barriers_keep_epochs_apart() {
     let k1 = s.barrier();
     s.sweep();
     let mut e1 = s.plain_node().unwrap();
-    s.order_write(3, &mut e1);
-    s.order_write(4, &mut e1);
+    s.order_write(3, &mut e1, false);
+    s.order_write(4, &mut e1, false);
     let k2 = s.barrier();
     let mut e2 = s.plain_node().unwrap();
     assert_ne!(e1, e2);
-    assert_eq!(s.order_write(3, &mut e2), Placement::Duplicate { node: e1 });
+    assert_eq!(
+        s.order_write(3, &mut e2, false),
+        Placement::Duplicate { node: e1 }
+    );
     s.add_dup(e1, 1, 3);
     s.sweep();
     assert_eq!(
@@ -119,10 +122,13 @@ fn a_page_of_a_later_node_splits_the_write() {
                                         // one write over the log page and the data page: the log page combines l1 into
                                         // the new node, which the data page's node then follows
     let mut n = s.graph_node(&[]);
-    assert_eq!(s.order_write(0, &mut n), Placement::Join);
+    assert_eq!(s.order_write(0, &mut n, true), Placement::Join);
     assert_eq!(s.find(l1), n);
     let first = n;
-    assert_eq!(s.order_write(5, &mut n), Placement::Duplicate { node: d1 });
+    assert_eq!(
+        s.order_write(5, &mut n, true),
+        Placement::Duplicate { node: d1 }
+    );
     assert_ne!(n, first, "a fresh node");
     s.write_done(n);
     // order: the combined log node, then d1's duplicate, then the fresh node
@@ -229,7 +235,7 @@ fn a_write_to_a_released_page_takes_its_version_back() {
     let mut n = s.graph_node(&[]);
     s.unrelease(held(10, 10, 1));
     assert_eq!(s.released_unconfirmed(), 0);
-    assert_eq!(s.order_write(10, &mut n), Placement::Join);
+    assert_eq!(s.order_write(10, &mut n, true), Placement::Join);
     s.write_done(n);
     assert_eq!(s.find(d), n, "combined");
     // a stale record (the frame holds another page now) is not taken back
@@ -263,7 +269,7 @@ fn another_load_of_the_released_page_is_not_the_released_version() {
         "the record stays, to be confirmed"
     );
     assert_eq!(s.tag_of(12), None, "not pending again");
-    assert!(matches!(s.order_write(12, &mut n), Placement::Join));
+    assert!(matches!(s.order_write(12, &mut n, true), Placement::Join));
     s.write_done(n);
     assert_ne!(
         s.find(d),
