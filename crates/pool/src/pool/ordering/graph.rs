@@ -135,10 +135,15 @@ pub(crate) struct OrderState {
     /// Released nodes that gained a dependent (raw ids): a level confirms these, forced,
     /// without looking at every released node.
     released_needed: BTreeSet<NodeId>,
+    /// For a live node, the last graph node issued to follow it alone (by the node's name
+    /// then): later graph writes after it alone join that node while they can
+    /// ([`OrderState::join_follower`]).
+    followers: FixedHashMap<NodeId>,
     /// Graph nodes with versions to write that the last sweeps saw change (their write
     /// finished, a dependency died): the only ones `release_leaves` looks at, so that a
     /// level does not walk every live node for leaves.
-    release_candidates: BTreeSet<NodeId>,
+    /// (Repeats allowed: `release_leaves` sorts them out once per level.)
+    release_candidates: Vec<NodeId>,
     /// Versions released as plain dirty pages so far (for the stats).
     pub versions_released: u64,
     /// A deliberately broken rule, for the crash enumeration's self-test.
@@ -165,6 +170,11 @@ impl OrderState {
             },
         );
         id
+    }
+
+    /// The last id issued.
+    pub fn last_issued(&self) -> NodeId {
+        self.last
     }
 
     /// The node an id names now (following combinations).
@@ -199,11 +209,53 @@ impl OrderState {
             .collect();
         live.sort_unstable();
         live.dedup();
+        let single = match live[..] {
+            [after] => Some(after),
+            _ => None,
+        };
+        if let Some(id) = single.and_then(|after| self.join_follower(after)) {
+            return id;
+        }
         let n = self.issue(live);
         let node = self.live.get_mut(&n).expect("just issued");
         node.graph = true;
         node.open = 1;
+        if let Some(after) = single {
+            self.followers.insert(after, n);
+        }
         n
+    }
+
+    /// A graph write that follows live node `after` alone joins the node of the last such
+    /// write, if that node is a graph node that still follows `after` and nothing else
+    /// live: a fresh id that names it. Combining two writes whose dependencies are the
+    /// same keeps every order (each may reach storage only after `after`, and no path can
+    /// lead from `after` to a node that follows it), as combining two versions of a page
+    /// does (Figure 4.7); it only makes them durable together. Without it, a transaction's
+    /// data writes made one node each, thousands per level, and the bookkeeping of those
+    /// nodes (sweeps, releases, confirmations walking a map of nodes far larger than the
+    /// caches) was the largest part of the ordering's cost on real files
+    /// (`docs/experiments/burnett-ordering.md`).
+    fn join_follower(&mut self, after: NodeId) -> Option<NodeId> {
+        let x = self.find(*self.followers.get(&after)?);
+        let node = self.live.get(&x)?;
+        let follows_after_alone = node.graph
+            && node.deps.iter().any(|&d| self.find(d) == after)
+            && node.deps.iter().all(|&d| {
+                let r = self.find(d);
+                r == after || !self.live.contains_key(&r)
+            });
+        if !follows_after_alone {
+            return None;
+        }
+        self.last += 1;
+        let id = self.last;
+        self.merged.insert(id, x);
+        let node = self.live.get_mut(&x).expect("looked up above");
+        node.aliases.push(id);
+        node.open += 1;
+        self.note_dependent_of(after);
+        Some(id)
     }
 
     /// The graph write of node `n` (the id it returns) is done: its versions are all
@@ -658,38 +710,72 @@ impl OrderState {
     /// can die form one fixed point, whatever order they are found in (the tests compare
     /// with the whole-graph sweep on random graphs).
     pub fn sweep(&mut self) -> usize {
+        self.sweep_some(usize::MAX).0
+    }
+
+    /// [`OrderState::sweep`] in steps: looks at about `budget` candidates at most (so that
+    /// a caller holding the ordering lock can let writers in between steps) and returns
+    /// how many nodes died and whether the sweep is complete.
+    ///
+    /// Candidates are taken in rounds, each node once per round: a node combined from
+    /// many writes is named by many of the dead nodes' dependents, and was looked at once
+    /// per name.
+    pub fn sweep_some(&mut self, budget: usize) -> (usize, bool) {
         let mut died = 0;
-        while let Some(c) = self.candidates.pop() {
-            let id = self.find(c);
-            let Some(node) = self.live.get(&id) else {
-                continue;
-            };
-            if node.deps.iter().any(|&d| !self.is_live(d)) {
-                self.prune_deps(id);
+        let mut looked = 0;
+        while !self.candidates.is_empty() {
+            if looked >= budget {
+                return (died, false);
             }
-            let node = &self.live[&id];
-            if node.pending != 0
-                || !node.unconfirmed.is_empty()
-                || node.open != 0
-                || !node.deps.is_empty()
-            {
-                // A graph node with versions to write that changed: it may be a leaf
-                // ready for release now (`release_leaves` looks at these only).
-                if node.graph && node.pending > 0 {
-                    self.release_candidates.insert(id);
-                }
-                continue;
+            let mut round = std::mem::take(&mut self.candidates);
+            for c in &mut round {
+                *c = self.find(*c);
             }
-            let node = self.live.remove(&id).expect("looked up above");
-            for alias in node.aliases {
-                self.merged.remove(&alias);
-                if let Some(waiting) = self.dependents.remove(&alias) {
-                    self.candidates.extend(waiting);
-                }
+            round.sort_unstable();
+            round.dedup();
+            if round.len() > budget - looked {
+                let rest = round.split_off(budget - looked);
+                self.candidates.extend(rest);
             }
-            died += 1;
+            looked += round.len();
+            for id in round {
+                died += usize::from(self.sweep_one(id));
+            }
         }
-        died
+        (died, true)
+    }
+
+    /// Look at candidate `id` (a node's current name): remove it if it is durable now
+    /// (its dependents become candidates), or note it for `release_leaves`.
+    fn sweep_one(&mut self, id: NodeId) -> bool {
+        let Some(node) = self.live.get(&id) else {
+            return false;
+        };
+        if node.deps.iter().any(|&d| !self.is_live(d)) {
+            self.prune_deps(id);
+        }
+        let node = &self.live[&id];
+        if node.pending != 0
+            || !node.unconfirmed.is_empty()
+            || node.open != 0
+            || !node.deps.is_empty()
+        {
+            // A graph node with versions to write that changed: it may be a leaf ready
+            // for release now (`release_leaves` looks at these only).
+            if node.graph && node.pending > 0 {
+                self.release_candidates.push(id);
+            }
+            return false;
+        }
+        let node = self.live.remove(&id).expect("looked up above");
+        for alias in node.aliases {
+            self.merged.remove(&alias);
+            self.followers.remove(&alias);
+            if let Some(waiting) = self.dependents.remove(&alias) {
+                self.candidates.extend(waiting);
+            }
+        }
+        true
     }
 
     /// Whether write `id` is durable, and if not, whether an error holds it back (its own

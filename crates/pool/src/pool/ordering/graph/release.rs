@@ -24,7 +24,9 @@
 //! their epochs and markers are followed by the next epoch, so they are never leaves
 //! long enough to matter, and leaving them alone keeps their proof as it was.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
+
+use bufcache_core::{FixedHashMap, FixedState};
 
 use super::{NodeId, OrderState, Tag};
 
@@ -98,14 +100,18 @@ impl OrderState {
         waiting: &[NodeId],
         page_of: impl Fn(u32) -> ReleasedPage,
     ) -> Vec<u32> {
-        let candidates = std::mem::take(&mut self.release_candidates);
+        let mut candidates = std::mem::take(&mut self.release_candidates);
+        for c in &mut candidates {
+            *c = self.find(*c);
+        }
+        candidates.sort_unstable();
+        candidates.dedup();
         let waited: BTreeSet<NodeId> = waiting.iter().map(|&w| self.find(w)).collect();
         let early = self.fault == Some(OrderingFault::ReleaseBeforeDependencies);
         // Candidates that fail now are dropped: they come back through the sweep when
         // what held them changes (a dependency dies, their write finishes).
-        let mut leaves: BTreeSet<NodeId> = candidates
+        let mut leaves: hashbrown::HashSet<NodeId, FixedState> = candidates
             .into_iter()
-            .map(|c| self.find(c))
             .filter(|id| {
                 self.live.get(id).is_some_and(|node| {
                     node.graph
@@ -121,12 +127,15 @@ impl OrderState {
             return Vec::new();
         }
         // Only leaves whose every pending version is a frame not yet written (no
-        // duplicate, nothing in flight).
-        let mut frame_versions: HashMap<NodeId, u32> = HashMap::new();
-        for t in self.tags.values() {
-            if let Tag::Pending { node, .. } = *t {
+        // duplicate, nothing in flight): one pass over the tags finds their frames and
+        // counts them.
+        let mut frames: Vec<(u32, NodeId)> = Vec::new();
+        let mut frame_versions: FixedHashMap<u32> = FixedHashMap::default();
+        for (&f, &t) in &self.tags {
+            if let Tag::Pending { node, .. } = t {
                 let n = self.find(node);
                 if leaves.contains(&n) {
+                    frames.push((f, n));
                     *frame_versions.entry(n).or_default() += 1;
                 }
             }
@@ -135,16 +144,7 @@ impl OrderState {
         if leaves.is_empty() {
             return Vec::new();
         }
-        let mut frames: Vec<(u32, NodeId)> = self
-            .tags
-            .iter()
-            .filter_map(|(&f, &t)| match t {
-                Tag::Pending { node, .. } if leaves.contains(&self.find(node)) => {
-                    Some((f, self.find(node)))
-                }
-                _ => None,
-            })
-            .collect();
+        frames.retain(|(_, n)| leaves.contains(n));
         frames.sort_unstable();
         let confirm_at_once = self.fault == Some(OrderingFault::ConfirmWithoutSync);
         for &(frame, n) in &frames {
@@ -160,6 +160,8 @@ impl OrderState {
             }
             self.versions_released += 1;
         }
+        let mut leaves: Vec<NodeId> = leaves.into_iter().collect();
+        leaves.sort_unstable();
         self.candidates.extend(leaves);
         frames.into_iter().map(|(f, _)| f).collect()
     }

@@ -184,8 +184,10 @@ fn write_level(s: &mut OrderState) {
 fn a_leaf_is_released_once_its_dependencies_are_durable() {
     let mut s = OrderState::default();
     let (l, _) = gw(&mut s, 0, &[]);
+    let (l2, _) = gw(&mut s, 1, &[]);
     let (d, _) = gw(&mut s, 10, &[l]);
-    let (e, _) = gw(&mut s, 11, &[l]);
+    // After two writes: not combined with d (`writes_after_one_node_alone_combine`).
+    let (e, _) = gw(&mut s, 11, &[l, l2]);
     assert!(s.release_leaves(&[], page_of).is_empty(), "the log is live");
     write_level(&mut s);
     assert_eq!(s.release_leaves(&[e], page_of), [10], "e is waited for");
@@ -200,6 +202,44 @@ fn a_leaf_is_released_once_its_dependencies_are_durable() {
     s.confirm(d, &all[0].pages);
     s.sweep();
     assert_eq!(s.status(d), Ok(Status::Durable));
+}
+
+/// Graph writes that follow one node and nothing else combine (one node, durable
+/// together, each with its own id); a write after another node, or after two, joins
+/// neither; once that node is durable, a write after it starts a node of its own.
+#[test]
+fn writes_after_one_node_alone_combine() {
+    let mut s = OrderState::default();
+    let (l, _) = gw(&mut s, 0, &[]);
+    let (m, _) = gw(&mut s, 1, &[]);
+    let (d, _) = gw(&mut s, 10, &[l]);
+    let (e, _) = gw(&mut s, 11, &[l]);
+    let (f, _) = gw(&mut s, 12, &[m]);
+    let (g, _) = gw(&mut s, 13, &[l, m]);
+    assert!(l < m && m < d && d < e && e < f && f < g, "ids increase");
+    assert_eq!(s.find(d), s.find(e), "same dependency: one node");
+    assert_ne!(s.find(f), s.find(d));
+    assert_ne!(s.find(g), s.find(d));
+    assert_ne!(s.find(g), s.find(f));
+    write_level(&mut s);
+    assert_eq!(s.release_leaves(&[], page_of), [10, 11, 12, 13]);
+    let all = s.confirmations(None, Confirm::AlsoWritten);
+    let de = all
+        .iter()
+        .find(|c| c.node == s.find(d))
+        .expect("d and e's node");
+    assert_eq!(de.pages.len(), 2);
+    let pages = de.pages.clone();
+    s.confirm(d, &pages);
+    s.sweep();
+    assert_eq!(s.status(d), Ok(Status::Durable));
+    assert_eq!(s.status(e), Ok(Status::Durable), "durable together");
+    assert_eq!(s.status(f), Ok(Status::Pending));
+    assert_eq!(s.status(g), Ok(Status::Pending));
+    // l is durable now: a write after it has no live dependency, and a node of its own
+    let (h, _) = gw(&mut s, 14, &[l]);
+    let (i, _) = gw(&mut s, 15, &[l]);
+    assert_ne!(s.find(h), s.find(i));
 }
 
 /// A write that names a released leaf after its release is not ready before the leaf is
