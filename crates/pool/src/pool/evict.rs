@@ -146,6 +146,12 @@ impl Inner {
     /// before they can be evicted): those whose last write did not fail, or with `failed`
     /// only those whose last write did.
     pub(super) fn dirty_victims(&self, state: &PolicyState, failed: bool) -> Vec<FrameId> {
+        let mut out = Vec::new();
+        if !self.untagged_dirty() {
+            // Only ordered data is dirty: the scan below would step over every frame in
+            // vain (on every miss while a level is being written).
+            return out;
+        }
         let frames = &self.frames;
         let pick = |f: FrameId| {
             let h = frames.header(f.0);
@@ -154,7 +160,6 @@ impl Inner {
                 && !self.is_tagged(f.0)
                 && h.write_failed.load(Ordering::Relaxed) == failed
         };
-        let mut out = Vec::new();
         let batch = self.batch();
         state.policy.victims(batch, &pick, &mut out);
         debug_assert!(out.len() <= batch);

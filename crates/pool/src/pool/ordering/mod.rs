@@ -133,6 +133,15 @@ pub(super) struct Order {
     issued: AtomicU64,
     /// One level at a time.
     flush_lock: Mutex<()>,
+    /// Frames tagged now (a copy of the tag bits' count). When it reaches half the
+    /// frames, the write that crosses it asks the flusher for a level: every transaction's
+    /// log so far is synced and its data pages released as plain pages, before misses
+    /// find nothing but tagged frames, scan every frame in vain and wait for a level of
+    /// their own (the only trigger before, which made eviction step over thousands of
+    /// unevictable frames per miss while the level's sync ran).
+    tagged: AtomicUsize,
+    /// A level was asked for by the count above.
+    level_wanted: AtomicBool,
     /// `PageMut`s alive (a barrier inside one's lifetime is refused).
     pinned_mut: AtomicUsize,
     dup_limit: usize,
@@ -156,6 +165,8 @@ impl Order {
             active: AtomicBool::new(false),
             issued: AtomicU64::new(0),
             flush_lock: Mutex::new(()),
+            tagged: AtomicUsize::new(0),
+            level_wanted: AtomicBool::new(false),
             pinned_mut: AtomicUsize::new(0),
             dup_limit: (frames / 4).max(1),
             dups_held: AtomicUsize::new(0),
@@ -210,9 +221,31 @@ impl Inner {
     fn set_tagged(&self, id: u32, on: bool) {
         let (word, bit) = self.frames.bit(Bits::Tagged, id);
         if on {
-            word.fetch_or(bit, Ordering::Release);
-        } else {
-            word.fetch_and(!bit, Ordering::Release);
+            if word.fetch_or(bit, Ordering::Release) & bit == 0 {
+                let before = self.order.tagged.fetch_add(1, Ordering::Relaxed);
+                if before + 1 == self.capacity() / 2 {
+                    self.order.level_wanted.store(true, Ordering::Release);
+                    self.wake_flusher();
+                }
+            }
+        } else if word.fetch_and(!bit, Ordering::Release) & bit != 0 {
+            self.order.tagged.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether some dirty frame may carry no ordered data (a tagged frame is always dirty;
+    /// both counts are read without a lock, so the answer is a hint, exact when nothing
+    /// changes meanwhile).
+    pub(super) fn untagged_dirty(&self) -> bool {
+        let tagged = self.order.tagged.load(Ordering::Relaxed) as u64;
+        self.dirty_pages.load(Ordering::Relaxed) > tagged
+    }
+
+    /// The flusher's level when half the frames carry ordered data (see
+    /// [`Order::tagged`]), if one was asked for and no level is being written.
+    pub(super) fn flush_level_for_pressure(&self) {
+        if self.order.level_wanted.swap(false, Ordering::AcqRel) {
+            self.flush_level_for_eviction();
         }
     }
 
