@@ -13,9 +13,7 @@ fn sweep_everything(s: &mut OrderState) {
         let dead: Vec<NodeId> = s
             .live
             .iter()
-            .filter(|(_, n)| {
-                n.pending == 0 && n.open == 0 && n.deps.iter().all(|&d| !s.is_live(d))
-            })
+            .filter(|(_, n)| n.pending == 0 && n.open == 0 && n.deps.iter().all(|&d| !s.is_live(d)))
             .map(|(&id, _)| id)
             .collect();
         if dead.is_empty() {
