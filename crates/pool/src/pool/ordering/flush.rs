@@ -131,6 +131,9 @@ impl Inner {
                     .flat_map(|c| c.pages.iter().map(|p| p.owner)),
             )
             .collect();
+        // A level counts when it synced something: one whose every frame was latched by
+        // someone else, or changed since it was chosen, wrote nothing.
+        let synced_any = !owners.is_empty();
         let mut failed_owners = BTreeSet::new();
         for owner in owners {
             let synced = self
@@ -185,7 +188,9 @@ impl Inner {
                 }
             }
         }
-        self.order.levels.fetch_add(1, Ordering::Relaxed);
+        if synced_any {
+            self.order.levels.fetch_add(1, Ordering::Relaxed);
+        }
         self.order
             .pages_written
             .fetch_add(written.len() as u64, Ordering::Relaxed);
