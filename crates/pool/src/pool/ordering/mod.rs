@@ -133,12 +133,14 @@ pub(super) struct Order {
     issued: AtomicU64,
     /// One level at a time.
     flush_lock: Mutex<()>,
-    /// Frames tagged now (a copy of the tag bits' count). When it reaches half the
-    /// frames, the write that crosses it asks the flusher for a level: every transaction's
-    /// log so far is synced and its data pages released as plain pages, before misses
-    /// find nothing but tagged frames, scan every frame in vain and wait for a level of
-    /// their own (the only trigger before, which made eviction step over thousands of
-    /// unevictable frames per miss while the level's sync ran).
+    /// Frames tagged now (a copy of the tag bits' count). While it is at least half the
+    /// frames, a write that tags one asks the flusher for a level (unless one is asked
+    /// for already): every transaction's log so far is synced and its data pages
+    /// released as plain pages, before misses find nothing but tagged frames, scan every
+    /// frame in vain and wait for a level of their own (the only trigger before, which
+    /// made eviction step over thousands of unevictable frames per miss while the
+    /// level's sync ran). Asking while the count stays high, not only when it crosses
+    /// the mark, keeps levels coming when one level does not bring it down.
     tagged: AtomicUsize,
     /// A level was asked for by the count above.
     level_wanted: AtomicBool,
@@ -223,8 +225,9 @@ impl Inner {
         if on {
             if word.fetch_or(bit, Ordering::Release) & bit == 0 {
                 let before = self.order.tagged.fetch_add(1, Ordering::Relaxed);
-                if before + 1 == self.capacity() / 2 {
-                    self.order.level_wanted.store(true, Ordering::Release);
+                if before + 1 >= self.capacity() / 2
+                    && !self.order.level_wanted.swap(true, Ordering::AcqRel)
+                {
                     self.wake_flusher();
                 }
             }
