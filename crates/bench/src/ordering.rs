@@ -58,6 +58,9 @@ pub struct RealOptions {
     pub dir: PathBuf,
     /// I/O modes to run.
     pub io_modes: Vec<IoMode>,
+    /// The variants to run in each I/O mode, in this order (all of [`VARIANTS`] by
+    /// default; one alone lets a profiler or `/usr/bin/time` see one variant's cost).
+    pub variants: Vec<(Mechanism, Commit)>,
     /// Seconds each point runs before its final sync.
     pub seconds: f64,
     /// Threads running transactions.
@@ -77,6 +80,11 @@ pub struct RealOptions {
     /// Modeled latency added to every sync (zero: the storage's own cost only), for
     /// storage whose flushes cost what a real disk's do (see [`crate::slow_sync`]).
     pub sync_delay: Duration,
+    /// A control for the `none` variant: a side thread syncs the log (`fsync`, which
+    /// writes its dirty pages first) at this interval and the data file once a second,
+    /// as asynchronous graphs' levels and flusher do, without any ordering bookkeeping.
+    /// It tells the cost of the syncs themselves from the pool's own.
+    pub control_sync: Option<Duration>,
 }
 
 impl RealOptions {
@@ -86,6 +94,7 @@ impl RealOptions {
         RealOptions {
             dir,
             io_modes: vec![IoMode::Buffered, IoMode::Direct],
+            variants: VARIANTS.to_vec(),
             seconds: 2.0,
             threads: 4,
             data_pages: 16_384,
@@ -95,6 +104,7 @@ impl RealOptions {
             pages_written: 3,
             seed: 1,
             sync_delay: Duration::ZERO,
+            control_sync: None,
         }
     }
 }
@@ -126,6 +136,8 @@ pub struct RealPoint {
     pub duplicates: u64,
     /// Modeled latency added to each sync, in milliseconds (0: none).
     pub sync_delay_ms: f64,
+    /// The control's log sync interval in milliseconds (`none` only; 0: no control).
+    pub control_sync_ms: f64,
     /// Commit latency percentiles in microseconds (0 when nobody waits).
     pub commit_p50_us: u64,
     /// 99th percentile.
@@ -140,7 +152,7 @@ pub fn run(opts: &RealOptions) -> Result<Vec<RealPoint>, BenchError> {
     write_data_file(&data, opts.data_pages)?;
     let mut out = Vec::new();
     for &io in &opts.io_modes {
-        for (mechanism, commit) in VARIANTS {
+        for &(mechanism, commit) in &opts.variants {
             out.push(run_point(opts, &data, io, mechanism, commit)?);
         }
     }
@@ -220,6 +232,7 @@ fn run_point(
     let written_before = process_write_bytes();
     let start = Instant::now();
     let deadline = start + Duration::from_secs_f64(opts.seconds);
+    let control = opts.control_sync.filter(|_| mechanism == Mechanism::None);
     let results: Vec<Result<(u64, Histogram<u64>), BenchError>> = std::thread::scope(|s| {
         let workers: Vec<_> = (0..opts.threads)
             .map(|t| {
@@ -227,6 +240,13 @@ fn run_point(
                 s.spawn(move || worker(shared, t as u64, deadline))
             })
             .collect();
+        let syncer = control.map(|every| {
+            let shared = &shared;
+            s.spawn(move || control_syncs(shared, data_path, every, deadline))
+        });
+        if let Some(Ok(Err(e))) = syncer.map(|t| t.join()) {
+            return vec![Err(e)];
+        }
         workers
             .into_iter()
             .map(|w| {
@@ -279,11 +299,40 @@ fn run_point(
         syncs: fsyncs + ord.syncs,
         levels: ord.levels,
         sync_delay_ms: opts.sync_delay.as_secs_f64() * 1e3,
+        control_sync_ms: control.map_or(0.0, |d| d.as_secs_f64() * 1e3),
         duplicates: ord.duplicates_made,
         commit_p50_us: pct(0.5),
         commit_p99_us: pct(0.99),
         commit_p999_us: pct(0.999),
     })
+}
+
+/// The control's side thread (see [`RealOptions::control_sync`]): the log synced every
+/// `every`, the data file once a second (through a second descriptor: a sync of the
+/// file's pages in the kernel, not of the pool's dirty frames), counted with the fsyncs.
+fn control_syncs(
+    s: &Shared<'_>,
+    data_path: &Path,
+    every: Duration,
+    deadline: Instant,
+) -> Result<(), BenchError> {
+    let data = std::fs::File::open(data_path)
+        .map_err(|e| BenchError::io(format!("cannot open {}", data_path.display()), e))?;
+    let mut last_data = Instant::now();
+    while Instant::now() < deadline {
+        std::thread::sleep(every);
+        s.pool
+            .fsync(s.log)
+            .map_err(|e| BenchError::pool("control fsync log", e))?;
+        s.fsyncs.fetch_add(1, Ordering::Relaxed);
+        if last_data.elapsed() >= Duration::from_secs(1) {
+            data.sync_all()
+                .map_err(|e| BenchError::io(format!("cannot sync {}", data_path.display()), e))?;
+            s.fsyncs.fetch_add(1, Ordering::Relaxed);
+            last_data = Instant::now();
+        }
+    }
+    Ok(())
 }
 
 fn new_histogram() -> Histogram<u64> {

@@ -5,9 +5,10 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use bench::ordering::{self, RealOptions, RealPoint};
+use bench::ordering::{self, Commit, RealOptions, RealPoint};
 use clap::{Args, ValueEnum};
 use pool::IoMode;
+use sim::des::tpcb::Mechanism;
 
 use crate::experiment_cmd::{json_lines, prepare, write_csv};
 use crate::util;
@@ -19,6 +20,36 @@ pub enum Io {
     Buffered,
     /// `O_DIRECT`: the pool's frames are the only cache.
     Direct,
+}
+
+/// The experiment's variants on the command line (mechanism and whether commits wait).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Variant {
+    /// No ordering.
+    None,
+    /// `fsync` of the log per transaction.
+    Fsync,
+    /// Barriers, nobody waits.
+    BarrierAsync,
+    /// Barriers, each commit waits.
+    BarrierWait,
+    /// Asynchronous graphs, nobody waits.
+    GraphAsync,
+    /// Graphs, each commit waits.
+    GraphWait,
+}
+
+impl Variant {
+    fn to_bench(self) -> (Mechanism, Commit) {
+        match self {
+            Variant::None => (Mechanism::None, Commit::Async),
+            Variant::Fsync => (Mechanism::Fsync, Commit::Wait),
+            Variant::BarrierAsync => (Mechanism::Barrier, Commit::Async),
+            Variant::BarrierWait => (Mechanism::Barrier, Commit::Wait),
+            Variant::GraphAsync => (Mechanism::Graph, Commit::Async),
+            Variant::GraphWait => (Mechanism::Graph, Commit::Wait),
+        }
+    }
 }
 
 /// Options of `burnett-ordering-real`.
@@ -37,7 +68,12 @@ pub struct RealArgs {
     /// I/O modes to run.
     #[arg(long, value_delimiter = ',', default_values = ["buffered", "direct"])]
     pub io: Vec<Io>,
-    /// Seconds each of the 6 points per I/O mode runs (before its final sync).
+    /// Variants to run in each I/O mode (all six by default); one alone lets a profiler or
+    /// `/usr/bin/time` see that variant's cost.
+    #[arg(long, value_delimiter = ',', default_values = ["none", "fsync", "barrier-async",
+        "barrier-wait", "graph-async", "graph-wait"])]
+    pub variants: Vec<Variant>,
+    /// Seconds each point runs (before its final sync).
     #[arg(long, default_value_t = 2.0)]
     pub seconds: f64,
     /// Threads running transactions.
@@ -57,6 +93,11 @@ pub struct RealArgs {
     /// a millisecond). Only the time changes; the output's `sync_delay_ms` says it was used.
     #[arg(long, value_name = "MS", default_value_t = 0.0)]
     pub sync_delay_ms: f64,
+    /// A control for `none`: a side thread fsyncs the log every MS milliseconds and the
+    /// data file once a second, the syncs asynchronous graphs issue, with no ordering
+    /// bookkeeping (to tell the syncs' own cost from the pool's). 0: off.
+    #[arg(long, value_name = "MS", default_value_t = 0.0)]
+    pub control_sync_ms: f64,
 }
 
 /// Run it.
@@ -80,6 +121,11 @@ pub fn run(a: RealArgs) -> Result<()> {
         "--sync-delay-ms must be 0 to 10000, not {}",
         a.sync_delay_ms
     );
+    anyhow::ensure!(
+        (0.0..=60_000.0).contains(&a.control_sync_ms),
+        "--control-sync-ms must be 0 to 60000, not {}",
+        a.control_sync_ms
+    );
     util::ensure_fits_in_memory(a.pool_mib << 20, "the pool")?;
     prepare(&a.out)?;
     let tmp = tempfile::Builder::new()
@@ -94,12 +140,15 @@ pub fn run(a: RealArgs) -> Result<()> {
                 Io::Direct => IoMode::Direct,
             })
             .collect();
+    opts.variants = a.variants.iter().map(|v| v.to_bench()).collect();
     opts.data_pages = a.data_mib * 256;
     opts.frames = (a.pool_mib * 256) as usize;
     opts.seconds = a.seconds;
     opts.threads = a.threads;
     opts.seed = a.seed;
     opts.sync_delay = std::time::Duration::from_secs_f64(a.sync_delay_ms / 1e3);
+    opts.control_sync = (a.control_sync_ms > 0.0)
+        .then(|| std::time::Duration::from_secs_f64(a.control_sync_ms / 1e3));
     let points = ordering::run(&opts).context("running the transactions")?;
     let csv = a.out.join("burnett-ordering-real.csv");
     write_csv(&csv, &points)?;

@@ -113,6 +113,38 @@ fn a_modeled_sync_latency_is_charged_and_reported() {
     assert!(text.contains("modeled 1 ms"), "{text}");
 }
 
+/// `--variants` runs those variants only, in the order given; `--control-sync-ms` gives
+/// `none` a side thread of syncs (counted, and reported in every `none` point) and leaves
+/// the other variants alone.
+#[test]
+fn a_subset_of_variants_runs_and_the_control_syncs_none() {
+    let rows = json_lines(&run(&[
+        "--io",
+        "buffered",
+        "--json",
+        "--variants",
+        "graph-async,none",
+        "--control-sync-ms",
+        "5",
+    ]));
+    let variants: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["mechanism"].as_str().unwrap(),
+                r["commit"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(variants, [("graph", "async"), ("none", "async")]);
+    let (graph, none) = (&rows[0], &rows[1]);
+    assert_eq!(none["control_sync_ms"].as_f64(), Some(5.0), "{none}");
+    assert_eq!(graph["control_sync_ms"].as_f64(), Some(0.0), "{graph}");
+    // 0.05 s with a log sync every 5 ms: several, and no levels (nothing is ordered).
+    assert!(none["syncs"].as_u64().unwrap() >= 2, "{none}");
+    assert_eq!(none["levels"].as_u64(), Some(0), "{none}");
+}
+
 #[test]
 fn bad_options_are_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -131,6 +163,11 @@ fn bad_options_are_refused() {
         &["--sync-delay-ms"],
     );
     fails(&as_refs(&cmd("/nonexistent/x", &[])), &["temporary folder"]);
+    fails(
+        &as_refs(&cmd(d, &["--control-sync-ms", "70000"])),
+        &["--control-sync-ms"],
+    );
+    fails(&as_refs(&cmd(d, &["--variants", "graph"])), &["--variants"]);
 }
 
 fn as_refs(v: &[String]) -> Vec<&str> {

@@ -368,7 +368,7 @@ impl BufferPool {
         f: FileHandle,
         offset: u64,
         buf: &[u8],
-        order: &mut WriteOrder,
+        order: &mut WriteOrder<'_>,
     ) -> Result<(), PoolError> {
         let inner = &*self.inner;
         let slot = inner.slot(f)?;
@@ -406,7 +406,7 @@ impl BufferPool {
                 drop(resize);
                 backoff(&mut spins);
             };
-            let ordered = inner.order_before_write(&g, order);
+            let ordered = inner.order_before_write(&g, order, done + take == buf.len());
             g.bytes_mut()[in_page..in_page + take].copy_from_slice(&buf[done..done + take]);
             done += take;
             slot.len.fetch_max(pos + take as u64, Ordering::AcqRel);
@@ -502,7 +502,7 @@ impl BufferPool {
             .into_excl()
             .expect("acquire(excl = true) returns an exclusive latch");
         guard.mark_user();
-        inner.order_before_write(&guard, &mut WriteOrder::Plain);
+        inner.order_before_write(&guard, &mut WriteOrder::Plain, true);
         inner.order.pin_mut_taken();
         inner.mark_dirty(guard.id(), guard.header());
         Ok(PageMut {

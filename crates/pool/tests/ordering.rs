@@ -312,7 +312,11 @@ fn ordered_writes_land_on_frames_added_by_a_resize() {
                 .unwrap(),
         );
     }
-    assert!(pool.ordering_stats().tagged_frames > 64);
+    // Frames that carried ordered data: those that still do, and the data leaves the
+    // flusher may have released already (it writes a level once half the frames are
+    // tagged); each data page is written once, so no frame counts twice.
+    let o = pool.ordering_stats();
+    assert!(o.tagged_frames as u64 + o.versions_released > 64, "{o:?}");
     pool.wait_durable(last.unwrap()).unwrap();
     pool.sync_all().unwrap();
     assert_eq!(pool.ordering_stats().tagged_frames, 0);

@@ -97,8 +97,12 @@ impl Inner {
         // One logical time for the whole batch: it is one miss (ARC adapts once per miss).
         let incoming = state.stamp(*incoming);
         let frames = &self.frames;
+        // The dirty flag first: the hand passes dirty frames far more often than latched
+        // ones (every tagged frame while ordered data waits for its level), and a dirty
+        // frame then costs one load, not also one of its latch word (another cache line).
+        // Both are hints; `try_evict_frame` checks again under the latch.
         let clean_idle =
-            |f: FrameId| frames.is_idle(f.0) && !frames.header(f.0).dirty.load(Ordering::Relaxed);
+            |f: FrameId| !frames.header(f.0).dirty.load(Ordering::Relaxed) && frames.is_idle(f.0);
         let batch = self.batch();
         let goal = freed.len() + count;
         // Pages the admission filter refused go before any of the policy's.
@@ -146,6 +150,12 @@ impl Inner {
     /// before they can be evicted): those whose last write did not fail, or with `failed`
     /// only those whose last write did.
     pub(super) fn dirty_victims(&self, state: &PolicyState, failed: bool) -> Vec<FrameId> {
+        let mut out = Vec::new();
+        if !self.untagged_dirty() {
+            // Only ordered data is dirty: the scan below would step over every frame in
+            // vain (on every miss while a level is being written).
+            return out;
+        }
         let frames = &self.frames;
         let pick = |f: FrameId| {
             let h = frames.header(f.0);
@@ -154,7 +164,6 @@ impl Inner {
                 && !self.is_tagged(f.0)
                 && h.write_failed.load(Ordering::Relaxed) == failed
         };
-        let mut out = Vec::new();
         let batch = self.batch();
         state.policy.victims(batch, &pick, &mut out);
         debug_assert!(out.len() <= batch);

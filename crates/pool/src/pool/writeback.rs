@@ -281,6 +281,7 @@ impl Inner {
             }
             self.counters.bump(Counter::FlusherRuns);
             self.advance_clock();
+            self.flush_level_for_pressure();
             if self.flusher_wake.swap(false, Ordering::AcqRel) {
                 self.refill_free();
             }

@@ -13,6 +13,7 @@ use std::collections::BTreeSet;
 use super::graph::{Confirm, NodeId, ReleasedPage, Tag, ToConfirm};
 use super::{Inner, Locked};
 use crate::error::PoolError;
+use parking_lot::MutexGuard;
 use std::sync::atomic::Ordering;
 
 /// Which versions a level writes: those of ready nodes, and of these only
@@ -60,6 +61,18 @@ impl Written {
     }
 }
 
+/// Candidates a level's sweep looks at before it lets waiting writers take the ordering
+/// lock (a level after thousands of transactions has thousands of candidates, and the
+/// writers of the log's last page queued behind the whole sweep).
+const SWEEP_STEP: usize = 256;
+
+/// Sweep the graph, in steps between which a writer waiting for the lock gets it.
+fn sweep_fairly(l: &mut MutexGuard<'_, Locked>) {
+    while !l.graph.sweep_some(SWEEP_STEP).1 {
+        MutexGuard::bump(l);
+    }
+}
+
 impl Inner {
     /// Write one level of `scope`. Returns how many versions it wrote and synced; the
     /// first error after trying them all (each failed version stays pending with its
@@ -67,7 +80,7 @@ impl Inner {
     pub(in crate::pool) fn flush_level(&self, scope: Scope<'_>) -> Result<usize, PoolError> {
         let (mut frames, dups, released, confirming) = {
             let mut l = self.order.locked.lock();
-            l.graph.sweep();
+            sweep_fairly(&mut l);
             let released = self.release_ready_leaves(&mut l);
             let (frames, dups) = l.graph.level(scope.wanted);
             let confirming = l.graph.confirmations(scope.wanted, scope.confirm);
@@ -118,6 +131,9 @@ impl Inner {
                     .flat_map(|c| c.pages.iter().map(|p| p.owner)),
             )
             .collect();
+        // A level counts when it synced something: one whose every frame was latched by
+        // someone else, or changed since it was chosen, wrote nothing.
+        let synced_any = !owners.is_empty();
         let mut failed_owners = BTreeSet::new();
         for owner in owners {
             let synced = self
@@ -172,13 +188,15 @@ impl Inner {
                 }
             }
         }
-        self.order.levels.fetch_add(1, Ordering::Relaxed);
+        if synced_any {
+            self.order.levels.fetch_add(1, Ordering::Relaxed);
+        }
         self.order
             .pages_written
             .fetch_add(written.len() as u64, Ordering::Relaxed);
         let released = released + {
             let mut l = self.order.locked.lock();
-            l.graph.sweep();
+            sweep_fairly(&mut l);
             self.release_ready_leaves(&mut l)
         };
         self.order.progress.notify_all();

@@ -16,14 +16,22 @@
 //! there is no path between them, and a write that would need a path both ways gets a
 //! fresh node after both, see [`OrderState::order_write`]).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
+use bufcache_core::{FixedHashMap, FixedState};
+
+mod combine;
 mod release;
 pub use release::OrderingFault;
 pub(crate) use release::{Confirm, ReleasedPage, ToConfirm};
 
 /// A write node's id: the value a [`super::WriteId`] carries. 0 is never issued.
 pub(crate) type NodeId = u64;
+
+/// Maps keyed by frame id, with the pool's fixed hash: the ordering state is looked up
+/// on every ordered write, under the ordering lock, and std's keyed hash cost more than
+/// the lookups themselves there (`docs/experiments/burnett-ordering.md`).
+type FrameMap<V> = hashbrown::HashMap<u32, V, FixedState>;
 
 /// What a frame's dirty data is, for the ordering.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,6 +73,9 @@ struct Node {
     deps: Vec<NodeId>,
     /// Ids combined into this node (they name it until it dies).
     aliases: Vec<NodeId>,
+    /// Graph writes under way that name this node (their versions may not all be tagged
+    /// yet, so it must not die); combined nodes add theirs up.
+    open: u32,
     /// The last write or sync error of one of its versions, until a retry succeeds.
     error: Option<String>,
     /// A `graph_write`'s node (or a fresh node split from one), not a barrier's marker or
@@ -72,8 +83,9 @@ struct Node {
     graph: bool,
     /// Versions released as plain dirty pages ([`OrderState::release_leaves`]), not yet
     /// known to be on storage behind a sync of their file: the node is not durable
-    /// before this is empty.
-    unconfirmed: Vec<ReleasedPage>,
+    /// before this is empty. A set: nodes combined from many transactions' data writes
+    /// hold thousands, and a write that takes one back looks it up.
+    unconfirmed: hashbrown::HashSet<ReleasedPage, FixedState>,
 }
 
 /// Whether a write id is durable, and if not, why not yet.
@@ -94,11 +106,11 @@ pub(crate) struct Unknown(pub NodeId);
 pub(crate) struct OrderState {
     /// The last id issued.
     last: NodeId,
-    live: BTreeMap<NodeId, Node>,
+    live: FixedHashMap<Node>,
     /// Combined nodes: id -> the node it was combined into (until that node dies).
-    merged: HashMap<NodeId, NodeId>,
+    merged: FixedHashMap<NodeId>,
     /// Frames carrying ordered data.
-    tags: HashMap<u32, Tag>,
+    tags: FrameMap<Tag>,
     gen: u64,
     /// Duplicates by slot (`None`: free slot).
     dups: Vec<Option<DupInfo>>,
@@ -107,12 +119,10 @@ pub(crate) struct OrderState {
     open_epoch: Option<NodeId>,
     /// The marker of the last barrier: graph writes issued since follow it.
     floor: Option<NodeId>,
-    /// Graph writes under way: their nodes may have no versions yet and must not die.
-    open_writes: BTreeSet<NodeId>,
     /// Reverse edges: for a node id (as it was named when the edge was made, possibly an
     /// alias now), the nodes that depend on it. When a node dies, the dependents of all
     /// its names become candidates.
-    dependents: HashMap<NodeId, Vec<NodeId>>,
+    dependents: FixedHashMap<Vec<NodeId>>,
     /// Nodes that may have become durable since the last sweep: new nodes, nodes whose
     /// last pending version became durable or whose write finished, and the dependents of
     /// nodes that died. [`OrderState::sweep`] looks at these only, not at every live node.
@@ -120,16 +130,21 @@ pub(crate) struct OrderState {
     /// Duplicates made so far (for the stats).
     pub duplicates_made: u64,
     /// Frames carrying a released version not yet confirmed: frame -> its node (raw id).
-    released_frames: HashMap<u32, NodeId>,
+    released_frames: FrameMap<NodeId>,
     /// Nodes with released versions not yet confirmed (raw ids as released).
     released_nodes: BTreeSet<NodeId>,
     /// Released nodes that gained a dependent (raw ids): a level confirms these, forced,
     /// without looking at every released node.
     released_needed: BTreeSet<NodeId>,
+    /// For a live node, the last graph node issued to follow it alone (by the node's name
+    /// then): later graph writes after it alone join that node while they can
+    /// ([`OrderState::join_follower`]).
+    followers: FixedHashMap<NodeId>,
     /// Graph nodes with versions to write that the last sweeps saw change (their write
     /// finished, a dependency died): the only ones `release_leaves` looks at, so that a
     /// level does not walk every live node for leaves.
-    release_candidates: BTreeSet<NodeId>,
+    /// (Repeats allowed: `release_leaves` sorts them out once per level.)
+    release_candidates: Vec<NodeId>,
     /// Versions released as plain dirty pages so far (for the stats).
     pub versions_released: u64,
     /// A deliberately broken rule, for the crash enumeration's self-test.
@@ -156,6 +171,11 @@ impl OrderState {
             },
         );
         id
+    }
+
+    /// The last id issued.
+    pub fn last_issued(&self) -> NodeId {
+        self.last
     }
 
     /// The node an id names now (following combinations).
@@ -190,15 +210,31 @@ impl OrderState {
             .collect();
         live.sort_unstable();
         live.dedup();
+        let single = match live[..] {
+            [after] => Some(after),
+            _ => None,
+        };
+        if let Some(id) = single.and_then(|after| self.join_follower(after)) {
+            return id;
+        }
         let n = self.issue(live);
-        self.live.get_mut(&n).expect("just issued").graph = true;
-        self.open_writes.insert(n);
+        let node = self.live.get_mut(&n).expect("just issued");
+        node.graph = true;
+        node.open = 1;
+        if let Some(after) = single {
+            self.followers.insert(after, n);
+        }
         n
     }
 
-    /// The graph write of node `n` returned (its versions are all tagged or copied).
+    /// The graph write of node `n` (the id it returns) is done: its versions are all
+    /// tagged or copied.
     pub fn write_done(&mut self, n: NodeId) {
-        self.open_writes.remove(&n);
+        let n = self.find(n);
+        if let Some(node) = self.live.get_mut(&n) {
+            debug_assert!(node.open > 0, "a graph write finished twice");
+            node.open = node.open.saturating_sub(1);
+        }
         self.candidates.push(n);
     }
 
@@ -218,11 +254,18 @@ impl OrderState {
         // one follows it and what was issued since (not every live node, which would make
         // a chain of epochs quadratic).
         let since = self.floor.map_or(0, |m| m + 1);
+        let mut after_floor: Vec<NodeId> = self
+            .live
+            .keys()
+            .copied()
+            .filter(|&id| id >= since)
+            .collect();
+        after_floor.sort_unstable();
         let before: Vec<NodeId> = self
             .floor
             .filter(|&m| self.is_live(m))
             .into_iter()
-            .chain(self.live.range(since..).map(|(&id, _)| id))
+            .chain(after_floor)
             .collect();
         let marker = self.issue(before);
         self.floor = Some(marker);
@@ -254,89 +297,29 @@ impl OrderState {
         }
     }
 
-    /// Whether some node reachable from `roots` (roots included) is `target`.
-    fn reaches(&self, roots: &[NodeId], target: NodeId) -> bool {
-        let target = self.find(target);
-        let mut stack: Vec<NodeId> = roots.iter().map(|&r| self.find(r)).collect();
-        let mut seen = BTreeSet::new();
-        while let Some(n) = stack.pop() {
-            if n == target {
-                return true;
-            }
-            if !seen.insert(n) {
-                continue;
-            }
-            if let Some(node) = self.live.get(&n) {
-                stack.extend(node.deps.iter().map(|&d| self.find(d)));
-            }
-        }
-        false
-    }
-
-    fn deps_of(&self, n: NodeId) -> Vec<NodeId> {
-        self.live
-            .get(&self.find(n))
-            .map_or_else(Vec::new, |node| node.deps.clone())
-    }
-
-    /// Combine `from` into `into` (no path between them): one node after both's
-    /// dependencies, named by both's ids (Figure 4.7).
-    fn merge(&mut self, from: NodeId, into: NodeId) {
-        let (from, into) = (self.find(from), self.find(into));
-        debug_assert_ne!(from, into);
-        let moved = self.live.remove(&from).expect("combining a live node");
-        for &alias in &moved.aliases {
-            self.merged.insert(alias, into);
-        }
-        let target = self
-            .live
-            .get_mut(&into)
-            .expect("combining into a live node");
-        target.pending += moved.pending;
-        target.aliases.extend(moved.aliases);
-        let mut added = Vec::new();
-        for d in moved.deps {
-            if !target.deps.contains(&d) {
-                target.deps.push(d);
-                added.push(d);
-            }
-        }
-        if target.error.is_none() {
-            target.error = moved.error;
-        }
-        target.graph &= moved.graph;
-        if !moved.unconfirmed.is_empty() {
-            target.unconfirmed.extend(moved.unconfirmed);
-            self.released_nodes.insert(into);
-        }
-        for d in added {
-            if self.is_live(d) {
-                self.dependents.entry(d).or_default().push(into);
-                self.note_dependent_of(d);
-            }
-        }
-    }
-
     /// An ordered write of node `*node` is about to change frame `frame` (exclusively
     /// latched by the caller). Decides where the frame's current data goes, tags the frame
     /// for `*node` and returns what the caller must do before writing into it. `*node` may
     /// be replaced by a fresh node that follows both (when the frame's data belongs to a
     /// node that must follow this write, and so can be neither combined with it nor
-    /// written after it): the caller continues with that node and returns its id.
-    pub fn order_write(&mut self, frame: u32, node: &mut NodeId) -> Placement {
+    /// written after it): the caller continues with that node and returns its id. `open`:
+    /// `*node` is a graph write under way (its count of writes under way moves to the
+    /// fresh node).
+    pub fn order_write(&mut self, frame: u32, node: &mut NodeId, open: bool) -> Placement {
         let mut placement = Placement::Join;
         if let Some(Tag::Pending { node: old, .. }) = self.tags.get(&frame).copied() {
             let (old, cur) = (self.find(old), self.find(*node));
             if old != cur {
-                let old_after_cur = self.reaches(&self.deps_of(old), cur);
-                let cur_after_old = self.reaches(&self.deps_of(cur), old);
+                let old_after_cur = self.follows(old, cur);
+                let cur_after_old = self.follows(cur, old);
                 if !old_after_cur && !cur_after_old {
                     // Figure 4.7: nothing has to be written between the two versions.
-                    // The frame's version is counted already (the merge moved it).
-                    self.merge(old, cur);
+                    // The frame's version is counted already (the merge moved it). The
+                    // write keeps its id, which names the combined node now.
+                    let both = self.merge(old, cur);
                     self.gen += 1;
                     let gen = self.gen;
-                    self.tags.insert(frame, Tag::Pending { node: cur, gen });
+                    self.tags.insert(frame, Tag::Pending { node: both, gen });
                     return Placement::Join;
                 }
                 if old_after_cur {
@@ -345,8 +328,11 @@ impl OrderState {
                     let fresh = self.issue(vec![cur, old]);
                     let graph = self.live.get(&cur).is_some_and(|c| c.graph);
                     self.live.get_mut(&fresh).expect("just issued").graph = graph;
-                    if self.open_writes.remove(&cur) {
-                        self.open_writes.insert(fresh);
+                    if open {
+                        if let Some(c) = self.live.get_mut(&cur) {
+                            c.open = c.open.saturating_sub(1);
+                        }
+                        self.live.get_mut(&fresh).expect("just issued").open = 1;
                         self.candidates.push(cur);
                     }
                     *node = fresh;
@@ -610,34 +596,72 @@ impl OrderState {
     /// can die form one fixed point, whatever order they are found in (the tests compare
     /// with the whole-graph sweep on random graphs).
     pub fn sweep(&mut self) -> usize {
+        self.sweep_some(usize::MAX).0
+    }
+
+    /// [`OrderState::sweep`] in steps: looks at about `budget` candidates at most (so that
+    /// a caller holding the ordering lock can let writers in between steps) and returns
+    /// how many nodes died and whether the sweep is complete.
+    ///
+    /// Candidates are taken in rounds, each node once per round: a node combined from
+    /// many writes is named by many of the dead nodes' dependents, and was looked at once
+    /// per name.
+    pub fn sweep_some(&mut self, budget: usize) -> (usize, bool) {
         let mut died = 0;
-        while let Some(c) = self.candidates.pop() {
-            let id = self.find(c);
-            let Some(node) = self.live.get(&id) else {
-                continue;
-            };
-            if node.pending != 0
-                || !node.unconfirmed.is_empty()
-                || self.open_writes.contains(&id)
-                || node.deps.iter().any(|&d| self.is_live(d))
-            {
-                // A graph node with versions to write that changed: it may be a leaf
-                // ready for release now (`release_leaves` looks at these only).
-                if node.graph && node.pending > 0 {
-                    self.release_candidates.insert(id);
-                }
-                continue;
+        let mut looked = 0;
+        while !self.candidates.is_empty() {
+            if looked >= budget {
+                return (died, false);
             }
-            let node = self.live.remove(&id).expect("looked up above");
-            for alias in node.aliases {
-                self.merged.remove(&alias);
-                if let Some(waiting) = self.dependents.remove(&alias) {
-                    self.candidates.extend(waiting);
-                }
+            let mut round = std::mem::take(&mut self.candidates);
+            for c in &mut round {
+                *c = self.find(*c);
             }
-            died += 1;
+            round.sort_unstable();
+            round.dedup();
+            if round.len() > budget - looked {
+                let rest = round.split_off(budget - looked);
+                self.candidates.extend(rest);
+            }
+            looked += round.len();
+            for id in round {
+                died += usize::from(self.sweep_one(id));
+            }
         }
-        died
+        (died, true)
+    }
+
+    /// Look at candidate `id` (a node's current name): remove it if it is durable now
+    /// (its dependents become candidates), or note it for `release_leaves`.
+    fn sweep_one(&mut self, id: NodeId) -> bool {
+        let Some(node) = self.live.get(&id) else {
+            return false;
+        };
+        if node.deps.iter().any(|&d| !self.is_live(d)) {
+            self.prune_deps(id);
+        }
+        let node = &self.live[&id];
+        if node.pending != 0
+            || !node.unconfirmed.is_empty()
+            || node.open != 0
+            || !node.deps.is_empty()
+        {
+            // A graph node with versions to write that changed: it may be a leaf ready
+            // for release now (`release_leaves` looks at these only).
+            if node.graph && node.pending > 0 {
+                self.release_candidates.push(id);
+            }
+            return false;
+        }
+        let node = self.live.remove(&id).expect("looked up above");
+        for alias in node.aliases {
+            self.merged.remove(&alias);
+            self.followers.remove(&alias);
+            if let Some(waiting) = self.dependents.remove(&alias) {
+                self.candidates.extend(waiting);
+            }
+        }
+        true
     }
 
     /// Whether write `id` is durable, and if not, whether an error holds it back (its own

@@ -127,8 +127,23 @@ pub(super) struct Order {
     progress: Condvar,
     /// Set by the first barrier or graph write: until then the hooks cost one load.
     active: AtomicBool,
+    /// The last node id issued (a copy of the graph's, stored under the lock whenever a
+    /// write id is about to be handed out): a `WriteId` of this pool is checked against
+    /// it without taking the lock.
+    issued: AtomicU64,
     /// One level at a time.
     flush_lock: Mutex<()>,
+    /// Frames tagged now (a copy of the tag bits' count). While it is at least half the
+    /// frames, a write that tags one asks the flusher for a level (unless one is asked
+    /// for already): every transaction's log so far is synced and its data pages
+    /// released as plain pages, before misses find nothing but tagged frames, scan every
+    /// frame in vain and wait for a level of their own (the only trigger before, which
+    /// made eviction step over thousands of unevictable frames per miss while the
+    /// level's sync ran). Asking while the count stays high, not only when it crosses
+    /// the mark, keeps levels coming when one level does not bring it down.
+    tagged: AtomicUsize,
+    /// A level was asked for by the count above.
+    level_wanted: AtomicBool,
     /// `PageMut`s alive (a barrier inside one's lifetime is refused).
     pinned_mut: AtomicUsize,
     dup_limit: usize,
@@ -150,7 +165,10 @@ impl Order {
             locked: Mutex::new(locked),
             progress: Condvar::new(),
             active: AtomicBool::new(false),
+            issued: AtomicU64::new(0),
             flush_lock: Mutex::new(()),
+            tagged: AtomicUsize::new(0),
+            level_wanted: AtomicBool::new(false),
             pinned_mut: AtomicUsize::new(0),
             dup_limit: (frames / 4).max(1),
             dups_held: AtomicUsize::new(0),
@@ -176,11 +194,20 @@ impl Order {
 }
 
 /// How an ordered write names its node on its way through the write loop.
-pub(super) enum WriteOrder {
+pub(super) enum WriteOrder<'d> {
     /// A plain `write` or `pin_mut`: the open epoch once barriers are in use.
     Plain,
-    /// A `graph_write`: its node (replaced if the write needs a fresh node after another).
-    Node(NodeId),
+    /// A `graph_write` after `deps` (ids of this pool): its node is issued under the
+    /// ordering lock its first page takes anyway, and is done under its last page's, so
+    /// a one-page graph write takes the lock once (it took it four times, and the
+    /// writers of the log's last page queued behind each other's acquisitions).
+    Graph {
+        deps: &'d [NodeId],
+        /// Its node once issued (replaced if the write needs a fresh node after another).
+        node: Option<NodeId>,
+        /// Whether its last page was placed (the write is done).
+        done: bool,
+    },
 }
 
 impl Inner {
@@ -196,17 +223,46 @@ impl Inner {
     fn set_tagged(&self, id: u32, on: bool) {
         let (word, bit) = self.frames.bit(Bits::Tagged, id);
         if on {
-            word.fetch_or(bit, Ordering::Release);
-        } else {
-            word.fetch_and(!bit, Ordering::Release);
+            if word.fetch_or(bit, Ordering::Release) & bit == 0 {
+                let before = self.order.tagged.fetch_add(1, Ordering::Relaxed);
+                if before + 1 >= self.capacity() / 2
+                    && !self.order.level_wanted.swap(true, Ordering::AcqRel)
+                {
+                    self.wake_flusher();
+                }
+            }
+        } else if word.fetch_and(!bit, Ordering::Release) & bit != 0 {
+            self.order.tagged.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether some dirty frame may carry no ordered data (a tagged frame is always dirty;
+    /// both counts are read without a lock, so the answer is a hint, exact when nothing
+    /// changes meanwhile).
+    pub(super) fn untagged_dirty(&self) -> bool {
+        let tagged = self.order.tagged.load(Ordering::Relaxed) as u64;
+        self.dirty_pages.load(Ordering::Relaxed) > tagged
+    }
+
+    /// The flusher's level when half the frames carry ordered data (see
+    /// [`Order::tagged`]), if one was asked for and no level is being written.
+    pub(super) fn flush_level_for_pressure(&self) {
+        if self.order.level_wanted.swap(false, Ordering::AcqRel) {
+            self.flush_level_for_eviction();
         }
     }
 
     /// Before a write changes frame `g` (exclusively latched): place the frame's current
     /// data (combine, or duplicate it for its node) and tag the frame for the write's node.
-    /// Returns whether the frame carries ordered data now (then a write-through must not
-    /// write it: only a level may).
-    pub(super) fn order_before_write(&self, g: &Exclusive<'_>, order: &mut WriteOrder) -> bool {
+    /// `last`: the write's last page (a graph write is done after it). Returns whether the
+    /// frame carries ordered data now (then a write-through must not write it: only a
+    /// level may).
+    pub(super) fn order_before_write(
+        &self,
+        g: &Exclusive<'_>,
+        order: &mut WriteOrder<'_>,
+        last: bool,
+    ) -> bool {
         if matches!(order, WriteOrder::Plain) && !self.order.active.load(Ordering::Acquire) {
             return false;
         }
@@ -214,7 +270,9 @@ impl Inner {
         let mut locked = self.order.locked.lock();
         let l = &mut *locked;
         let mut node = match order {
-            WriteOrder::Node(n) => *n,
+            WriteOrder::Graph { deps, node, .. } => {
+                *node.get_or_insert_with(|| l.graph.graph_node(deps))
+            }
             WriteOrder::Plain => match l.graph.plain_node() {
                 Some(n) => n,
                 None => {
@@ -228,7 +286,8 @@ impl Inner {
         let held = self.held_by(id);
         l.graph.unrelease(held);
         let before = node;
-        if let Placement::Duplicate { node: old } = l.graph.order_write(id, &mut node) {
+        let open = matches!(order, WriteOrder::Graph { .. });
+        if let Placement::Duplicate { node: old } = l.graph.order_write(id, &mut node, open) {
             debug_assert_ne!(held.owner, NO_OWNER, "a free frame carries ordered data");
             let slot = l.graph.add_dup(old, held.owner, held.page);
             if l.dup_bytes.len() <= slot {
@@ -240,10 +299,19 @@ impl Inner {
                 .store(l.graph.dup_count(), Ordering::Release);
         }
         match order {
-            WriteOrder::Node(n) => *n = node,
+            WriteOrder::Graph { node: n, done, .. } => {
+                *n = Some(node);
+                if last {
+                    l.graph.write_done(node);
+                    *done = true;
+                }
+            }
             WriteOrder::Plain if node != before => l.graph.set_open_epoch(node),
             WriteOrder::Plain => {}
         }
+        self.order
+            .issued
+            .store(l.graph.last_issued(), Ordering::Release);
         self.set_tagged(id, true);
         true
     }
@@ -395,7 +463,7 @@ impl Inner {
             l.graph.unrelease(self.held_by(id));
             if l.graph.tag_of(id).is_none() {
                 let mut epoch = l.graph.current_epoch();
-                let placed = l.graph.order_write(id, &mut epoch);
+                let placed = l.graph.order_write(id, &mut epoch, false);
                 debug_assert_eq!(placed, Placement::Join, "an untagged frame joins");
                 self.set_tagged(id, true);
             }
@@ -422,16 +490,13 @@ impl Inner {
         Ok(())
     }
 
+    /// `id`'s node, if this pool issued it (checked against the last id issued, without
+    /// the lock: ids are never taken back).
     fn check_id(&self, id: WriteId) -> Result<NodeId, PoolError> {
-        if id.pool != self.id {
+        let issued = self.order.issued.load(Ordering::Acquire);
+        if id.pool != self.id || id.node == 0 || id.node > issued {
             return Err(PoolError::UnknownWrite { id: id.node });
         }
-        self.order
-            .locked
-            .lock()
-            .graph
-            .resolve(id.node)
-            .map_err(|u| PoolError::UnknownWrite { id: u.0 })?;
         Ok(id.node)
     }
 }
@@ -458,7 +523,15 @@ impl BufferPool {
         if first {
             inner.order_untracked_writes()?;
         }
-        let node = inner.order.locked.lock().graph.barrier();
+        let node = {
+            let mut l = inner.order.locked.lock();
+            let node = l.graph.barrier();
+            inner
+                .order
+                .issued
+                .store(l.graph.last_issued(), Ordering::Release);
+            node
+        };
         Ok(WriteId {
             pool: inner.id,
             node,
@@ -502,14 +575,31 @@ impl BufferPool {
         }
         inner.slot(f)?;
         inner.order.active.store(true, Ordering::Release);
-        let node = inner.order.locked.lock().graph.graph_node(&ids);
-        let mut order = WriteOrder::Node(node);
-        let written = self.write_with(f, offset, data, &mut order);
-        let WriteOrder::Node(node) = order else {
-            unreachable!("a graph write keeps its node")
+        let mut order = WriteOrder::Graph {
+            deps: &ids,
+            node: None,
+            done: false,
         };
-        // Also on error: what was written of it stays, as a node that may now complete.
-        inner.order.locked.lock().graph.write_done(node);
+        let written = self.write_with(f, offset, data, &mut order);
+        let WriteOrder::Graph { node, done, .. } = order else {
+            unreachable!("a graph write stays one")
+        };
+        // Not done: no data (or an error before its first page, which issues its node
+        // here), or an error after some pages: what was written of it stays, as a node
+        // that may now complete.
+        let node = match (node, done) {
+            (Some(node), true) => node,
+            (node, _) => {
+                let mut l = inner.order.locked.lock();
+                let node = node.unwrap_or_else(|| l.graph.graph_node(&ids));
+                l.graph.write_done(node);
+                inner
+                    .order
+                    .issued
+                    .store(l.graph.last_issued(), Ordering::Release);
+                node
+            }
+        };
         written?;
         Ok(WriteId {
             pool: inner.id,

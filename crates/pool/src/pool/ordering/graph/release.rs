@@ -24,7 +24,9 @@
 //! their epochs and markers are followed by the next epoch, so they are never leaves
 //! long enough to matter, and leaving them alone keeps their proof as it was.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
+
+use bufcache_core::{FixedHashMap, FixedState};
 
 use super::{NodeId, OrderState, Tag};
 
@@ -34,7 +36,7 @@ use super::{NodeId, OrderState, Tag};
 /// a dirty page first) and loaded with the same page again: by owner and page alone the
 /// two look the same, and the second would pass for the released version not yet
 /// written, forever if an ordered write that follows this node made it dirty again.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ReleasedPage {
     pub frame: u32,
     pub owner: u64,
@@ -98,19 +100,23 @@ impl OrderState {
         waiting: &[NodeId],
         page_of: impl Fn(u32) -> ReleasedPage,
     ) -> Vec<u32> {
-        let candidates = std::mem::take(&mut self.release_candidates);
+        let mut candidates = std::mem::take(&mut self.release_candidates);
+        for c in &mut candidates {
+            *c = self.find(*c);
+        }
+        candidates.sort_unstable();
+        candidates.dedup();
         let waited: BTreeSet<NodeId> = waiting.iter().map(|&w| self.find(w)).collect();
         let early = self.fault == Some(OrderingFault::ReleaseBeforeDependencies);
         // Candidates that fail now are dropped: they come back through the sweep when
         // what held them changes (a dependency dies, their write finishes).
-        let mut leaves: BTreeSet<NodeId> = candidates
+        let mut leaves: hashbrown::HashSet<NodeId, FixedState> = candidates
             .into_iter()
-            .map(|c| self.find(c))
             .filter(|id| {
                 self.live.get(id).is_some_and(|node| {
                     node.graph
                         && node.pending > 0
-                        && !self.open_writes.contains(id)
+                        && node.open == 0
                         && !waited.contains(id)
                         && (early || node.deps.iter().all(|&d| !self.is_live(d)))
                 })
@@ -121,12 +127,15 @@ impl OrderState {
             return Vec::new();
         }
         // Only leaves whose every pending version is a frame not yet written (no
-        // duplicate, nothing in flight).
-        let mut frame_versions: HashMap<NodeId, u32> = HashMap::new();
-        for t in self.tags.values() {
-            if let Tag::Pending { node, .. } = *t {
+        // duplicate, nothing in flight): one pass over the tags finds their frames and
+        // counts them.
+        let mut frames: Vec<(u32, NodeId)> = Vec::new();
+        let mut frame_versions: FixedHashMap<u32> = FixedHashMap::default();
+        for (&f, &t) in &self.tags {
+            if let Tag::Pending { node, .. } = t {
                 let n = self.find(node);
                 if leaves.contains(&n) {
+                    frames.push((f, n));
                     *frame_versions.entry(n).or_default() += 1;
                 }
             }
@@ -135,16 +144,7 @@ impl OrderState {
         if leaves.is_empty() {
             return Vec::new();
         }
-        let mut frames: Vec<(u32, NodeId)> = self
-            .tags
-            .iter()
-            .filter_map(|(&f, &t)| match t {
-                Tag::Pending { node, .. } if leaves.contains(&self.find(node)) => {
-                    Some((f, self.find(node)))
-                }
-                _ => None,
-            })
-            .collect();
+        frames.retain(|(_, n)| leaves.contains(n));
         frames.sort_unstable();
         let confirm_at_once = self.fault == Some(OrderingFault::ConfirmWithoutSync);
         for &(frame, n) in &frames {
@@ -154,12 +154,14 @@ impl OrderState {
             let node = self.live.get_mut(&n).expect("a leaf is live");
             node.pending -= 1;
             if !confirm_at_once {
-                node.unconfirmed.push(held);
+                node.unconfirmed.insert(held);
                 self.released_frames.insert(frame, n);
                 self.released_nodes.insert(n);
             }
             self.versions_released += 1;
         }
+        let mut leaves: Vec<NodeId> = leaves.into_iter().collect();
+        leaves.sort_unstable();
         self.candidates.extend(leaves);
         frames.into_iter().map(|(f, _)| f).collect()
     }
@@ -180,12 +182,11 @@ impl OrderState {
         let Some(node) = self.live.get_mut(&n) else {
             return;
         };
-        let Some(i) = node.unconfirmed.iter().position(|&p| p == held) else {
+        if !node.unconfirmed.remove(&held) {
             // The frame holds another page, or another load of it: that version was
             // written when its frame was evicted.
             return;
-        };
-        node.unconfirmed.swap_remove(i);
+        }
         node.pending += 1;
         self.gen += 1;
         let gen = self.gen;
@@ -240,10 +241,14 @@ impl OrderState {
             }
         }
         let force_others = rest == Confirm::Every;
-        let entry = |n: NodeId, force: bool| ToConfirm {
-            node: n,
-            force,
-            pages: self.live[&n].unconfirmed.clone(),
+        let entry = |n: NodeId, force: bool| {
+            let mut pages: Vec<ReleasedPage> = self.live[&n].unconfirmed.iter().copied().collect();
+            pages.sort_unstable_by_key(|p| (p.frame, p.owner, p.page, p.incarnation));
+            ToConfirm {
+                node: n,
+                force,
+                pages,
+            }
         };
         needed
             .iter()
@@ -259,8 +264,13 @@ impl OrderState {
         let Some(live) = self.live.get_mut(&n) else {
             return;
         };
-        live.unconfirmed.retain(|p| !pages.contains(p));
-        let left: Vec<u32> = live.unconfirmed.iter().map(|p| p.frame).collect();
+        for p in pages {
+            live.unconfirmed.remove(p);
+        }
+        // Frames with versions of the node still unconfirmed (a frame released again
+        // after an eviction and a new load): usually none.
+        let left: hashbrown::HashSet<u32, bufcache_core::FixedState> =
+            live.unconfirmed.iter().map(|p| p.frame).collect();
         if left.is_empty() {
             if live.pending == 0 {
                 live.error = None;

@@ -5,7 +5,7 @@ use super::*;
 /// A whole graph write of one page: its node, where the page went, write done.
 fn gw(s: &mut OrderState, frame: u32, deps: &[NodeId]) -> (NodeId, Placement) {
     let mut n = s.graph_node(deps);
-    let placed = s.order_write(frame, &mut n);
+    let placed = s.order_write(frame, &mut n, true);
     s.write_done(n);
     (n, placed)
 }
@@ -76,12 +76,15 @@ fn barriers_keep_epochs_apart() {
     let k1 = s.barrier();
     s.sweep();
     let mut e1 = s.plain_node().unwrap();
-    s.order_write(3, &mut e1);
-    s.order_write(4, &mut e1);
+    s.order_write(3, &mut e1, false);
+    s.order_write(4, &mut e1, false);
     let k2 = s.barrier();
     let mut e2 = s.plain_node().unwrap();
     assert_ne!(e1, e2);
-    assert_eq!(s.order_write(3, &mut e2), Placement::Duplicate { node: e1 });
+    assert_eq!(
+        s.order_write(3, &mut e2, false),
+        Placement::Duplicate { node: e1 }
+    );
     s.add_dup(e1, 1, 3);
     s.sweep();
     assert_eq!(
@@ -119,10 +122,13 @@ fn a_page_of_a_later_node_splits_the_write() {
                                         // one write over the log page and the data page: the log page combines l1 into
                                         // the new node, which the data page's node then follows
     let mut n = s.graph_node(&[]);
-    assert_eq!(s.order_write(0, &mut n), Placement::Join);
+    assert_eq!(s.order_write(0, &mut n, true), Placement::Join);
     assert_eq!(s.find(l1), n);
     let first = n;
-    assert_eq!(s.order_write(5, &mut n), Placement::Duplicate { node: d1 });
+    assert_eq!(
+        s.order_write(5, &mut n, true),
+        Placement::Duplicate { node: d1 }
+    );
     assert_ne!(n, first, "a fresh node");
     s.write_done(n);
     // order: the combined log node, then d1's duplicate, then the fresh node
@@ -178,8 +184,10 @@ fn write_level(s: &mut OrderState) {
 fn a_leaf_is_released_once_its_dependencies_are_durable() {
     let mut s = OrderState::default();
     let (l, _) = gw(&mut s, 0, &[]);
+    let (l2, _) = gw(&mut s, 1, &[]);
     let (d, _) = gw(&mut s, 10, &[l]);
-    let (e, _) = gw(&mut s, 11, &[l]);
+    // After two writes: not combined with d (`writes_after_one_node_alone_combine`).
+    let (e, _) = gw(&mut s, 11, &[l, l2]);
     assert!(s.release_leaves(&[], page_of).is_empty(), "the log is live");
     write_level(&mut s);
     assert_eq!(s.release_leaves(&[e], page_of), [10], "e is waited for");
@@ -194,6 +202,44 @@ fn a_leaf_is_released_once_its_dependencies_are_durable() {
     s.confirm(d, &all[0].pages);
     s.sweep();
     assert_eq!(s.status(d), Ok(Status::Durable));
+}
+
+/// Graph writes that follow one node and nothing else combine (one node, durable
+/// together, each with its own id); a write after another node, or after two, joins
+/// neither; once that node is durable, a write after it starts a node of its own.
+#[test]
+fn writes_after_one_node_alone_combine() {
+    let mut s = OrderState::default();
+    let (l, _) = gw(&mut s, 0, &[]);
+    let (m, _) = gw(&mut s, 1, &[]);
+    let (d, _) = gw(&mut s, 10, &[l]);
+    let (e, _) = gw(&mut s, 11, &[l]);
+    let (f, _) = gw(&mut s, 12, &[m]);
+    let (g, _) = gw(&mut s, 13, &[l, m]);
+    assert!(l < m && m < d && d < e && e < f && f < g, "ids increase");
+    assert_eq!(s.find(d), s.find(e), "same dependency: one node");
+    assert_ne!(s.find(f), s.find(d));
+    assert_ne!(s.find(g), s.find(d));
+    assert_ne!(s.find(g), s.find(f));
+    write_level(&mut s);
+    assert_eq!(s.release_leaves(&[], page_of), [10, 11, 12, 13]);
+    let all = s.confirmations(None, Confirm::AlsoWritten);
+    let de = all
+        .iter()
+        .find(|c| c.node == s.find(d))
+        .expect("d and e's node");
+    assert_eq!(de.pages.len(), 2);
+    let pages = de.pages.clone();
+    s.confirm(d, &pages);
+    s.sweep();
+    assert_eq!(s.status(d), Ok(Status::Durable));
+    assert_eq!(s.status(e), Ok(Status::Durable), "durable together");
+    assert_eq!(s.status(f), Ok(Status::Pending));
+    assert_eq!(s.status(g), Ok(Status::Pending));
+    // l is durable now: a write after it has no live dependency, and a node of its own
+    let (h, _) = gw(&mut s, 14, &[l]);
+    let (i, _) = gw(&mut s, 15, &[l]);
+    assert_ne!(s.find(h), s.find(i));
 }
 
 /// A write that names a released leaf after its release is not ready before the leaf is
@@ -229,7 +275,7 @@ fn a_write_to_a_released_page_takes_its_version_back() {
     let mut n = s.graph_node(&[]);
     s.unrelease(held(10, 10, 1));
     assert_eq!(s.released_unconfirmed(), 0);
-    assert_eq!(s.order_write(10, &mut n), Placement::Join);
+    assert_eq!(s.order_write(10, &mut n, true), Placement::Join);
     s.write_done(n);
     assert_eq!(s.find(d), n, "combined");
     // a stale record (the frame holds another page now) is not taken back
@@ -263,7 +309,7 @@ fn another_load_of_the_released_page_is_not_the_released_version() {
         "the record stays, to be confirmed"
     );
     assert_eq!(s.tag_of(12), None, "not pending again");
-    assert!(matches!(s.order_write(12, &mut n), Placement::Join));
+    assert!(matches!(s.order_write(12, &mut n, true), Placement::Join));
     s.write_done(n);
     assert_ne!(
         s.find(d),
