@@ -140,9 +140,20 @@ fn a_subset_of_variants_runs_and_the_control_syncs_none() {
     let (graph, none) = (&rows[0], &rows[1]);
     assert_eq!(none["control_sync_ms"].as_f64(), Some(5.0), "{none}");
     assert_eq!(graph["control_sync_ms"].as_f64(), Some(0.0), "{graph}");
-    // 0.05 s with a log sync every 5 ms: several, and no levels (nothing is ordered).
-    assert!(none["syncs"].as_u64().unwrap() >= 2, "{none}");
+    // The side thread sleeps 5 ms, then syncs, until the run ends: at least once however
+    // late a loaded machine wakes it (how many more is timing, not checked), and no
+    // levels (nothing is ordered). Without the control, `none` syncs nothing at all.
+    assert!(none["syncs"].as_u64().unwrap() >= 1, "{none}");
     assert_eq!(none["levels"].as_u64(), Some(0), "{none}");
+    let plain = json_lines(&run(&["--io", "buffered", "--json", "--variants", "none"]));
+    assert_eq!(plain.len(), 1);
+    assert_eq!(plain[0]["syncs"].as_u64(), Some(0), "{}", plain[0]);
+    assert_eq!(
+        plain[0]["control_sync_ms"].as_f64(),
+        Some(0.0),
+        "{}",
+        plain[0]
+    );
 }
 
 #[test]
