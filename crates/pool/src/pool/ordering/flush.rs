@@ -207,8 +207,6 @@ impl Inner {
         }
     }
 
-    /// Release the leaves that are ready (`graph/release.rs`): their frames become plain
-    /// dirty pages, untagged here. How many versions were released.
     /// What frame `f` holds now: its owner, page and load count. Stable while the frame is
     /// latched, or tagged (a tagged frame is dirty with ordered data, never evicted).
     pub(in crate::pool) fn held_by(&self, f: u32) -> ReleasedPage {
@@ -221,6 +219,8 @@ impl Inner {
         }
     }
 
+    /// Release the leaves that are ready (`graph/release.rs`): their frames become plain
+    /// dirty pages, untagged here. How many versions were released.
     fn release_ready_leaves(&self, l: &mut Locked) -> usize {
         if !self.order.release_leaves {
             return 0;
