@@ -9,6 +9,7 @@ mod dust;
 mod every_driver;
 mod inforeplace_cli;
 mod interrupt;
+mod mirror_replay;
 mod ordering_real;
 mod real_inputs;
 mod replay_time;
