@@ -1,17 +1,33 @@
-//! A bounded LRU stack that only tells which of a few depth bands a reuse falls in.
+//! A bounded LRU stack that only tells which of a few bands a reuse falls in.
 //!
-//! A nested SHARDS level ([`super::nested`]) answers two or three sizes, so of a reuse it
-//! needs only one thing: the smallest of its sizes the reuse hits at. In object mode that
-//! is a question about the key's *position* in the LRU stack (the number of keys accessed
-//! since its previous access): it hits at a size when the position is at most the depth
-//! that size allows ([`super::shards::hit_depth`]). So the stack is one LRU list with a
-//! marker at each depth (the key sitting exactly there), and each key carries the
-//! number of its band. When a key moves to the top, every key above its old place moves
-//! down one, so each marker above it steps to the key before it, whose band number goes
-//! up by one: `O(sizes)` steps and one probe of the key table, where a Fenwick tree over
-//! slots ([`super::stack::StreamingStack::bounded`]) takes two or three updates and a
-//! prefix sum of a dozen steps each. The key that passes the last depth leaves the stack,
-//! as the bounded stack drops a key no size can hit with any more.
+//! A nested SHARDS level ([`super::nested`]) answers a few sizes, so of a reuse it needs
+//! only one thing: the smallest of its sizes the reuse hits at. That is a question about
+//! the key's *position* in the LRU stack: the weight of the keys accessed since its
+//! previous access. In a plain level every key weighs one (a position is a count, and a
+//! size hits up to its depth, [`super::shards::hit_depth`]); in a stratified level
+//! ([`super::hot`]) a promoted key weighs one object and a hash-sampled key `1 / R`, and a
+//! size `c` hits when `1 + hot keys above + sampled keys above / R <= c`, the very
+//! expression the Fenwick stack's distance is scored with.
+//!
+//! So the stack is one LRU list with a *marker* per size: the deepest key whose position
+//! still hits at that size, with the summed weight of the keys from the top down to it
+//! (weights packed as in [`super::hot`], promoted keys in the low half and sampled keys in
+//! the high half, so the sums are exact integers). Each key carries its *band*, the
+//! smallest size it hits at. When a key moves to the top, every key above its old place
+//! moves down by its weight: each marker above it takes that weight on and steps up while
+//! its key no longer fits, each step moving one key into the next band. That is
+//! `O(markers + keys crossing)` per access, where a Fenwick tree over slots
+//! ([`super::stack::StreamingStack::bounded`]) takes four walks of a dozen or more steps;
+//! and the most common access on a skewed trace, a hot key already in the top band,
+//! touches no marker at all. Removing a key (a delete, a key that turned from sampled to
+//! promoted and so changed weight, or the key that passed the stack's bound) pulls each
+//! marker at or below it down over the keys that fit again.
+//!
+//! The stack holds a key while the weight above it is within a bound (the last depth in
+//! a plain level; `largest - 1` objects in a stratified one, tested by the Fenwick stack's
+//! own comparison): in a plain level that is exactly the last band, in a stratified one a
+//! key may sit past the last marker but within the bound (float rounding at the edge), a
+//! reuse reported as band `markers` that misses at every size.
 //!
 //! Where the time goes (a nested level on a loop, where every access is a new key): the
 //! key index's probes, the insertion and the removal of the key that leaves. The index is
@@ -19,51 +35,134 @@
 //! [`HashIndex::find_or_vacant`]: one probe both finds a key and, when it is absent, gives
 //! the slot it goes to (a lookup then an insertion would walk the probe run twice).
 //!
-//! **Equivalence.** A reuse at position `p` is reported as the depth of its band plus one
-//! (the distance of a key at the band's bottom). Every size of the level hits at that
-//! distance exactly when it hits at the true one, because the bands' bottoms are the
-//! sizes' own depths: so the estimator's histogram, bucketed at those sizes, is the same
-//! as with exact distances (tested against the Fenwick stack, with removals). Object mode
-//! only: in byte mode a position is a weight of bytes, and a key moving down may cross
-//! several depths at once.
+//! **Equivalence.** A reuse is reported by its band, which the estimator scores at the
+//! band's own size ([`SegmentedStack::band_distance`]): every size of the level hits at that
+//! distance exactly when it hits at the true one, so the estimator's histogram, bucketed at
+//! those sizes, is the same as with exact distances, and the stack holds and drops the
+//! same keys at the same requests (tested against the Fenwick stacks, plain and
+//! stratified, with deletes and promotions). Object mode only: in byte mode a position is
+//! a weight of bytes, which the Fenwick stack keeps.
 
 use policy::{FrameId, HashIndex, KeyIndex};
+
+use super::hot::{strata_objects, STRATUM_HOT, STRATUM_SAMPLED};
+use super::shards::scaled_distance;
 
 /// No node.
 const NIL: u32 = u32::MAX;
 
-/// An LRU stack with markers at given depths (see the module docs).
+/// What a marker's position means, and how far the stack reaches.
+#[derive(Debug)]
+enum Fit {
+    /// Unit weights: marker `i` holds the keys with at most `depths[i]` keys above them;
+    /// the stack holds the keys within the last depth. `rate` scores a band.
+    Depths { depths: Vec<u64>, rate: f64 },
+    /// Strata weights at `rate`: marker `i` holds the keys with `1 + strata_objects(above)
+    /// <= caps[i]`; the stack holds those with `strata_objects(above) <= bound`.
+    Strata {
+        caps: Vec<u64>,
+        rate: f64,
+        bound: u64,
+    },
+}
+
+impl Fit {
+    fn markers(&self) -> usize {
+        match self {
+            Fit::Depths { depths, .. } => depths.len(),
+            Fit::Strata { caps, .. } => caps.len(),
+        }
+    }
+
+    /// True when a key with `above` over it hits at marker `i`'s size.
+    #[inline]
+    fn fits(&self, i: usize, above: u64) -> bool {
+        match self {
+            Fit::Depths { depths, .. } => above <= depths[i],
+            Fit::Strata { caps, rate, .. } => 1.0 + strata_objects(above, *rate) <= caps[i] as f64,
+        }
+    }
+
+    /// True when a key with `above` over it stays in the stack.
+    #[inline]
+    fn holds(&self, above: u64) -> bool {
+        match self {
+            Fit::Depths { depths, .. } => above <= *depths.last().expect("not empty"),
+            Fit::Strata { rate, bound, .. } => strata_objects(above, *rate) <= *bound as f64,
+        }
+    }
+}
+
+/// An LRU stack with a marker per size (see the module docs).
 #[derive(Debug)]
 pub struct SegmentedStack {
     /// Each held key's node (the policy crate's key index, over `keys`).
     index: HashIndex,
-    /// Per node: its key, latest size, links (toward the top: `prev`) and band.
+    /// Per node: its key, latest size, links (toward the top: `prev`), band, and whether
+    /// it was promoted at its latest access (its weight).
     keys: Vec<u64>,
     sizes: Vec<u32>,
     prev: Vec<u32>,
     next: Vec<u32>,
     band: Vec<u32>,
+    hot: Vec<bool>,
     /// Most recent and least recent keys.
     head: u32,
     tail: u32,
     /// Keys held.
     len: usize,
-    /// The depths, increasing: band `i` holds positions `depths[i - 1] + 1 ..= depths[i]`.
-    depths: Vec<u64>,
-    /// The node at position `depths[i]`, [`NIL`] while the stack is shorter.
+    fit: Fit,
+    /// The weight of a key not promoted: 1 in a plain stack, [`STRATUM_SAMPLED`] in a
+    /// stratified one.
+    sampled_weight: u64,
+    /// Per marker: its key ([`NIL`] while no key hits at its size) and the summed weight
+    /// of the keys from the top down to it, itself included.
     bottoms: Vec<u32>,
+    sums: Vec<u64>,
+    /// Summed weight of the keys held.
+    total: u64,
+    /// The band of a key on top (the first size that holds a key with nothing above it).
+    top_band: u32,
     /// Nodes freed by keys that left.
     free: Vec<u32>,
     live_bytes: u64,
+    hot_bytes: u64,
 }
 
 impl SegmentedStack {
-    /// A stack whose band `i` holds the keys with between `depths[i - 1] + 1` and
-    /// `depths[i]` keys above them (band 0: 0 to `depths[0]`). `depths` is sorted, without
-    /// repeats, and not empty; a key with more than the last depth above it leaves.
-    pub fn new(depths: &[u64]) -> Self {
+    /// A plain stack whose band `i` holds the keys with between `depths[i - 1] + 1` and
+    /// `depths[i]` keys above them (band 0: 0 to `depths[0]`); `depths` (sorted, without
+    /// repeats, not empty) are a level's [`super::shards::hit_depth`]s at `rate`. A key
+    /// with more than the last depth above it leaves.
+    pub fn new(depths: &[u64], rate: f64) -> Self {
         assert!(!depths.is_empty(), "a segmented stack needs a depth");
         debug_assert!(depths.windows(2).all(|w| w[0] < w[1]));
+        let fit = Fit::Depths {
+            depths: depths.to_vec(),
+            rate,
+        };
+        SegmentedStack::with_fit(fit, 1)
+    }
+
+    /// A stratified stack at `rate` for the sizes `caps` (objects, sorted, without
+    /// repeats, not empty): band `i` holds the keys whose reuse hits first at `caps[i]`,
+    /// a promoted key weighing one object and a sampled one `1 / rate`; a key leaves once
+    /// the keys above it stand for more than `bound` objects (as
+    /// [`super::stack::StreamingStack::strata_bounded`]).
+    pub fn strata(caps: &[u64], rate: f64, bound: u64) -> Self {
+        assert!(!caps.is_empty(), "a segmented stack needs a size");
+        debug_assert!(caps.windows(2).all(|w| w[0] < w[1]));
+        let fit = Fit::Strata {
+            caps: caps.to_vec(),
+            rate,
+            bound,
+        };
+        SegmentedStack::with_fit(fit, STRATUM_SAMPLED)
+    }
+
+    fn with_fit(fit: Fit, sampled_weight: u64) -> Self {
+        let markers = fit.markers();
+        let top_band = (0..markers).find(|&i| fit.fits(i, 0)).unwrap_or(markers) as u32;
         SegmentedStack {
             index: HashIndex::default(),
             keys: Vec::new(),
@@ -71,13 +170,31 @@ impl SegmentedStack {
             prev: Vec::new(),
             next: Vec::new(),
             band: Vec::new(),
+            hot: Vec::new(),
             head: NIL,
             tail: NIL,
             len: 0,
-            depths: depths.to_vec(),
-            bottoms: vec![NIL; depths.len()],
+            fit,
+            sampled_weight,
+            bottoms: vec![NIL; markers],
+            sums: vec![0; markers],
+            total: 0,
+            top_band,
             free: Vec::new(),
             live_bytes: 0,
+            hot_bytes: 0,
+        }
+    }
+
+    /// The scaled distance that stands for a reuse in `band` (what [`SegmentedStack::access`]
+    /// returned): the deepest distance that band holds, which every size of the level
+    /// scores as it would the exact one; past the last marker, a distance no size holds.
+    pub fn band_distance(&self, band: usize) -> f64 {
+        match &self.fit {
+            Fit::Depths { depths, rate } => depths
+                .get(band)
+                .map_or(f64::INFINITY, |&d| scaled_distance(d + 1, 1, *rate)),
+            Fit::Strata { caps, .. } => caps.get(band).map_or(f64::INFINITY, |&c| c as f64),
         }
     }
 
@@ -96,116 +213,235 @@ impl SegmentedStack {
         self.live_bytes
     }
 
-    /// Bytes of state held now (tables at their allocated sizes), for the memory report.
-    pub fn state_bytes(&self) -> usize {
-        self.index.table_bytes() + self.keys.capacity() * (8 + 4 * 4)
+    /// Of [`SegmentedStack::live_bytes`], the promoted keys'.
+    pub fn hot_bytes(&self) -> u64 {
+        self.hot_bytes
     }
 
-    /// Accesses `key` with `size`: the depth of the band it was found in plus one (see
-    /// the module docs), or `None` when it was not held.
-    pub fn access(&mut self, key: u64, size: u32) -> Option<u64> {
+    /// Summed weights of the keys held (packed as [`super::hot`]'s in a stratified stack).
+    pub fn live_weight(&self) -> u64 {
+        self.total
+    }
+
+    /// Bytes of state held now (tables at their allocated sizes), for the memory report.
+    pub fn state_bytes(&self) -> usize {
+        self.index.table_bytes() + self.keys.capacity() * (8 + 4 * 4 + 1)
+    }
+
+    /// Accesses `key` with `size`, `hot` when it is promoted (a plain stack is never
+    /// given `true`): the band it was found in (see [`SegmentedStack::band_distance`]),
+    /// or `None` when it was not held.
+    pub fn access(&mut self, key: u64, size: u32, hot: bool) -> Option<usize> {
+        debug_assert!(
+            !hot || self.sampled_weight != 1,
+            "a promoted key in a plain stack"
+        );
         match self.index.find_or_vacant(key, &self.keys) {
             Ok(FrameId(node)) => {
                 let n = node as usize;
-                self.live_bytes = self.live_bytes - u64::from(self.sizes[n]) + u64::from(size);
-                self.sizes[n] = size;
                 let band = self.band[n] as usize;
-                if node != self.head {
+                self.set_size(n, size, hot);
+                if self.hot[n] == hot {
                     self.move_to_top(node, band);
+                } else {
+                    // A sampled key promoted: it weighs less from now on, below it too.
+                    self.take_out(node);
+                    self.hot[n] = hot;
+                    self.put_on_top(node);
                 }
-                Some(self.depths[band] + 1)
+                self.trim();
+                Some(band)
             }
             Err(vacant) => {
-                let node = self.new_node(key, size);
+                let node = self.new_node(key, size, hot);
                 self.index.fill(vacant, FrameId(node));
                 self.live_bytes += u64::from(size);
-                self.push_front(node);
-                self.push_down_from_top();
+                if hot {
+                    self.hot_bytes += u64::from(size);
+                }
+                self.put_on_top(node);
+                self.trim();
                 None
             }
         }
     }
 
-    /// Forgets `key` (a delete). The keys below it move up one position, as in an LRU
+    /// Forgets `key` (a delete): the keys below it move up by its weight, as in an LRU
     /// stack. Returns its latest size if it was held.
     pub fn remove(&mut self, key: u64) -> Option<u32> {
         let FrameId(node) = self.index.get(key, &self.keys)?;
-        // Each marker at or below the key steps to the key after it, which moves up into
-        // its band.
-        for i in self.band[node as usize] as usize..self.depths.len() {
-            let bottom = self.bottoms[i];
-            if bottom == NIL {
-                break;
-            }
-            let after = self.next[bottom as usize];
-            self.bottoms[i] = after;
-            if after != NIL {
-                self.band[after as usize] = i as u32;
-            }
-        }
         Some(self.forget(node))
     }
 
-    /// A new key went on top: every key moves down one, so each marker steps to the key
-    /// above it (whose band goes up by one), a marker is set where the stack just reached
-    /// its depth, and the key pushed past the last depth leaves.
-    fn push_down_from_top(&mut self) {
-        // Positions run 0..len; the stack was len - 1 long before the new key.
-        let before = self.len - 1;
-        for i in 0..self.depths.len() {
-            let depth = self.depths[i] as usize;
-            if before > depth {
-                let bottom = self.bottoms[i];
-                self.band[bottom as usize] = i as u32 + 1;
-                self.bottoms[i] = self.prev[bottom as usize];
-            } else {
-                if before == depth {
-                    self.bottoms[i] = self.tail;
-                }
-                break;
-            }
-        }
-        let last = *self.depths.last().expect("not empty") as usize;
-        if self.len > last + 1 {
-            self.forget(self.tail);
+    #[inline]
+    fn weight(&self, n: usize) -> u64 {
+        if self.hot[n] {
+            STRATUM_HOT
+        } else {
+            self.sampled_weight
         }
     }
 
-    /// Moves held `node` (not the top one), in `band`, to the top: the keys above it move
-    /// down one, so each marker above its band steps up (the key there crosses into the
-    /// next band), and its own band's marker, if it was that marker, passes to the key
-    /// above it.
-    fn move_to_top(&mut self, node: u32, band: usize) {
-        let n = node as usize;
-        if self.bottoms[band] == node {
-            self.bottoms[band] = self.prev[n];
+    /// Records a held node's new size and stratum in the byte totals.
+    fn set_size(&mut self, n: usize, size: u32, hot: bool) {
+        let (old, was_hot) = (u64::from(self.sizes[n]), self.hot[n]);
+        self.live_bytes = self.live_bytes - old + u64::from(size);
+        if was_hot {
+            self.hot_bytes -= old;
         }
-        for i in 0..band {
-            let bottom = self.bottoms[i];
-            self.band[bottom as usize] = i as u32 + 1;
-            let above = self.prev[bottom as usize];
-            // The marker at depth 0 was the top key; the moved key takes its place.
-            self.bottoms[i] = if above == NIL { node } else { above };
+        if hot {
+            self.hot_bytes += u64::from(size);
+        }
+        self.sizes[n] = size;
+    }
+
+    /// The node after marker `i`'s key: the first key not in its bands.
+    #[inline]
+    fn after(&self, i: usize) -> u32 {
+        match self.bottoms[i] {
+            NIL => self.head,
+            b => self.next[b as usize],
+        }
+    }
+
+    /// Marker `i` gained weight above its key: it steps up while its key no longer fits,
+    /// each key it passes going to the next band.
+    #[inline]
+    fn step_up(&mut self, i: usize) {
+        loop {
+            let b = self.bottoms[i];
+            if b == NIL {
+                return;
+            }
+            let w = self.weight(b as usize);
+            if self.fit.fits(i, self.sums[i] - w) {
+                return;
+            }
+            self.sums[i] -= w;
+            self.band[b as usize] = self.band[b as usize].max(i as u32 + 1);
+            self.bottoms[i] = self.prev[b as usize];
+        }
+    }
+
+    /// Marker `i` lost weight above its key: it steps down while the next key fits, each
+    /// key it passes coming into its band.
+    #[inline]
+    fn step_down(&mut self, i: usize) {
+        loop {
+            let q = self.after(i);
+            if q == NIL || !self.fit.fits(i, self.sums[i]) {
+                return;
+            }
+            self.sums[i] += self.weight(q as usize);
+            self.band[q as usize] = self.band[q as usize].min(i as u32);
+            self.bottoms[i] = q;
+        }
+    }
+
+    /// Moves held `node` (in `band`, its weight unchanged) to the top. The markers of the
+    /// bands above it gain its weight; those below it hold the same keys with the same
+    /// weights above them. A marker sitting on it passes to the key above it, which now
+    /// has the moved key's weight above it instead of its own: with weights that differ,
+    /// that may not fit, so it steps up too.
+    fn move_to_top(&mut self, node: u32, band: usize) {
+        if node == self.head {
+            return;
+        }
+        let n = node as usize;
+        let above = self.prev[n];
+        let markers = self.bottoms.len();
+        let on_node = (band..markers)
+            .find(|&i| self.bottoms[i] != node)
+            .unwrap_or(markers);
+        for i in band..on_node {
+            self.bottoms[i] = above;
         }
         self.unlink(node);
-        self.push_front(node);
+        self.link_front(node);
+        let w = self.weight(n);
+        for i in 0..band.min(markers) {
+            if self.bottoms[i] == NIL {
+                self.step_down(i);
+            } else {
+                self.sums[i] += w;
+                self.step_up(i);
+            }
+        }
+        for i in band..on_node {
+            self.step_up(i);
+        }
+        self.band[n] = self.top_band;
+    }
+
+    /// Takes held `node` out of the list (not out of the index): the markers at or below
+    /// it lose its weight and step down over the keys that now fit.
+    fn take_out(&mut self, node: u32) {
+        let n = node as usize;
+        let w = self.weight(n);
+        let band = self.band[n] as usize;
+        for i in band..self.bottoms.len() {
+            self.sums[i] -= w;
+            if self.bottoms[i] == node {
+                self.bottoms[i] = self.prev[n];
+            }
+        }
+        self.unlink(node);
+        self.total -= w;
+        for i in band..self.bottoms.len() {
+            self.step_down(i);
+        }
+    }
+
+    /// Puts `node` (not in the list) on top: every marker gains its weight.
+    fn put_on_top(&mut self, node: u32) {
+        let n = node as usize;
+        self.link_front(node);
+        let w = self.weight(n);
+        self.total += w;
+        self.band[n] = self.top_band;
+        for i in 0..self.bottoms.len() {
+            if self.bottoms[i] == NIL {
+                self.step_down(i);
+            } else {
+                self.sums[i] += w;
+                self.step_up(i);
+            }
+        }
+    }
+
+    /// Drops the oldest keys while the weight above the oldest is past the bound. The
+    /// oldest key has the most weight above it, so afterwards every held key is within.
+    fn trim(&mut self) {
+        while self.tail != NIL {
+            let t = self.tail;
+            if self.fit.holds(self.total - self.weight(t as usize)) {
+                return;
+            }
+            self.forget(t);
+        }
     }
 
     /// Takes `node` out of the list and the index; returns its size.
     fn forget(&mut self, node: u32) -> u32 {
-        self.unlink(node);
-        self.index.remove(self.keys[node as usize], &self.keys);
+        self.take_out(node);
+        let n = node as usize;
+        self.index.remove(self.keys[n], &self.keys);
         self.free.push(node);
-        let size = self.sizes[node as usize];
+        let size = self.sizes[n];
         self.live_bytes -= u64::from(size);
+        if self.hot[n] {
+            self.hot_bytes -= u64::from(size);
+        }
         size
     }
 
     /// A node for a new key: a freed one, or a new one.
-    fn new_node(&mut self, key: u64, size: u32) -> u32 {
+    fn new_node(&mut self, key: u64, size: u32, hot: bool) -> u32 {
         if let Some(node) = self.free.pop() {
-            self.keys[node as usize] = key;
-            self.sizes[node as usize] = size;
+            let n = node as usize;
+            self.keys[n] = key;
+            self.sizes[n] = size;
+            self.hot[n] = hot;
             return node;
         }
         let node = u32::try_from(self.keys.len()).expect("a level holds fewer than 2^32 keys");
@@ -214,6 +450,7 @@ impl SegmentedStack {
         self.prev.push(NIL);
         self.next.push(NIL);
         self.band.push(0);
+        self.hot.push(hot);
         node
     }
 
@@ -233,9 +470,8 @@ impl SegmentedStack {
         self.len -= 1;
     }
 
-    fn push_front(&mut self, node: u32) {
+    fn link_front(&mut self, node: u32) {
         let n = node as usize;
-        self.band[n] = 0;
         self.prev[n] = NIL;
         self.next[n] = self.head;
         if self.head == NIL {
@@ -246,6 +482,37 @@ impl SegmentedStack {
         self.head = node;
         self.len += 1;
     }
+    /// Walks the list and checks every band, marker and sum against their definitions.
+    #[cfg(test)]
+    fn check(&self) -> Result<(), String> {
+        let markers = self.bottoms.len();
+        let mut above = 0u64;
+        let mut node = self.head;
+        let mut last = vec![NIL; markers];
+        let mut sums = vec![0u64; markers];
+        while node != NIL {
+            let n = node as usize;
+            let band = (0..markers)
+                .find(|&i| self.fit.fits(i, above))
+                .unwrap_or(markers);
+            if self.band[n] as usize != band {
+                return Err(format!("node {n} in band {} not {band}", self.band[n]));
+            }
+            above += self.weight(n);
+            for i in band..markers {
+                last[i] = node;
+                sums[i] = above;
+            }
+            node = self.next[n];
+        }
+        if last != self.bottoms || sums != self.sums || above != self.total {
+            return Err(format!(
+                "markers {:?} {:?} not {last:?} {sums:?}",
+                self.bottoms, self.sums
+            ));
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -255,28 +522,73 @@ mod tests {
 
     #[test]
     fn hand_worked_segments() {
-        // Depths 0 and 2: segment 0 is the top key, segment 1 the next two.
-        let mut s = SegmentedStack::new(&[0, 2]);
+        // Depths 0 and 2: band 0 is the top key, band 1 the next two.
+        let mut s = SegmentedStack::new(&[0, 2], 1.0);
         for k in [1, 2, 3] {
-            assert_eq!(s.access(k, 1), None);
+            assert_eq!(s.access(k, 1, false), None);
         }
-        // Stack 3 2 1: 1 has two keys above it, in segment 1 (reported depth 3).
-        assert_eq!(s.access(1, 1), Some(3));
-        // Stack 1 3 2: 1 on top (depth 1), then 3 (segment 1).
-        assert_eq!(s.access(1, 1), Some(1));
-        assert_eq!(s.access(3, 1), Some(3));
+        // Stack 3 2 1: 1 has two keys above it, in band 1 (scored as distance 3).
+        assert_eq!(s.access(1, 1, false), Some(1));
+        assert_eq!(s.band_distance(1), 3.0);
+        // Stack 1 3 2: 1 on top (band 0, distance 1), then 3 (band 1).
+        assert_eq!(s.access(1, 1, false), Some(0));
+        assert_eq!(s.band_distance(0), 1.0);
+        assert_eq!(s.access(3, 1, false), Some(1));
         // Stack 3 1 2; a fourth key pushes 2 (three keys above it) out.
-        assert_eq!(s.access(4, 1), None);
+        assert_eq!(s.access(4, 1, false), None);
         assert_eq!(s.len(), 3);
-        assert_eq!(s.access(2, 1), None);
+        assert_eq!(s.access(2, 1, false), None);
         // Stack 2 4 3 (1 went out). Removing 4 pulls 3 up to position 1.
         assert_eq!(s.remove(4), Some(1));
-        assert_eq!(s.access(3, 5), Some(3));
+        assert_eq!(s.access(3, 5, false), Some(1));
         assert_eq!(s.live_bytes(), 6);
         assert_eq!(s.remove(9), None);
     }
 
-    /// The segment reported is the one the exact distance falls in, and a key is held
+    #[test]
+    fn hand_worked_weighted_segments() {
+        // Rate 1/2: a sampled key above stands for 2 objects, a promoted one for 1. Sizes
+        // 2 and 4 objects: a reuse hits at 2 with at most 1 object above it, at 4 with at
+        // most 3, and a key stays while at most 3 objects are above it.
+        let mut s = SegmentedStack::strata(&[2, 4], 0.5, 3);
+        assert_eq!(s.access(1, 1, false), None);
+        assert_eq!(s.access(10, 1, true), None);
+        assert_eq!(s.access(2, 1, false), None);
+        // Stack 2 10 1: above 1, 2 + 1 = 3 objects: hits at 4 only (band 1, scored at 4).
+        assert_eq!(s.access(1, 1, false), Some(1));
+        assert_eq!(s.band_distance(1), 4.0);
+        assert_eq!(s.band_distance(2), f64::INFINITY);
+        // Stack 1 2 10: 10 has 2 + 2 = 4 objects above it, past the bound: it left.
+        assert_eq!(s.len(), 2);
+        assert_eq!(s.access(10, 1, true), None);
+        // Stack 10 1 2: above 2, 1 + 2 = 3 objects (band 1); above 1, 1 object (band 0).
+        assert_eq!(s.access(1, 1, false), Some(0));
+        assert_eq!(s.access(2, 1, false), Some(1));
+        // Stack 2 1 10: above 10, 2 + 2 = 4 objects: it left again.
+        assert_eq!(s.len(), 2);
+        // 1 is promoted at this access, with 2 objects above it (band 1); from now on it
+        // weighs 1.
+        assert_eq!(s.access(1, 3, true), Some(1));
+        assert_eq!(s.hot_bytes(), 3);
+        assert_eq!(s.access(10, 1, true), None);
+        // Stack 10 1 2: above 2, 1 + 1 = 2 objects (band 1).
+        assert_eq!(s.access(2, 1, false), Some(1));
+        // Stack 2 10 1: above 1, 2 + 1 = 3 objects (band 1), and it stays.
+        assert_eq!(s.access(1, 3, true), Some(1));
+        // Stack 1 2 10. Deleting 2 (2 objects) brings 10 to 1 object above: band 0.
+        assert_eq!(s.remove(2), Some(1));
+        assert_eq!(s.access(10, 1, true), Some(0));
+        // Stack 10 1, a new sampled key 3 on top: above 1, 2 + 1 = 3 objects.
+        assert_eq!(s.access(3, 1, false), None);
+        // 3 is promoted on top: it weighs 1 below it from now on, so 10 has 1 object
+        // above it (band 0), where it would have had 2 (band 1).
+        assert_eq!(s.access(3, 1, true), Some(0));
+        assert_eq!(s.access(10, 1, true), Some(0));
+        assert_eq!(s.live_weight(), 3 * STRATUM_HOT);
+        assert_eq!((s.live_bytes(), s.hot_bytes()), (5, 5));
+    }
+
+    /// The band reported is the one the exact distance falls in, and a key is held
     /// exactly while the Fenwick bounded stack holds it: seeded random streams with
     /// removals, against [`StreamingStack::bounded`] at the last depth plus one.
     #[test]
@@ -291,7 +603,7 @@ mod tests {
                 depths.sort_unstable();
                 depths.dedup();
                 let last = *depths.last().expect("at least one");
-                let mut segmented = SegmentedStack::new(&depths);
+                let mut segmented = SegmentedStack::new(&depths, 1.0);
                 let mut fenwick = StreamingStack::bounded(false, last + 1);
                 for _ in 0..3_000 {
                     let key = rng.gen_range(0..keys);
@@ -304,9 +616,66 @@ mod tests {
                     }
                     let want = fenwick
                         .access(key, 1)
-                        .map(|d| depths[depths.partition_point(|&a| a < d - 1)] + 1);
-                    assert_eq!(segmented.access(key, 1), want, "{seed} depths {depths:?}");
+                        .map(|d| depths.partition_point(|&a| a < d - 1));
+                    assert_eq!(
+                        segmented.access(key, 1, false),
+                        want,
+                        "{seed} depths {depths:?}"
+                    );
                     assert_eq!(segmented.len(), fenwick.len());
+                }
+            }
+        });
+    }
+
+    /// Stratified: the band reported is the first size the Fenwick stratified stack's
+    /// distance hits at (the histogram's own comparison), and the two hold the same keys,
+    /// on seeded streams where keys are promoted along the way (a sampled key turning
+    /// promoted changes its weight below it) and some are deleted.
+    #[test]
+    fn weighted_segments_are_the_bands_of_the_stratified_distance() {
+        use rand::Rng;
+        testutil::explore(|seed| {
+            let mut rng = seed.rng();
+            for _ in 0..40 {
+                let keys = rng.gen_range(2..500u64);
+                let rate = [1.0, 0.5, 0.3, 0.1125, 0.01][rng.gen_range(0..5)];
+                let sizes = rng.gen_range(1..6);
+                let mut caps: Vec<u64> = (0..sizes).map(|_| rng.gen_range(1..keys * 3)).collect();
+                caps.sort_unstable();
+                caps.dedup();
+                let bound = caps.last().expect("a size") - 1;
+                let mut segmented = SegmentedStack::strata(&caps, rate, bound);
+                let mut fenwick = StreamingStack::strata_bounded(rate, bound);
+                // Keys at or under `promoted` are hot; it rises through the stream.
+                let mut promoted = 0;
+                for step in 0..4_000 {
+                    if rng.gen_ratio(1, 200) {
+                        promoted = rng.gen_range(promoted..=keys);
+                    }
+                    let key = rng.gen_range(0..keys);
+                    if rng.gen_ratio(1, 60) {
+                        assert_eq!(segmented.remove(key), fenwick.remove(key));
+                        segmented
+                            .check()
+                            .unwrap_or_else(|e| panic!("{seed}: step {step} remove: {e}"));
+                        continue;
+                    }
+                    let hot = key < promoted;
+                    let size = 1 + (key % 7) as u32;
+                    let want = fenwick.access_as(key, size, hot).map(|d| {
+                        let own = fenwick.stratum_weight(size, hot);
+                        let distance = 1.0 + strata_objects(d - own, rate);
+                        caps.partition_point(|&c| (c as f64) < distance)
+                    });
+                    let got = segmented.access(key, size, hot);
+                    segmented
+                        .check()
+                        .unwrap_or_else(|e| panic!("{seed}: step {step} {key} {hot} {got:?}: {e}"));
+                    assert_eq!(got, want, "{seed}: step {step}, rate {rate}, caps {caps:?}");
+                    assert_eq!(segmented.len(), fenwick.len(), "{seed}: step {step}");
+                    assert_eq!(segmented.live_weight(), fenwick.live_weight());
+                    assert_eq!(segmented.hot_bytes(), fenwick.hot_bytes());
                 }
             }
         });

@@ -134,11 +134,29 @@ enum Stack {
 }
 
 impl Stack {
+    /// Accesses `key` (`hot`: promoted) and scores the reuse: the distance in the whole
+    /// trace it stands for at `rate` (`stratified`: promoted keys above count one object
+    /// each, [`strata_objects`]), or `None` for a key not held.
     #[inline]
-    fn access(&mut self, key: u64, size: u32, hot: bool) -> Option<u64> {
+    fn access(
+        &mut self,
+        key: u64,
+        size: u32,
+        hot: bool,
+        rate: f64,
+        stratified: bool,
+    ) -> Option<f64> {
         match self {
-            Stack::Window(s) => s.access_as(key, size, hot),
-            Stack::Segments(s) => s.access(key, size),
+            Stack::Window(s) => {
+                let d = s.access_as(key, size, hot)?;
+                let own = s.stratum_weight(size, hot);
+                Some(if stratified {
+                    1.0 + strata_objects(d - own, rate)
+                } else {
+                    scaled_distance(d, own, rate)
+                })
+            }
+            Stack::Segments(s) => s.access(key, size, hot).map(|band| s.band_distance(band)),
         }
     }
 
@@ -149,11 +167,12 @@ impl Stack {
         }
     }
 
-    /// The part of a distance that is the key itself (1 in object mode).
-    fn weight_of(&self, size: u32, hot: bool) -> u64 {
+    /// Summed weights of the keys held and, of their bytes, the promoted keys' (both as
+    /// [`StreamingStack::live_weight`] and [`StreamingStack::hot_bytes`]).
+    fn strata_totals(&self) -> (u64, u64) {
         match self {
-            Stack::Window(s) => s.stratum_weight(size, hot),
-            Stack::Segments(_) => 1,
+            Stack::Window(s) => (s.live_weight(), s.hot_bytes()),
+            Stack::Segments(s) => (s.live_weight(), s.hot_bytes()),
         }
     }
 
@@ -234,7 +253,7 @@ impl Shards {
                 stack_bound(rate, largest, byte_mode),
             ))
         } else {
-            Stack::Segments(SegmentedStack::new(&depths))
+            Stack::Segments(SegmentedStack::new(&depths, rate))
         };
         shards
     }
@@ -251,17 +270,26 @@ impl Shards {
 
     /// [`Shards::bounded`], stratified (object mode): its stack holds a key while the
     /// keys above it stand for at most the largest capacity less one objects, promoted
-    /// keys one each ([`StreamingStack::strata_bounded`]), so it drops only keys whose
-    /// next access misses at every capacity. It holds at most the sampled keys of
-    /// [`stack_bound`] plus the promoted ones.
+    /// keys one each, so it drops only keys whose next access misses at every capacity.
+    /// It holds at most the sampled keys of [`stack_bound`] plus the promoted ones. The
+    /// stack is a weighted [`SegmentedStack`] with a marker at each capacity: its curve is
+    /// the stratified Fenwick stack's ([`StreamingStack::strata_bounded`]) exactly, for a
+    /// fraction of the work (most accesses on a skewed trace are promoted keys already in
+    /// the top band, which move no marker).
     pub fn bounded_stratified(rate: f64, capacities: Vec<u64>) -> Self {
         let largest = capacities.iter().copied().max().unwrap_or(0);
+        let mut sizes = capacities.clone();
+        sizes.sort_unstable();
+        sizes.dedup();
+        let bound = largest.saturating_sub(1);
+        let stack = if sizes.is_empty() {
+            Stack::Window(StreamingStack::strata_bounded(rate, bound))
+        } else {
+            Stack::Segments(SegmentedStack::strata(&sizes, rate, bound))
+        };
         Shards {
             stratified: true,
-            stack: Stack::Window(StreamingStack::strata_bounded(
-                rate,
-                largest.saturating_sub(1),
-            )),
+            stack,
             ..Shards::new(Sampling::Rate(rate), Buckets::Edges(capacities), false)
         }
     }
@@ -347,14 +375,8 @@ impl Shards {
             requests: scale,
             bytes: f64::from(size) * scale,
         };
-        match self.stack.access(hash, size, hot) {
-            Some(d) => {
-                let own = self.stack.weight_of(size, hot);
-                let distance = if self.stratified {
-                    1.0 + strata_objects(d - own, rate)
-                } else {
-                    scaled_distance(d, own, rate)
-                };
+        match self.stack.access(hash, size, hot, rate, self.stratified) {
+            Some(distance) => {
                 self.histogram.add(distance, weight);
                 if hot && self.held.is_some() && hash <= self.filter.threshold() {
                     // It may have been held as a sampled key: its hash stays in the
@@ -454,11 +476,13 @@ impl Shards {
     /// Estimated distinct objects and bytes of the trace: the held keys (at their latest
     /// sizes) scaled by the rate. Deleted keys are not counted.
     pub fn working_set(&self) -> Weight {
-        if let (true, Stack::Window(s)) = (self.stratified, &self.stack) {
+        if self.stratified {
             // Promoted keys are counted once, the sampled ones scaled.
+            let (weight, hot_bytes) = self.stack.strata_totals();
+            let bytes = self.stack.live_bytes();
             return Weight {
-                requests: strata_objects(s.live_weight(), self.rate),
-                bytes: s.hot_bytes() as f64 + (s.live_bytes() - s.hot_bytes()) as f64 / self.rate,
+                requests: strata_objects(weight, self.rate),
+                bytes: hot_bytes as f64 + (bytes - hot_bytes) as f64 / self.rate,
             };
         }
         Weight {
