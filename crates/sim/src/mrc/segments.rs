@@ -63,7 +63,36 @@ enum Fit {
         caps: Vec<u64>,
         rate: f64,
         bound: u64,
+        /// Per marker, indexed by the sampled keys above: how many promoted keys above
+        /// still fit (see [`promoted_that_fit`]).
+        fitting: Vec<Vec<u32>>,
     },
+}
+
+/// For a size of `cap` objects at `rate`, indexed by `s` sampled keys above a reuse:
+/// the number of promoted keys above it that still let it hit, i.e. it hits with `h`
+/// promoted keys above exactly when `h` is below the entry (and `s` within the table).
+/// Each entry is found with the very float comparison the Fenwick stack's distance is
+/// scored with, so a marker asks a table instead of dividing, and answers the same. Its
+/// length is the sampled keys a reuse at that size may have above it, at most `rate x
+/// cap`: a few thousand entries, of which a marker touches the few around where it sits.
+fn promoted_that_fit(cap: u64, rate: f64) -> Vec<u32> {
+    let fits = |h: u64, s: u64| 1.0 + strata_objects(s << 32 | h, rate) <= cap as f64;
+    let mut table = Vec::new();
+    let mut s = 0u64;
+    while s < u64::from(u32::MAX) && fits(0, s) {
+        // Within a unit of the answer; step to the exact edge.
+        let mut h = (cap as f64 - 1.0 - s as f64 / rate).max(0.0) as u64;
+        while h > 0 && !fits(h, s) {
+            h -= 1;
+        }
+        while h + 1 < u64::from(u32::MAX) && fits(h + 1, s) {
+            h += 1;
+        }
+        table.push(u32::try_from(h + 1).unwrap_or(u32::MAX));
+        s += 1;
+    }
+    table
 }
 
 impl Fit {
@@ -79,7 +108,9 @@ impl Fit {
     fn fits(&self, i: usize, above: u64) -> bool {
         match self {
             Fit::Depths { depths, .. } => above <= depths[i],
-            Fit::Strata { caps, rate, .. } => 1.0 + strata_objects(above, *rate) <= caps[i] as f64,
+            Fit::Strata { fitting, .. } => fitting[i]
+                .get((above >> 32) as usize)
+                .is_some_and(|&h| above & (STRATUM_SAMPLED - 1) < u64::from(h)),
         }
     }
 
@@ -89,6 +120,14 @@ impl Fit {
         match self {
             Fit::Depths { depths, .. } => above <= *depths.last().expect("not empty"),
             Fit::Strata { rate, bound, .. } => strata_objects(above, *rate) <= *bound as f64,
+        }
+    }
+
+    /// Bytes of the tables.
+    fn state_bytes(&self) -> usize {
+        match self {
+            Fit::Depths { depths, .. } => depths.len() * 8,
+            Fit::Strata { fitting, .. } => fitting.iter().map(|t| t.len() * 4).sum(),
         }
     }
 }
@@ -156,6 +195,7 @@ impl SegmentedStack {
             caps: caps.to_vec(),
             rate,
             bound,
+            fitting: caps.iter().map(|&c| promoted_that_fit(c, rate)).collect(),
         };
         SegmentedStack::with_fit(fit, STRATUM_SAMPLED)
     }
@@ -225,7 +265,7 @@ impl SegmentedStack {
 
     /// Bytes of state held now (tables at their allocated sizes), for the memory report.
     pub fn state_bytes(&self) -> usize {
-        self.index.table_bytes() + self.keys.capacity() * (8 + 4 * 4 + 1)
+        self.index.table_bytes() + self.keys.capacity() * (8 + 4 * 4 + 1) + self.fit.state_bytes()
     }
 
     /// Accesses `key` with `size`, `hot` when it is promoted (a plain stack is never
@@ -242,14 +282,20 @@ impl SegmentedStack {
                 let band = self.band[n] as usize;
                 self.set_size(n, size, hot);
                 if self.hot[n] == hot {
+                    // The weights held stay the same, so only a new oldest key may have
+                    // passed the bound.
+                    let was_oldest = node == self.tail;
                     self.move_to_top(node, band);
+                    if was_oldest {
+                        self.trim();
+                    }
                 } else {
                     // A sampled key promoted: it weighs less from now on, below it too.
                     self.take_out(node);
                     self.hot[n] = hot;
                     self.put_on_top(node);
+                    self.trim();
                 }
-                self.trim();
                 Some(band)
             }
             Err(vacant) => {
@@ -543,6 +589,16 @@ mod tests {
         assert_eq!(s.access(3, 5, false), Some(1));
         assert_eq!(s.live_bytes(), 6);
         assert_eq!(s.remove(9), None);
+    }
+
+    #[test]
+    fn promoted_that_fit_by_hand() {
+        // Rate 1/2, 4 objects: 1 + h + 2 s <= 4, so h <= 3 with no sampled key above,
+        // h <= 1 with one, and two sampled keys never fit.
+        assert_eq!(promoted_that_fit(4, 0.5), [4, 2]);
+        // Rate 1: the exact depth, whatever the stratum.
+        assert_eq!(promoted_that_fit(3, 1.0), [3, 2, 1]);
+        assert!(promoted_that_fit(0, 0.5).is_empty());
     }
 
     #[test]
