@@ -333,7 +333,10 @@ mod tests {
         t.count(2);
         assert_eq!(t.count(3), 1);
         assert_eq!(t.count(1), 2);
-        assert_eq!((t.keys, t.counts, t.errors), (vec![1, 3], vec![2, 2], vec![0, 1]));
+        assert_eq!(
+            (t.keys, t.counts, t.errors),
+            (vec![1, 3], vec![2, 2], vec![0, 1])
+        );
     }
 
     #[test]

@@ -132,19 +132,26 @@ impl Fit {
     }
 }
 
+/// A held key's place: its links (toward the top: `prev`), latest size, band, and whether
+/// it was promoted at its latest access (its weight). One 16-byte record, so that a
+/// marker stepping over a key reads and writes one cache line.
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    prev: u32,
+    next: u32,
+    size: u32,
+    band: u16,
+    hot: bool,
+}
+
 /// An LRU stack with a marker per size (see the module docs).
 #[derive(Debug)]
 pub struct SegmentedStack {
     /// Each held key's node (the policy crate's key index, over `keys`).
     index: HashIndex,
-    /// Per node: its key, latest size, links (toward the top: `prev`), band, and whether
-    /// it was promoted at its latest access (its weight).
+    /// Per node: its key (apart, for the index's probes) and the rest of it.
     keys: Vec<u64>,
-    sizes: Vec<u32>,
-    prev: Vec<u32>,
-    next: Vec<u32>,
-    band: Vec<u32>,
-    hot: Vec<bool>,
+    nodes: Vec<Node>,
     /// Most recent and least recent keys.
     head: u32,
     tail: u32,
@@ -161,7 +168,7 @@ pub struct SegmentedStack {
     /// Summed weight of the keys held.
     total: u64,
     /// The band of a key on top (the first size that holds a key with nothing above it).
-    top_band: u32,
+    top_band: u16,
     /// Nodes freed by keys that left.
     free: Vec<u32>,
     live_bytes: u64,
@@ -202,15 +209,13 @@ impl SegmentedStack {
 
     fn with_fit(fit: Fit, sampled_weight: u64) -> Self {
         let markers = fit.markers();
-        let top_band = (0..markers).find(|&i| fit.fits(i, 0)).unwrap_or(markers) as u32;
+        let markers_fit = u16::try_from(markers).is_ok_and(|m| m < u16::MAX);
+        assert!(markers_fit, "a segmented stack has fewer than 65,535 sizes");
+        let top_band = (0..markers).find(|&i| fit.fits(i, 0)).unwrap_or(markers) as u16;
         SegmentedStack {
             index: HashIndex::default(),
             keys: Vec::new(),
-            sizes: Vec::new(),
-            prev: Vec::new(),
-            next: Vec::new(),
-            band: Vec::new(),
-            hot: Vec::new(),
+            nodes: Vec::new(),
             head: NIL,
             tail: NIL,
             len: 0,
@@ -265,7 +270,9 @@ impl SegmentedStack {
 
     /// Bytes of state held now (tables at their allocated sizes), for the memory report.
     pub fn state_bytes(&self) -> usize {
-        self.index.table_bytes() + self.keys.capacity() * (8 + 4 * 4 + 1) + self.fit.state_bytes()
+        self.index.table_bytes()
+            + self.keys.capacity() * (8 + std::mem::size_of::<Node>())
+            + self.fit.state_bytes()
     }
 
     /// Accesses `key` with `size`, `hot` when it is promoted (a plain stack is never
@@ -279,9 +286,9 @@ impl SegmentedStack {
         match self.index.find_or_vacant(key, &self.keys) {
             Ok(FrameId(node)) => {
                 let n = node as usize;
-                let band = self.band[n] as usize;
+                let band = self.nodes[n].band as usize;
                 self.set_size(n, size, hot);
-                if self.hot[n] == hot {
+                if self.nodes[n].hot == hot {
                     // The weights held stay the same, so only a new oldest key may have
                     // passed the bound.
                     let was_oldest = node == self.tail;
@@ -292,7 +299,7 @@ impl SegmentedStack {
                 } else {
                     // A sampled key promoted: it weighs less from now on, below it too.
                     self.take_out(node);
-                    self.hot[n] = hot;
+                    self.nodes[n].hot = hot;
                     self.put_on_top(node);
                     self.trim();
                 }
@@ -321,7 +328,7 @@ impl SegmentedStack {
 
     #[inline]
     fn weight(&self, n: usize) -> u64 {
-        if self.hot[n] {
+        if self.nodes[n].hot {
             STRATUM_HOT
         } else {
             self.sampled_weight
@@ -330,7 +337,7 @@ impl SegmentedStack {
 
     /// Records a held node's new size and stratum in the byte totals.
     fn set_size(&mut self, n: usize, size: u32, hot: bool) {
-        let (old, was_hot) = (u64::from(self.sizes[n]), self.hot[n]);
+        let (old, was_hot) = (u64::from(self.nodes[n].size), self.nodes[n].hot);
         self.live_bytes = self.live_bytes - old + u64::from(size);
         if was_hot {
             self.hot_bytes -= old;
@@ -338,7 +345,7 @@ impl SegmentedStack {
         if hot {
             self.hot_bytes += u64::from(size);
         }
-        self.sizes[n] = size;
+        self.nodes[n].size = size;
     }
 
     /// The node after marker `i`'s key: the first key not in its bands.
@@ -346,7 +353,7 @@ impl SegmentedStack {
     fn after(&self, i: usize) -> u32 {
         match self.bottoms[i] {
             NIL => self.head,
-            b => self.next[b as usize],
+            b => self.nodes[b as usize].next,
         }
     }
 
@@ -364,8 +371,8 @@ impl SegmentedStack {
                 return;
             }
             self.sums[i] -= w;
-            self.band[b as usize] = self.band[b as usize].max(i as u32 + 1);
-            self.bottoms[i] = self.prev[b as usize];
+            self.nodes[b as usize].band = self.nodes[b as usize].band.max(i as u16 + 1);
+            self.bottoms[i] = self.nodes[b as usize].prev;
         }
     }
 
@@ -379,7 +386,7 @@ impl SegmentedStack {
                 return;
             }
             self.sums[i] += self.weight(q as usize);
-            self.band[q as usize] = self.band[q as usize].min(i as u32);
+            self.nodes[q as usize].band = self.nodes[q as usize].band.min(i as u16);
             self.bottoms[i] = q;
         }
     }
@@ -394,7 +401,7 @@ impl SegmentedStack {
             return;
         }
         let n = node as usize;
-        let above = self.prev[n];
+        let above = self.nodes[n].prev;
         let markers = self.bottoms.len();
         let on_node = (band..markers)
             .find(|&i| self.bottoms[i] != node)
@@ -416,7 +423,7 @@ impl SegmentedStack {
         for i in band..on_node {
             self.step_up(i);
         }
-        self.band[n] = self.top_band;
+        self.nodes[n].band = self.top_band;
     }
 
     /// Takes held `node` out of the list (not out of the index): the markers at or below
@@ -424,11 +431,11 @@ impl SegmentedStack {
     fn take_out(&mut self, node: u32) {
         let n = node as usize;
         let w = self.weight(n);
-        let band = self.band[n] as usize;
+        let band = self.nodes[n].band as usize;
         for i in band..self.bottoms.len() {
             self.sums[i] -= w;
             if self.bottoms[i] == node {
-                self.bottoms[i] = self.prev[n];
+                self.bottoms[i] = self.nodes[n].prev;
             }
         }
         self.unlink(node);
@@ -444,7 +451,7 @@ impl SegmentedStack {
         self.link_front(node);
         let w = self.weight(n);
         self.total += w;
-        self.band[n] = self.top_band;
+        self.nodes[n].band = self.top_band;
         for i in 0..self.bottoms.len() {
             if self.bottoms[i] == NIL {
                 self.step_down(i);
@@ -473,9 +480,9 @@ impl SegmentedStack {
         let n = node as usize;
         self.index.remove(self.keys[n], &self.keys);
         self.free.push(node);
-        let size = self.sizes[n];
+        let size = self.nodes[n].size;
         self.live_bytes -= u64::from(size);
-        if self.hot[n] {
+        if self.nodes[n].hot {
             self.hot_bytes -= u64::from(size);
         }
         size
@@ -486,44 +493,46 @@ impl SegmentedStack {
         if let Some(node) = self.free.pop() {
             let n = node as usize;
             self.keys[n] = key;
-            self.sizes[n] = size;
-            self.hot[n] = hot;
+            self.nodes[n].size = size;
+            self.nodes[n].hot = hot;
             return node;
         }
         let node = u32::try_from(self.keys.len()).expect("a level holds fewer than 2^32 keys");
         self.keys.push(key);
-        self.sizes.push(size);
-        self.prev.push(NIL);
-        self.next.push(NIL);
-        self.band.push(0);
-        self.hot.push(hot);
+        self.nodes.push(Node {
+            prev: NIL,
+            next: NIL,
+            size,
+            band: 0,
+            hot,
+        });
         node
     }
 
     fn unlink(&mut self, node: u32) {
         let n = node as usize;
-        let (p, q) = (self.prev[n], self.next[n]);
+        let (p, q) = (self.nodes[n].prev, self.nodes[n].next);
         if p == NIL {
             self.head = q;
         } else {
-            self.next[p as usize] = q;
+            self.nodes[p as usize].next = q;
         }
         if q == NIL {
             self.tail = p;
         } else {
-            self.prev[q as usize] = p;
+            self.nodes[q as usize].prev = p;
         }
         self.len -= 1;
     }
 
     fn link_front(&mut self, node: u32) {
         let n = node as usize;
-        self.prev[n] = NIL;
-        self.next[n] = self.head;
+        self.nodes[n].prev = NIL;
+        self.nodes[n].next = self.head;
         if self.head == NIL {
             self.tail = node;
         } else {
-            self.prev[self.head as usize] = node;
+            self.nodes[self.head as usize].prev = node;
         }
         self.head = node;
         self.len += 1;
@@ -541,15 +550,18 @@ impl SegmentedStack {
             let band = (0..markers)
                 .find(|&i| self.fit.fits(i, above))
                 .unwrap_or(markers);
-            if self.band[n] as usize != band {
-                return Err(format!("node {n} in band {} not {band}", self.band[n]));
+            if self.nodes[n].band as usize != band {
+                return Err(format!(
+                    "node {n} in band {} not {band}",
+                    self.nodes[n].band
+                ));
             }
             above += self.weight(n);
             for i in band..markers {
                 last[i] = node;
                 sums[i] = above;
             }
-            node = self.next[n];
+            node = self.nodes[n].next;
         }
         if last != self.bottoms || sums != self.sums || above != self.total {
             return Err(format!(
