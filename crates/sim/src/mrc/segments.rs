@@ -411,8 +411,30 @@ impl SegmentedStack {
         }
         self.unlink(node);
         self.link_front(node);
-        let w = self.weight(n);
-        for i in 0..band.min(markers) {
+        if self.unit() {
+            // Equal weights: the key above a marker that sat on the moved key fits as
+            // the moved key did.
+            self.gain_one(band.min(markers));
+        } else {
+            self.gain(self.weight(n), band.min(markers));
+            for i in band..on_node {
+                self.step_up(i);
+            }
+        }
+        self.nodes[n].band = self.top_band;
+    }
+
+    /// True for a plain stack (every key weighs one).
+    #[inline]
+    fn unit(&self) -> bool {
+        self.sampled_weight == 1
+    }
+
+    /// A key of weight `w` went on top, above markers `0..markers`: each takes its
+    /// weight and steps up while its key no longer fits (or, with no key yet, down over
+    /// the new one).
+    fn gain(&mut self, w: u64, markers: usize) {
+        for i in 0..markers {
             if self.bottoms[i] == NIL {
                 self.step_down(i);
             } else {
@@ -420,10 +442,27 @@ impl SegmentedStack {
                 self.step_up(i);
             }
         }
-        for i in band..on_node {
-            self.step_up(i);
+    }
+
+    /// [`SegmentedStack::gain`] in a plain stack, where it is known how far a marker
+    /// moves: a marker at its depth steps up exactly one key, which crosses into the next
+    /// band; a shorter stack's marker sits on the oldest key and takes the new one into
+    /// its count; an empty stack's takes the new key. No comparison of weights at all:
+    /// on a loop, where every access is a new key that passes every marker, this is most
+    /// of a plain level's work.
+    fn gain_one(&mut self, markers: usize) {
+        for i in 0..markers {
+            let b = self.bottoms[i];
+            if b == NIL {
+                self.bottoms[i] = self.head;
+                self.sums[i] = 1;
+            } else if self.fit.fits(i, self.sums[i]) {
+                self.sums[i] += 1;
+            } else {
+                self.nodes[b as usize].band = i as u16 + 1;
+                self.bottoms[i] = self.nodes[b as usize].prev;
+            }
         }
-        self.nodes[n].band = self.top_band;
     }
 
     /// Takes held `node` out of the list (not out of the index): the markers at or below
@@ -452,13 +491,10 @@ impl SegmentedStack {
         let w = self.weight(n);
         self.total += w;
         self.nodes[n].band = self.top_band;
-        for i in 0..self.bottoms.len() {
-            if self.bottoms[i] == NIL {
-                self.step_down(i);
-            } else {
-                self.sums[i] += w;
-                self.step_up(i);
-            }
+        if self.unit() {
+            self.gain_one(self.bottoms.len());
+        } else {
+            self.gain(w, self.bottoms.len());
         }
     }
 
@@ -690,6 +726,7 @@ mod tests {
                         want,
                         "{seed} depths {depths:?}"
                     );
+                    segmented.check().unwrap_or_else(|e| panic!("{seed}: {e}"));
                     assert_eq!(segmented.len(), fenwick.len());
                 }
             }
