@@ -503,7 +503,14 @@ impl SegmentedStack {
     fn trim(&mut self) {
         while self.tail != NIL {
             let t = self.tail;
-            if self.fit.holds(self.total - self.weight(t as usize)) {
+            // In a plain stack the oldest key weighs one: not reading its node spares a
+            // cache miss on every new key (the next oldest is cold).
+            let w = if self.unit() {
+                1
+            } else {
+                self.weight(t as usize)
+            };
+            if self.fit.holds(self.total - w) {
                 return;
             }
             self.forget(t);
