@@ -29,11 +29,10 @@
 //! key may sit past the last marker but within the bound (float rounding at the edge), a
 //! reuse reported as band `markers` that misses at every size.
 //!
-//! Where the time goes (a nested level on a loop, where every access is a new key): the
-//! key index's probes, the insertion and the removal of the key that leaves. The index is
-//! the policy crate's [`HashIndex`] over node numbers, asked with
-//! [`HashIndex::find_or_vacant`]: one probe both finds a key and, when it is absent, gives
-//! the slot it goes to (a lookup then an insertion would walk the probe run twice).
+//! The keys' index is the policy crate's [`HashIndex`] over node numbers, asked with
+//! [`HashIndex::find_or_vacant`]: one probe finds a key or gives the slot a new one goes
+//! to (on a loop, where every access is a new key, the probes, the insertion and the
+//! removal of the key that leaves are most of the time).
 //!
 //! **Equivalence.** A reuse is reported by its band, which the estimator scores at the
 //! band's own size ([`SegmentedStack::band_distance`]): every size of the level hits at that
@@ -699,6 +698,19 @@ mod tests {
         assert_eq!((s.live_bytes(), s.hot_bytes()), (5, 5));
     }
 
+    /// A count drawn from `count` of values drawn from `values`, sorted, without repeats.
+    fn sorted_draws(
+        rng: &mut impl rand::Rng,
+        count: std::ops::Range<usize>,
+        values: std::ops::Range<u64>,
+    ) -> Vec<u64> {
+        let n = rng.gen_range(count);
+        let mut drawn: Vec<u64> = (0..n).map(|_| rng.gen_range(values.clone())).collect();
+        drawn.sort_unstable();
+        drawn.dedup();
+        drawn
+    }
+
     /// The band reported is the one the exact distance falls in, and a key is held
     /// exactly while the Fenwick bounded stack holds it: seeded random streams with
     /// removals, against [`StreamingStack::bounded`] at the last depth plus one.
@@ -709,10 +721,7 @@ mod tests {
             let mut rng = seed.rng();
             for _ in 0..40 {
                 let keys = rng.gen_range(2..400u64);
-                let bands = rng.gen_range(1..4);
-                let mut depths: Vec<u64> = (0..bands).map(|_| rng.gen_range(0..keys)).collect();
-                depths.sort_unstable();
-                depths.dedup();
+                let depths = sorted_draws(&mut rng, 1..4, 0..keys);
                 let last = *depths.last().expect("at least one");
                 let mut segmented = SegmentedStack::new(&depths, 1.0);
                 let mut fenwick = StreamingStack::bounded(false, last + 1);
@@ -752,10 +761,7 @@ mod tests {
             for _ in 0..40 {
                 let keys = rng.gen_range(2..500u64);
                 let rate = [1.0, 0.5, 0.3, 0.1125, 0.01][rng.gen_range(0..5)];
-                let sizes = rng.gen_range(1..6);
-                let mut caps: Vec<u64> = (0..sizes).map(|_| rng.gen_range(1..keys * 3)).collect();
-                caps.sort_unstable();
-                caps.dedup();
+                let caps = sorted_draws(&mut rng, 1..6, 1..keys * 3);
                 let bound = caps.last().expect("a size") - 1;
                 let mut segmented = SegmentedStack::strata(&caps, rate, bound);
                 let mut fenwick = StreamingStack::strata_bounded(rate, bound);
