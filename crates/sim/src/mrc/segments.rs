@@ -1,244 +1,83 @@
-//! A bounded LRU stack that only tells which of a few bands a reuse falls in.
+//! A bounded LRU stack that only tells which of a few depth bands a reuse falls in.
 //!
-//! A nested SHARDS level ([`super::nested`]) answers a few sizes, so of a reuse it needs
-//! only one thing: the smallest of its sizes the reuse hits at. That is a question about
-//! the key's *position* in the LRU stack: the weight of the keys accessed since its
-//! previous access. In a plain level every key weighs one (a position is a count, and a
-//! size hits up to its depth, [`super::shards::hit_depth`]); in a stratified level
-//! ([`super::hot`]) a promoted key weighs one object and a hash-sampled key `1 / R`, and a
-//! size `c` hits when `1 + hot keys above + sampled keys above / R <= c`, the very
-//! expression the Fenwick stack's distance is scored with.
+//! A nested SHARDS level ([`super::nested`]) answers two or three sizes, so of a reuse it
+//! needs only one thing: the smallest of its sizes the reuse hits at. In object mode that
+//! is a question about the key's *position* in the LRU stack (the number of keys accessed
+//! since its previous access): it hits at a size when the position is at most the depth
+//! that size allows ([`super::shards::hit_depth`]). So the stack is one LRU list with a
+//! marker at each depth (the key sitting exactly there), and each key carries the
+//! number of its band. When a key moves to the top, every key above its old place moves
+//! down one, so each marker above it steps to the key before it, whose band number goes
+//! up by one: `O(sizes)` steps and one probe of the key table, where a Fenwick tree over
+//! slots ([`super::stack::StreamingStack::bounded`]) takes two or three updates and a
+//! prefix sum of a dozen steps each. The key that passes the last depth leaves the stack,
+//! as the bounded stack drops a key no size can hit with any more.
 //!
-//! So the stack is one LRU list with a *marker* per size: the deepest key whose position
-//! still hits at that size, with the summed weight of the keys from the top down to it
-//! (weights packed as in [`super::hot`], promoted keys in the low half and sampled keys in
-//! the high half, so the sums are exact integers). Each key carries its *band*, the
-//! smallest size it hits at. When a key moves to the top, every key above its old place
-//! moves down by its weight: each marker above it takes that weight on and steps up while
-//! its key no longer fits, each step moving one key into the next band. That is
-//! `O(markers + keys crossing)` per access, where a Fenwick tree over slots
-//! ([`super::stack::StreamingStack::bounded`]) takes four walks of a dozen or more steps;
-//! and the most common access on a skewed trace, a hot key already in the top band,
-//! touches no marker at all. Removing a key (a delete, a key that turned from sampled to
-//! promoted and so changed weight, or the key that passed the stack's bound) pulls each
-//! marker at or below it down over the keys that fit again.
+//! Where the time goes (a nested level on a loop, where every access is a new key): the
+//! key index's probes, the insertion and the removal of the key that leaves. The index is
+//! the policy crate's [`HashIndex`] over node numbers, asked with
+//! [`HashIndex::find_or_vacant`]: one probe both finds a key and, when it is absent, gives
+//! the slot it goes to (a lookup then an insertion would walk the probe run twice).
 //!
-//! The stack holds a key while the weight above it is within a bound (the last depth in
-//! a plain level; `largest - 1` objects in a stratified one, tested by the Fenwick stack's
-//! own comparison): in a plain level that is exactly the last band, in a stratified one a
-//! key may sit past the last marker but within the bound (float rounding at the edge), a
-//! reuse reported as band `markers` that misses at every size.
-//!
-//! The keys' index is the policy crate's [`HashIndex`] over node numbers, asked with
-//! [`HashIndex::find_or_vacant`]: one probe finds a key or gives the slot a new one goes
-//! to (on a loop, where every access is a new key, the probes, the insertion and the
-//! removal of the key that leaves are most of the time).
-//!
-//! **Equivalence.** A reuse is reported by its band, which the estimator scores at the
-//! band's own size ([`SegmentedStack::band_distance`]): every size of the level hits at that
-//! distance exactly when it hits at the true one, so the estimator's histogram, bucketed at
-//! those sizes, is the same as with exact distances, and the stack holds and drops the
-//! same keys at the same requests (tested against the Fenwick stacks, plain and
-//! stratified, with deletes and promotions). Object mode only: in byte mode a position is
-//! a weight of bytes, which the Fenwick stack keeps.
+//! **Equivalence.** A reuse at position `p` is reported as the depth of its band plus one
+//! (the distance of a key at the band's bottom). Every size of the level hits at that
+//! distance exactly when it hits at the true one, because the bands' bottoms are the
+//! sizes' own depths: so the estimator's histogram, bucketed at those sizes, is the same
+//! as with exact distances (tested against the Fenwick stack, with removals). Object mode
+//! only: in byte mode a position is a weight of bytes, and a key moving down may cross
+//! several depths at once.
 
 use policy::{FrameId, HashIndex, KeyIndex};
-
-use super::hot::{strata_objects, STRATUM_HOT, STRATUM_SAMPLED};
-use super::shards::scaled_distance;
 
 /// No node.
 const NIL: u32 = u32::MAX;
 
-/// What a marker's position means, and how far the stack reaches.
-#[derive(Debug)]
-enum Fit {
-    /// Unit weights: marker `i` holds the keys with at most `depths[i]` keys above them;
-    /// the stack holds the keys within the last depth. `rate` scores a band.
-    Depths { depths: Vec<u64>, rate: f64 },
-    /// Strata weights at `rate`: marker `i` holds the keys with `1 + strata_objects(above)
-    /// <= caps[i]`; the stack holds those with `strata_objects(above) <= bound`.
-    Strata {
-        caps: Vec<u64>,
-        rate: f64,
-        bound: u64,
-        /// Per marker, indexed by the sampled keys above: how many promoted keys above
-        /// still fit (see [`promoted_that_fit`]).
-        fitting: Vec<Vec<u32>>,
-    },
-}
-
-/// For a size of `cap` objects at `rate`, indexed by `s` sampled keys above a reuse:
-/// the number of promoted keys above it that still let it hit, i.e. it hits with `h`
-/// promoted keys above exactly when `h` is below the entry (and `s` within the table).
-/// Each entry is found with the very float comparison the Fenwick stack's distance is
-/// scored with, so a marker asks a table instead of dividing, and answers the same. Its
-/// length is the sampled keys a reuse at that size may have above it, at most `rate x
-/// cap`: a few thousand entries, of which a marker touches the few around where it sits.
-fn promoted_that_fit(cap: u64, rate: f64) -> Vec<u32> {
-    let fits = |h: u64, s: u64| 1.0 + strata_objects(s << 32 | h, rate) <= cap as f64;
-    let mut table = Vec::new();
-    let mut s = 0u64;
-    while s < u64::from(u32::MAX) && fits(0, s) {
-        // Within a unit of the answer; step to the exact edge.
-        let mut h = (cap as f64 - 1.0 - s as f64 / rate).max(0.0) as u64;
-        while h > 0 && !fits(h, s) {
-            h -= 1;
-        }
-        while h + 1 < u64::from(u32::MAX) && fits(h + 1, s) {
-            h += 1;
-        }
-        table.push(u32::try_from(h + 1).unwrap_or(u32::MAX));
-        s += 1;
-    }
-    table
-}
-
-impl Fit {
-    fn markers(&self) -> usize {
-        match self {
-            Fit::Depths { depths, .. } => depths.len(),
-            Fit::Strata { caps, .. } => caps.len(),
-        }
-    }
-
-    /// True when a key with `above` over it hits at marker `i`'s size.
-    #[inline]
-    fn fits(&self, i: usize, above: u64) -> bool {
-        match self {
-            Fit::Depths { depths, .. } => above <= depths[i],
-            Fit::Strata { fitting, .. } => fitting[i]
-                .get((above >> 32) as usize)
-                .is_some_and(|&h| above & (STRATUM_SAMPLED - 1) < u64::from(h)),
-        }
-    }
-
-    /// True when a key with `above` over it stays in the stack.
-    #[inline]
-    fn holds(&self, above: u64) -> bool {
-        match self {
-            Fit::Depths { depths, .. } => above <= *depths.last().expect("not empty"),
-            Fit::Strata { rate, bound, .. } => strata_objects(above, *rate) <= *bound as f64,
-        }
-    }
-
-    /// Bytes of the tables.
-    fn state_bytes(&self) -> usize {
-        match self {
-            Fit::Depths { depths, .. } => depths.len() * 8,
-            Fit::Strata { fitting, .. } => fitting.iter().map(|t| t.len() * 4).sum(),
-        }
-    }
-}
-
-/// A held key's place: its links (toward the top: `prev`), latest size, band, and whether
-/// it was promoted at its latest access (its weight). One 16-byte record, so that a
-/// marker stepping over a key reads and writes one cache line.
-#[derive(Clone, Copy, Debug)]
-struct Node {
-    prev: u32,
-    next: u32,
-    size: u32,
-    band: u16,
-    hot: bool,
-}
-
-/// An LRU stack with a marker per size (see the module docs).
+/// An LRU stack with markers at given depths (see the module docs).
 #[derive(Debug)]
 pub struct SegmentedStack {
     /// Each held key's node (the policy crate's key index, over `keys`).
     index: HashIndex,
-    /// Per node: its key (apart, for the index's probes) and the rest of it.
+    /// Per node: its key, latest size, links (toward the top: `prev`) and band.
     keys: Vec<u64>,
-    nodes: Vec<Node>,
+    sizes: Vec<u32>,
+    prev: Vec<u32>,
+    next: Vec<u32>,
+    band: Vec<u32>,
     /// Most recent and least recent keys.
     head: u32,
     tail: u32,
     /// Keys held.
     len: usize,
-    fit: Fit,
-    /// The weight of a key not promoted: 1 in a plain stack, [`STRATUM_SAMPLED`] in a
-    /// stratified one.
-    sampled_weight: u64,
-    /// Per marker: its key ([`NIL`] while no key hits at its size) and the summed weight
-    /// of the keys from the top down to it, itself included.
+    /// The depths, increasing: band `i` holds positions `depths[i - 1] + 1 ..= depths[i]`.
+    depths: Vec<u64>,
+    /// The node at position `depths[i]`, [`NIL`] while the stack is shorter.
     bottoms: Vec<u32>,
-    sums: Vec<u64>,
-    /// Summed weight of the keys held.
-    total: u64,
-    /// The band of a key on top (the first size that holds a key with nothing above it).
-    top_band: u16,
     /// Nodes freed by keys that left.
     free: Vec<u32>,
     live_bytes: u64,
-    hot_bytes: u64,
 }
 
 impl SegmentedStack {
-    /// A plain stack whose band `i` holds the keys with between `depths[i - 1] + 1` and
-    /// `depths[i]` keys above them (band 0: 0 to `depths[0]`); `depths` (sorted, without
-    /// repeats, not empty) are a level's [`super::shards::hit_depth`]s at `rate`. A key
-    /// with more than the last depth above it leaves.
-    pub fn new(depths: &[u64], rate: f64) -> Self {
+    /// A stack whose band `i` holds the keys with between `depths[i - 1] + 1` and
+    /// `depths[i]` keys above them (band 0: 0 to `depths[0]`). `depths` is sorted, without
+    /// repeats, and not empty; a key with more than the last depth above it leaves.
+    pub fn new(depths: &[u64]) -> Self {
         assert!(!depths.is_empty(), "a segmented stack needs a depth");
         debug_assert!(depths.windows(2).all(|w| w[0] < w[1]));
-        let fit = Fit::Depths {
-            depths: depths.to_vec(),
-            rate,
-        };
-        SegmentedStack::with_fit(fit, 1)
-    }
-
-    /// A stratified stack at `rate` for the sizes `caps` (objects, sorted, without
-    /// repeats, not empty): band `i` holds the keys whose reuse hits first at `caps[i]`,
-    /// a promoted key weighing one object and a sampled one `1 / rate`; a key leaves once
-    /// the keys above it stand for more than `bound` objects (as
-    /// [`super::stack::StreamingStack::strata_bounded`]).
-    pub fn strata(caps: &[u64], rate: f64, bound: u64) -> Self {
-        assert!(!caps.is_empty(), "a segmented stack needs a size");
-        debug_assert!(caps.windows(2).all(|w| w[0] < w[1]));
-        let fit = Fit::Strata {
-            caps: caps.to_vec(),
-            rate,
-            bound,
-            fitting: caps.iter().map(|&c| promoted_that_fit(c, rate)).collect(),
-        };
-        SegmentedStack::with_fit(fit, STRATUM_SAMPLED)
-    }
-
-    fn with_fit(fit: Fit, sampled_weight: u64) -> Self {
-        let markers = fit.markers();
-        let markers_fit = u16::try_from(markers).is_ok_and(|m| m < u16::MAX);
-        assert!(markers_fit, "a segmented stack has fewer than 65,535 sizes");
-        let top_band = (0..markers).find(|&i| fit.fits(i, 0)).unwrap_or(markers) as u16;
         SegmentedStack {
             index: HashIndex::default(),
             keys: Vec::new(),
-            nodes: Vec::new(),
+            sizes: Vec::new(),
+            prev: Vec::new(),
+            next: Vec::new(),
+            band: Vec::new(),
             head: NIL,
             tail: NIL,
             len: 0,
-            fit,
-            sampled_weight,
-            bottoms: vec![NIL; markers],
-            sums: vec![0; markers],
-            total: 0,
-            top_band,
+            depths: depths.to_vec(),
+            bottoms: vec![NIL; depths.len()],
             free: Vec::new(),
             live_bytes: 0,
-            hot_bytes: 0,
-        }
-    }
-
-    /// The scaled distance that stands for a reuse in `band` (what [`SegmentedStack::access`]
-    /// returned): the deepest distance that band holds, which every size of the level
-    /// scores as it would the exact one; past the last marker, a distance no size holds.
-    pub fn band_distance(&self, band: usize) -> f64 {
-        match &self.fit {
-            Fit::Depths { depths, rate } => depths
-                .get(band)
-                .map_or(f64::INFINITY, |&d| scaled_distance(d + 1, 1, *rate)),
-            Fit::Strata { caps, .. } => caps.get(band).map_or(f64::INFINITY, |&c| c as f64),
         }
     }
 
@@ -257,361 +96,155 @@ impl SegmentedStack {
         self.live_bytes
     }
 
-    /// Of [`SegmentedStack::live_bytes`], the promoted keys'.
-    pub fn hot_bytes(&self) -> u64 {
-        self.hot_bytes
-    }
-
-    /// Summed weights of the keys held (packed as [`super::hot`]'s in a stratified stack).
-    pub fn live_weight(&self) -> u64 {
-        self.total
-    }
-
     /// Bytes of state held now (tables at their allocated sizes), for the memory report.
     pub fn state_bytes(&self) -> usize {
-        self.index.table_bytes()
-            + self.keys.capacity() * (8 + std::mem::size_of::<Node>())
-            + self.fit.state_bytes()
+        self.index.table_bytes() + self.keys.capacity() * (8 + 4 * 4)
     }
 
-    /// Accesses `key` with `size`, `hot` when it is promoted (a plain stack is never
-    /// given `true`): the band it was found in (see [`SegmentedStack::band_distance`]),
-    /// or `None` when it was not held.
-    pub fn access(&mut self, key: u64, size: u32, hot: bool) -> Option<usize> {
-        debug_assert!(
-            !hot || self.sampled_weight != 1,
-            "a promoted key in a plain stack"
-        );
+    /// Accesses `key` with `size`: the depth of the band it was found in plus one (see
+    /// the module docs), or `None` when it was not held.
+    pub fn access(&mut self, key: u64, size: u32) -> Option<u64> {
         match self.index.find_or_vacant(key, &self.keys) {
             Ok(FrameId(node)) => {
                 let n = node as usize;
-                let band = self.nodes[n].band as usize;
-                self.set_size(n, size, hot);
-                if self.nodes[n].hot == hot {
-                    // The weights held stay the same, so only a new oldest key may have
-                    // passed the bound.
-                    let was_oldest = node == self.tail;
+                self.live_bytes = self.live_bytes - u64::from(self.sizes[n]) + u64::from(size);
+                self.sizes[n] = size;
+                let band = self.band[n] as usize;
+                if node != self.head {
                     self.move_to_top(node, band);
-                    if was_oldest {
-                        self.trim();
-                    }
-                } else {
-                    // A sampled key promoted: it weighs less from now on, below it too.
-                    self.take_out(node);
-                    self.nodes[n].hot = hot;
-                    self.put_on_top(node);
-                    self.trim();
                 }
-                Some(band)
+                Some(self.depths[band] + 1)
             }
             Err(vacant) => {
-                let node = self.new_node(key, size, hot);
+                let node = self.new_node(key, size);
                 self.index.fill(vacant, FrameId(node));
                 self.live_bytes += u64::from(size);
-                if hot {
-                    self.hot_bytes += u64::from(size);
-                }
-                self.put_on_top(node);
-                self.trim();
+                self.push_front(node);
+                self.push_down_from_top();
                 None
             }
         }
     }
 
-    /// Forgets `key` (a delete): the keys below it move up by its weight, as in an LRU
+    /// Forgets `key` (a delete). The keys below it move up one position, as in an LRU
     /// stack. Returns its latest size if it was held.
     pub fn remove(&mut self, key: u64) -> Option<u32> {
         let FrameId(node) = self.index.get(key, &self.keys)?;
+        // Each marker at or below the key steps to the key after it, which moves up into
+        // its band.
+        for i in self.band[node as usize] as usize..self.depths.len() {
+            let bottom = self.bottoms[i];
+            if bottom == NIL {
+                break;
+            }
+            let after = self.next[bottom as usize];
+            self.bottoms[i] = after;
+            if after != NIL {
+                self.band[after as usize] = i as u32;
+            }
+        }
         Some(self.forget(node))
     }
 
-    #[inline]
-    fn weight(&self, n: usize) -> u64 {
-        if self.nodes[n].hot {
-            STRATUM_HOT
-        } else {
-            self.sampled_weight
-        }
-    }
-
-    /// Records a held node's new size and stratum in the byte totals.
-    fn set_size(&mut self, n: usize, size: u32, hot: bool) {
-        let (old, was_hot) = (u64::from(self.nodes[n].size), self.nodes[n].hot);
-        self.live_bytes = self.live_bytes - old + u64::from(size);
-        if was_hot {
-            self.hot_bytes -= old;
-        }
-        if hot {
-            self.hot_bytes += u64::from(size);
-        }
-        self.nodes[n].size = size;
-    }
-
-    /// The node after marker `i`'s key: the first key not in its bands.
-    #[inline]
-    fn after(&self, i: usize) -> u32 {
-        match self.bottoms[i] {
-            NIL => self.head,
-            b => self.nodes[b as usize].next,
-        }
-    }
-
-    /// Marker `i` gained weight above its key: it steps up while its key no longer fits,
-    /// each key it passes going to the next band.
-    #[inline]
-    fn step_up(&mut self, i: usize) {
-        loop {
-            let b = self.bottoms[i];
-            if b == NIL {
-                return;
+    /// A new key went on top: every key moves down one, so each marker steps to the key
+    /// above it (whose band goes up by one), a marker is set where the stack just reached
+    /// its depth, and the key pushed past the last depth leaves.
+    fn push_down_from_top(&mut self) {
+        // Positions run 0..len; the stack was len - 1 long before the new key.
+        let before = self.len - 1;
+        for i in 0..self.depths.len() {
+            let depth = self.depths[i] as usize;
+            if before > depth {
+                let bottom = self.bottoms[i];
+                self.band[bottom as usize] = i as u32 + 1;
+                self.bottoms[i] = self.prev[bottom as usize];
+            } else {
+                if before == depth {
+                    self.bottoms[i] = self.tail;
+                }
+                break;
             }
-            let w = self.weight(b as usize);
-            if self.fit.fits(i, self.sums[i] - w) {
-                return;
-            }
-            self.sums[i] -= w;
-            self.nodes[b as usize].band = self.nodes[b as usize].band.max(i as u16 + 1);
-            self.bottoms[i] = self.nodes[b as usize].prev;
+        }
+        let last = *self.depths.last().expect("not empty") as usize;
+        if self.len > last + 1 {
+            self.forget(self.tail);
         }
     }
 
-    /// Marker `i` lost weight above its key: it steps down while the next key fits, each
-    /// key it passes coming into its band.
-    #[inline]
-    fn step_down(&mut self, i: usize) {
-        loop {
-            let q = self.after(i);
-            if q == NIL || !self.fit.fits(i, self.sums[i]) {
-                return;
-            }
-            self.sums[i] += self.weight(q as usize);
-            self.nodes[q as usize].band = self.nodes[q as usize].band.min(i as u16);
-            self.bottoms[i] = q;
-        }
-    }
-
-    /// Moves held `node` (in `band`, its weight unchanged) to the top. The markers of the
-    /// bands above it gain its weight; those below it hold the same keys with the same
-    /// weights above them. A marker sitting on it passes to the key above it, which now
-    /// has the moved key's weight above it instead of its own: with weights that differ,
-    /// that may not fit, so it steps up too.
+    /// Moves held `node` (not the top one), in `band`, to the top: the keys above it move
+    /// down one, so each marker above its band steps up (the key there crosses into the
+    /// next band), and its own band's marker, if it was that marker, passes to the key
+    /// above it.
     fn move_to_top(&mut self, node: u32, band: usize) {
-        if node == self.head {
-            return;
-        }
         let n = node as usize;
-        let above = self.nodes[n].prev;
-        let markers = self.bottoms.len();
-        let on_node = (band..markers)
-            .find(|&i| self.bottoms[i] != node)
-            .unwrap_or(markers);
-        for i in band..on_node {
-            self.bottoms[i] = above;
+        if self.bottoms[band] == node {
+            self.bottoms[band] = self.prev[n];
+        }
+        for i in 0..band {
+            let bottom = self.bottoms[i];
+            self.band[bottom as usize] = i as u32 + 1;
+            let above = self.prev[bottom as usize];
+            // The marker at depth 0 was the top key; the moved key takes its place.
+            self.bottoms[i] = if above == NIL { node } else { above };
         }
         self.unlink(node);
-        self.link_front(node);
-        if self.unit() {
-            // Equal weights: the key above a marker that sat on the moved key fits as
-            // the moved key did.
-            self.gain_one(band.min(markers));
-        } else {
-            self.gain(self.weight(n), band.min(markers));
-            for i in band..on_node {
-                self.step_up(i);
-            }
-        }
-        self.nodes[n].band = self.top_band;
-    }
-
-    /// True for a plain stack (every key weighs one).
-    #[inline]
-    fn unit(&self) -> bool {
-        self.sampled_weight == 1
-    }
-
-    /// A key of weight `w` went on top, above markers `0..markers`: each takes its
-    /// weight and steps up while its key no longer fits (or, with no key yet, down over
-    /// the new one).
-    fn gain(&mut self, w: u64, markers: usize) {
-        for i in 0..markers {
-            if self.bottoms[i] == NIL {
-                self.step_down(i);
-            } else {
-                self.sums[i] += w;
-                self.step_up(i);
-            }
-        }
-    }
-
-    /// [`SegmentedStack::gain`] in a plain stack, where it is known how far a marker
-    /// moves: a marker at its depth steps up exactly one key, which crosses into the next
-    /// band; a shorter stack's marker sits on the oldest key and takes the new one into
-    /// its count; an empty stack's takes the new key. No comparison of weights at all:
-    /// on a loop, where every access is a new key that passes every marker, this is most
-    /// of a plain level's work.
-    fn gain_one(&mut self, markers: usize) {
-        for i in 0..markers {
-            let b = self.bottoms[i];
-            if b == NIL {
-                self.bottoms[i] = self.head;
-                self.sums[i] = 1;
-            } else if self.fit.fits(i, self.sums[i]) {
-                self.sums[i] += 1;
-            } else {
-                self.nodes[b as usize].band = i as u16 + 1;
-                self.bottoms[i] = self.nodes[b as usize].prev;
-            }
-        }
-    }
-
-    /// Takes held `node` out of the list (not out of the index): the markers at or below
-    /// it lose its weight and step down over the keys that now fit.
-    fn take_out(&mut self, node: u32) {
-        let n = node as usize;
-        let w = self.weight(n);
-        let band = self.nodes[n].band as usize;
-        for i in band..self.bottoms.len() {
-            self.sums[i] -= w;
-            if self.bottoms[i] == node {
-                self.bottoms[i] = self.nodes[n].prev;
-            }
-        }
-        self.unlink(node);
-        self.total -= w;
-        for i in band..self.bottoms.len() {
-            self.step_down(i);
-        }
-    }
-
-    /// Puts `node` (not in the list) on top: every marker gains its weight.
-    fn put_on_top(&mut self, node: u32) {
-        let n = node as usize;
-        self.link_front(node);
-        let w = self.weight(n);
-        self.total += w;
-        self.nodes[n].band = self.top_band;
-        if self.unit() {
-            self.gain_one(self.bottoms.len());
-        } else {
-            self.gain(w, self.bottoms.len());
-        }
-    }
-
-    /// Drops the oldest keys while the weight above the oldest is past the bound. The
-    /// oldest key has the most weight above it, so afterwards every held key is within.
-    fn trim(&mut self) {
-        while self.tail != NIL {
-            let t = self.tail;
-            // In a plain stack the oldest key weighs one: not reading its node spares a
-            // cache miss on every new key (the next oldest is cold).
-            let w = if self.unit() {
-                1
-            } else {
-                self.weight(t as usize)
-            };
-            if self.fit.holds(self.total - w) {
-                return;
-            }
-            self.forget(t);
-        }
+        self.push_front(node);
     }
 
     /// Takes `node` out of the list and the index; returns its size.
     fn forget(&mut self, node: u32) -> u32 {
-        self.take_out(node);
-        let n = node as usize;
-        self.index.remove(self.keys[n], &self.keys);
+        self.unlink(node);
+        self.index.remove(self.keys[node as usize], &self.keys);
         self.free.push(node);
-        let size = self.nodes[n].size;
+        let size = self.sizes[node as usize];
         self.live_bytes -= u64::from(size);
-        if self.nodes[n].hot {
-            self.hot_bytes -= u64::from(size);
-        }
         size
     }
 
     /// A node for a new key: a freed one, or a new one.
-    fn new_node(&mut self, key: u64, size: u32, hot: bool) -> u32 {
+    fn new_node(&mut self, key: u64, size: u32) -> u32 {
         if let Some(node) = self.free.pop() {
-            let n = node as usize;
-            self.keys[n] = key;
-            self.nodes[n].size = size;
-            self.nodes[n].hot = hot;
+            self.keys[node as usize] = key;
+            self.sizes[node as usize] = size;
             return node;
         }
         let node = u32::try_from(self.keys.len()).expect("a level holds fewer than 2^32 keys");
         self.keys.push(key);
-        self.nodes.push(Node {
-            prev: NIL,
-            next: NIL,
-            size,
-            band: 0,
-            hot,
-        });
+        self.sizes.push(size);
+        self.prev.push(NIL);
+        self.next.push(NIL);
+        self.band.push(0);
         node
     }
 
     fn unlink(&mut self, node: u32) {
         let n = node as usize;
-        let (p, q) = (self.nodes[n].prev, self.nodes[n].next);
+        let (p, q) = (self.prev[n], self.next[n]);
         if p == NIL {
             self.head = q;
         } else {
-            self.nodes[p as usize].next = q;
+            self.next[p as usize] = q;
         }
         if q == NIL {
             self.tail = p;
         } else {
-            self.nodes[q as usize].prev = p;
+            self.prev[q as usize] = p;
         }
         self.len -= 1;
     }
 
-    fn link_front(&mut self, node: u32) {
+    fn push_front(&mut self, node: u32) {
         let n = node as usize;
-        self.nodes[n].prev = NIL;
-        self.nodes[n].next = self.head;
+        self.band[n] = 0;
+        self.prev[n] = NIL;
+        self.next[n] = self.head;
         if self.head == NIL {
             self.tail = node;
         } else {
-            self.nodes[self.head as usize].prev = node;
+            self.prev[self.head as usize] = node;
         }
         self.head = node;
         self.len += 1;
-    }
-    /// Walks the list and checks every band, marker and sum against their definitions.
-    #[cfg(test)]
-    fn check(&self) -> Result<(), String> {
-        let markers = self.bottoms.len();
-        let mut above = 0u64;
-        let mut node = self.head;
-        let mut last = vec![NIL; markers];
-        let mut sums = vec![0u64; markers];
-        while node != NIL {
-            let n = node as usize;
-            let band = (0..markers)
-                .find(|&i| self.fit.fits(i, above))
-                .unwrap_or(markers);
-            if self.nodes[n].band as usize != band {
-                return Err(format!(
-                    "node {n} in band {} not {band}",
-                    self.nodes[n].band
-                ));
-            }
-            above += self.weight(n);
-            for i in band..markers {
-                last[i] = node;
-                sums[i] = above;
-            }
-            node = self.nodes[n].next;
-        }
-        if last != self.bottoms || sums != self.sums || above != self.total {
-            return Err(format!(
-                "markers {:?} {:?} not {last:?} {sums:?}",
-                self.bottoms, self.sums
-            ));
-        }
-        Ok(())
     }
 }
 
@@ -622,96 +255,28 @@ mod tests {
 
     #[test]
     fn hand_worked_segments() {
-        // Depths 0 and 2: band 0 is the top key, band 1 the next two.
-        let mut s = SegmentedStack::new(&[0, 2], 1.0);
+        // Depths 0 and 2: segment 0 is the top key, segment 1 the next two.
+        let mut s = SegmentedStack::new(&[0, 2]);
         for k in [1, 2, 3] {
-            assert_eq!(s.access(k, 1, false), None);
+            assert_eq!(s.access(k, 1), None);
         }
-        // Stack 3 2 1: 1 has two keys above it, in band 1 (scored as distance 3).
-        assert_eq!(s.access(1, 1, false), Some(1));
-        assert_eq!(s.band_distance(1), 3.0);
-        // Stack 1 3 2: 1 on top (band 0, distance 1), then 3 (band 1).
-        assert_eq!(s.access(1, 1, false), Some(0));
-        assert_eq!(s.band_distance(0), 1.0);
-        assert_eq!(s.access(3, 1, false), Some(1));
+        // Stack 3 2 1: 1 has two keys above it, in segment 1 (reported depth 3).
+        assert_eq!(s.access(1, 1), Some(3));
+        // Stack 1 3 2: 1 on top (depth 1), then 3 (segment 1).
+        assert_eq!(s.access(1, 1), Some(1));
+        assert_eq!(s.access(3, 1), Some(3));
         // Stack 3 1 2; a fourth key pushes 2 (three keys above it) out.
-        assert_eq!(s.access(4, 1, false), None);
+        assert_eq!(s.access(4, 1), None);
         assert_eq!(s.len(), 3);
-        assert_eq!(s.access(2, 1, false), None);
+        assert_eq!(s.access(2, 1), None);
         // Stack 2 4 3 (1 went out). Removing 4 pulls 3 up to position 1.
         assert_eq!(s.remove(4), Some(1));
-        assert_eq!(s.access(3, 5, false), Some(1));
+        assert_eq!(s.access(3, 5), Some(3));
         assert_eq!(s.live_bytes(), 6);
         assert_eq!(s.remove(9), None);
     }
 
-    #[test]
-    fn promoted_that_fit_by_hand() {
-        // Rate 1/2, 4 objects: 1 + h + 2 s <= 4, so h <= 3 with no sampled key above,
-        // h <= 1 with one, and two sampled keys never fit.
-        assert_eq!(promoted_that_fit(4, 0.5), [4, 2]);
-        // Rate 1: the exact depth, whatever the stratum.
-        assert_eq!(promoted_that_fit(3, 1.0), [3, 2, 1]);
-        assert!(promoted_that_fit(0, 0.5).is_empty());
-    }
-
-    #[test]
-    fn hand_worked_weighted_segments() {
-        // Rate 1/2: a sampled key above stands for 2 objects, a promoted one for 1. Sizes
-        // 2 and 4 objects: a reuse hits at 2 with at most 1 object above it, at 4 with at
-        // most 3, and a key stays while at most 3 objects are above it.
-        let mut s = SegmentedStack::strata(&[2, 4], 0.5, 3);
-        assert_eq!(s.access(1, 1, false), None);
-        assert_eq!(s.access(10, 1, true), None);
-        assert_eq!(s.access(2, 1, false), None);
-        // Stack 2 10 1: above 1, 2 + 1 = 3 objects: hits at 4 only (band 1, scored at 4).
-        assert_eq!(s.access(1, 1, false), Some(1));
-        assert_eq!(s.band_distance(1), 4.0);
-        assert_eq!(s.band_distance(2), f64::INFINITY);
-        // Stack 1 2 10: 10 has 2 + 2 = 4 objects above it, past the bound: it left.
-        assert_eq!(s.len(), 2);
-        assert_eq!(s.access(10, 1, true), None);
-        // Stack 10 1 2: above 2, 1 + 2 = 3 objects (band 1); above 1, 1 object (band 0).
-        assert_eq!(s.access(1, 1, false), Some(0));
-        assert_eq!(s.access(2, 1, false), Some(1));
-        // Stack 2 1 10: above 10, 2 + 2 = 4 objects: it left again.
-        assert_eq!(s.len(), 2);
-        // 1 is promoted at this access, with 2 objects above it (band 1); from now on it
-        // weighs 1.
-        assert_eq!(s.access(1, 3, true), Some(1));
-        assert_eq!(s.hot_bytes(), 3);
-        assert_eq!(s.access(10, 1, true), None);
-        // Stack 10 1 2: above 2, 1 + 1 = 2 objects (band 1).
-        assert_eq!(s.access(2, 1, false), Some(1));
-        // Stack 2 10 1: above 1, 2 + 1 = 3 objects (band 1), and it stays.
-        assert_eq!(s.access(1, 3, true), Some(1));
-        // Stack 1 2 10. Deleting 2 (2 objects) brings 10 to 1 object above: band 0.
-        assert_eq!(s.remove(2), Some(1));
-        assert_eq!(s.access(10, 1, true), Some(0));
-        // Stack 10 1, a new sampled key 3 on top: above 1, 2 + 1 = 3 objects.
-        assert_eq!(s.access(3, 1, false), None);
-        // 3 is promoted on top: it weighs 1 below it from now on, so 10 has 1 object
-        // above it (band 0), where it would have had 2 (band 1).
-        assert_eq!(s.access(3, 1, true), Some(0));
-        assert_eq!(s.access(10, 1, true), Some(0));
-        assert_eq!(s.live_weight(), 3 * STRATUM_HOT);
-        assert_eq!((s.live_bytes(), s.hot_bytes()), (5, 5));
-    }
-
-    /// A count drawn from `count` of values drawn from `values`, sorted, without repeats.
-    fn sorted_draws(
-        rng: &mut impl rand::Rng,
-        count: std::ops::Range<usize>,
-        values: std::ops::Range<u64>,
-    ) -> Vec<u64> {
-        let n = rng.gen_range(count);
-        let mut drawn: Vec<u64> = (0..n).map(|_| rng.gen_range(values.clone())).collect();
-        drawn.sort_unstable();
-        drawn.dedup();
-        drawn
-    }
-
-    /// The band reported is the one the exact distance falls in, and a key is held
+    /// The segment reported is the one the exact distance falls in, and a key is held
     /// exactly while the Fenwick bounded stack holds it: seeded random streams with
     /// removals, against [`StreamingStack::bounded`] at the last depth plus one.
     #[test]
@@ -721,9 +286,12 @@ mod tests {
             let mut rng = seed.rng();
             for _ in 0..40 {
                 let keys = rng.gen_range(2..400u64);
-                let depths = sorted_draws(&mut rng, 1..4, 0..keys);
+                let bands = rng.gen_range(1..4);
+                let mut depths: Vec<u64> = (0..bands).map(|_| rng.gen_range(0..keys)).collect();
+                depths.sort_unstable();
+                depths.dedup();
                 let last = *depths.last().expect("at least one");
-                let mut segmented = SegmentedStack::new(&depths, 1.0);
+                let mut segmented = SegmentedStack::new(&depths);
                 let mut fenwick = StreamingStack::bounded(false, last + 1);
                 for _ in 0..3_000 {
                     let key = rng.gen_range(0..keys);
@@ -736,64 +304,9 @@ mod tests {
                     }
                     let want = fenwick
                         .access(key, 1)
-                        .map(|d| depths.partition_point(|&a| a < d - 1));
-                    assert_eq!(
-                        segmented.access(key, 1, false),
-                        want,
-                        "{seed} depths {depths:?}"
-                    );
-                    segmented.check().unwrap_or_else(|e| panic!("{seed}: {e}"));
+                        .map(|d| depths[depths.partition_point(|&a| a < d - 1)] + 1);
+                    assert_eq!(segmented.access(key, 1), want, "{seed} depths {depths:?}");
                     assert_eq!(segmented.len(), fenwick.len());
-                }
-            }
-        });
-    }
-
-    /// Stratified: the band reported is the first size the Fenwick stratified stack's
-    /// distance hits at (the histogram's own comparison), and the two hold the same keys,
-    /// on seeded streams where keys are promoted along the way (a sampled key turning
-    /// promoted changes its weight below it) and some are deleted.
-    #[test]
-    fn weighted_segments_are_the_bands_of_the_stratified_distance() {
-        use rand::Rng;
-        testutil::explore(|seed| {
-            let mut rng = seed.rng();
-            for _ in 0..40 {
-                let keys = rng.gen_range(2..500u64);
-                let rate = [1.0, 0.5, 0.3, 0.1125, 0.01][rng.gen_range(0..5)];
-                let caps = sorted_draws(&mut rng, 1..6, 1..keys * 3);
-                let bound = caps.last().expect("a size") - 1;
-                let mut segmented = SegmentedStack::strata(&caps, rate, bound);
-                let mut fenwick = StreamingStack::strata_bounded(rate, bound);
-                // Keys at or under `promoted` are hot; it rises through the stream.
-                let mut promoted = 0;
-                for step in 0..4_000 {
-                    if rng.gen_ratio(1, 200) {
-                        promoted = rng.gen_range(promoted..=keys);
-                    }
-                    let key = rng.gen_range(0..keys);
-                    if rng.gen_ratio(1, 60) {
-                        assert_eq!(segmented.remove(key), fenwick.remove(key));
-                        segmented
-                            .check()
-                            .unwrap_or_else(|e| panic!("{seed}: step {step} remove: {e}"));
-                        continue;
-                    }
-                    let hot = key < promoted;
-                    let size = 1 + (key % 7) as u32;
-                    let want = fenwick.access_as(key, size, hot).map(|d| {
-                        let own = fenwick.stratum_weight(size, hot);
-                        let distance = 1.0 + strata_objects(d - own, rate);
-                        caps.partition_point(|&c| (c as f64) < distance)
-                    });
-                    let got = segmented.access(key, size, hot);
-                    segmented
-                        .check()
-                        .unwrap_or_else(|e| panic!("{seed}: step {step} {key} {hot} {got:?}: {e}"));
-                    assert_eq!(got, want, "{seed}: step {step}, rate {rate}, caps {caps:?}");
-                    assert_eq!(segmented.len(), fenwick.len(), "{seed}: step {step}");
-                    assert_eq!(segmented.live_weight(), fenwick.live_weight());
-                    assert_eq!(segmented.hot_bytes(), fenwick.hot_bytes());
                 }
             }
         });

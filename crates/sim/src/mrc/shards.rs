@@ -45,9 +45,10 @@ use hashbrown::HashSet;
 
 use super::filter::SpatialFilter;
 use super::histogram::{Buckets, CurvePoint, DistanceHistogram, Weight};
-use super::hot::strata_objects;
+use super::hot::{strata_objects, STRATUM_SAMPLED};
 use super::segments::SegmentedStack;
 use super::stack::StreamingStack;
+use super::weighted::WeightedStack;
 
 /// How the sample is bounded.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -126,11 +127,13 @@ pub fn hit_depth(rate: f64, capacity: u64) -> Option<u64> {
 }
 
 /// The stack behind an estimator: the Fenwick window (any distance, or bounded), or, for
-/// a bounded object-mode estimator, the segmented stack that reports bands.
+/// a bounded object-mode estimator, a stack that reports bands: the segmented one (plain)
+/// or the weighted one (stratified).
 #[derive(Debug)]
 enum Stack {
     Window(StreamingStack),
     Segments(SegmentedStack),
+    Weighted(WeightedStack),
 }
 
 impl Stack {
@@ -156,7 +159,8 @@ impl Stack {
                     scaled_distance(d, own, rate)
                 })
             }
-            Stack::Segments(s) => s.access(key, size, hot).map(|band| s.band_distance(band)),
+            Stack::Segments(s) => s.access(key, size).map(|d| scaled_distance(d, 1, rate)),
+            Stack::Weighted(s) => s.access(key, size, hot).map(|band| s.band_distance(band)),
         }
     }
 
@@ -164,6 +168,7 @@ impl Stack {
         match self {
             Stack::Window(s) => s.remove(key),
             Stack::Segments(s) => s.remove(key),
+            Stack::Weighted(s) => s.remove(key),
         }
     }
 
@@ -172,7 +177,8 @@ impl Stack {
     fn strata_totals(&self) -> (u64, u64) {
         match self {
             Stack::Window(s) => (s.live_weight(), s.hot_bytes()),
-            Stack::Segments(s) => (s.live_weight(), s.hot_bytes()),
+            Stack::Segments(s) => (s.len() as u64 * STRATUM_SAMPLED, 0),
+            Stack::Weighted(s) => (s.live_weight(), s.hot_bytes()),
         }
     }
 
@@ -180,6 +186,7 @@ impl Stack {
         match self {
             Stack::Window(s) => s.len(),
             Stack::Segments(s) => s.len(),
+            Stack::Weighted(s) => s.len(),
         }
     }
 
@@ -187,6 +194,7 @@ impl Stack {
         match self {
             Stack::Window(s) => s.live_bytes(),
             Stack::Segments(s) => s.live_bytes(),
+            Stack::Weighted(s) => s.live_bytes(),
         }
     }
 
@@ -194,6 +202,7 @@ impl Stack {
         match self {
             Stack::Window(s) => s.state_bytes(),
             Stack::Segments(s) => s.state_bytes(),
+            Stack::Weighted(s) => s.state_bytes(),
         }
     }
 }
@@ -253,7 +262,7 @@ impl Shards {
                 stack_bound(rate, largest, byte_mode),
             ))
         } else {
-            Stack::Segments(SegmentedStack::new(&depths, rate))
+            Stack::Segments(SegmentedStack::new(&depths))
         };
         shards
     }
@@ -272,7 +281,7 @@ impl Shards {
     /// keys above it stand for at most the largest capacity less one objects, promoted
     /// keys one each, so it drops only keys whose next access misses at every capacity.
     /// It holds at most the sampled keys of [`stack_bound`] plus the promoted ones. The
-    /// stack is a weighted [`SegmentedStack`] with a marker at each capacity: its curve is
+    /// stack is a [`WeightedStack`] with a marker at each capacity: its curve is
     /// the stratified Fenwick stack's ([`StreamingStack::strata_bounded`]) exactly, for a
     /// fraction of the work (most accesses on a skewed trace are promoted keys already in
     /// the top band, which move no marker).
@@ -285,7 +294,7 @@ impl Shards {
         let stack = if sizes.is_empty() {
             Stack::Window(StreamingStack::strata_bounded(rate, bound))
         } else {
-            Stack::Segments(SegmentedStack::strata(&sizes, rate, bound))
+            Stack::Weighted(WeightedStack::new(&sizes, rate, bound))
         };
         Shards {
             stratified: true,
