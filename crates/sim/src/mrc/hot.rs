@@ -12,7 +12,8 @@
 //! kept at weight 1; every other key is kept when its hash is under the rate's threshold,
 //! at weight `1 / R`. A stack distance is the sum of the weights of the distinct keys above
 //! (the stack stores each key's stratum with its latest access: [`STRATUM_SAMPLED`] and
-//! [`STRATUM_HOT`] packed into one integer, so one Fenwick tree counts both exactly), and
+//! [`STRATUM_HOT`] packed into one integer, so one Fenwick tree, or the markers of a
+//! nested level's [`super::weighted::WeightedStack`], count both exactly), and
 //! a reuse scores `1 + hot others + sampled others / R` objects ([`strata_objects`]). The
 //! first-bucket adjustment is unchanged: the trace's requests minus the samples' weight,
 //! which is the hash-sampled stratum's shortfall alone (hot requests weigh what they are).
