@@ -137,30 +137,30 @@ enum Stack {
 }
 
 impl Stack {
-    /// Accesses `key` (`hot`: promoted) and scores the reuse: the distance in the whole
-    /// trace it stands for at `rate` (`stratified`: promoted keys above count one object
-    /// each, [`strata_objects`]), or `None` for a key not held.
+    /// Accesses `key` (`hot`: promoted): its distance in the stack, or the band a
+    /// weighted stack found it in ([`Stack::scaled`] reads either), `None` for a key not
+    /// held.
     #[inline]
-    fn access(
-        &mut self,
-        key: u64,
-        size: u32,
-        hot: bool,
-        rate: f64,
-        stratified: bool,
-    ) -> Option<f64> {
+    fn access(&mut self, key: u64, size: u32, hot: bool) -> Option<u64> {
         match self {
-            Stack::Window(s) => {
-                let d = s.access_as(key, size, hot)?;
-                let own = s.stratum_weight(size, hot);
-                Some(if stratified {
-                    1.0 + strata_objects(d - own, rate)
-                } else {
-                    scaled_distance(d, own, rate)
-                })
+            Stack::Window(s) => s.access_as(key, size, hot),
+            Stack::Segments(s) => s.access(key, size),
+            Stack::Weighted(s) => s.access(key, size, hot).map(|band| band as u64),
+        }
+    }
+
+    /// The distance in the whole trace that what [`Stack::access`] returned stands for at
+    /// `rate`: the stack distance scaled (`stratified`: promoted keys above count one
+    /// object each, [`strata_objects`]), or a weighted stack's band's own size.
+    #[inline]
+    fn scaled(&self, found: u64, size: u32, hot: bool, rate: f64, stratified: bool) -> f64 {
+        match self {
+            Stack::Weighted(s) => s.band_distance(found as usize),
+            Stack::Window(s) if stratified => {
+                1.0 + strata_objects(found - s.stratum_weight(size, hot), rate)
             }
-            Stack::Segments(s) => s.access(key, size).map(|d| scaled_distance(d, 1, rate)),
-            Stack::Weighted(s) => s.access(key, size, hot).map(|band| s.band_distance(band)),
+            Stack::Window(s) => scaled_distance(found, s.stratum_weight(size, hot), rate),
+            Stack::Segments(_) => scaled_distance(found, 1, rate),
         }
     }
 
@@ -384,8 +384,9 @@ impl Shards {
             requests: scale,
             bytes: f64::from(size) * scale,
         };
-        match self.stack.access(hash, size, hot, rate, self.stratified) {
-            Some(distance) => {
+        match self.stack.access(hash, size, hot) {
+            Some(found) => {
+                let distance = self.stack.scaled(found, size, hot, rate, self.stratified);
                 self.histogram.add(distance, weight);
                 if hot && self.held.is_some() && hash <= self.filter.threshold() {
                     // It may have been held as a sampled key: its hash stays in the
