@@ -12,8 +12,13 @@ by (1/R - 1) x sum of m_k^2 (m_k: key k's misses at c), over N^2 as a miss ratio
 keys resident at c (each there with probability q_k = 1 - exp(-p_k T_c)) counted at 1/R
 move every distance near c together by a relative sd of sqrt((1 - R)/R x sum q_k^2) / c,
 which moves the miss ratio by the curve's slope times that. Promoting the H hottest keys
-(rate 1, weight 1) drops their terms from both sums. Needs numpy.
+(rate 1, weight 1) drops their terms from both sums. RATES and SIZES (comma-separated
+environment variables) replace the default rates (0.01, 0.1125) and sizes; with SIZES set
+the last line per rate gives the expected mean absolute error over those sizes
+(sqrt(2/pi) x the standard deviation of each, no promotion), the floor of a 20-point MAE
+when they are the base-rate points. Needs numpy.
 """
+import os
 import sys
 
 import numpy as np
@@ -37,8 +42,11 @@ def miss_ratio(c):
     return (lam * np.exp(-p * che(c))).sum() / N
 
 
-for R in [0.01, 0.1125]:
-    for c in [4445, 9197, 19030, 39382, 81484, 242525]:
+RATES = [float(r) for r in os.environ.get("RATES", "0.01,0.1125").split(",")]
+SIZES = [int(c) for c in os.environ.get("SIZES", "4445,9197,19030,39382,81484,242525").split(",")]
+for R in RATES:
+    expected = 0.0
+    for c in SIZES:
         pm = np.exp(-p * che(c))
         m, q = lam * pm, 1 - pm
         slope = (miss_ratio(c * 1.01) - miss_ratio(c)) / np.log(1.01)
@@ -48,3 +56,7 @@ for R in [0.01, 0.1125]:
             sd_dist = abs(slope) * np.sqrt((1 - R) / R * (q[H:] ** 2).sum()) / c
             parts.append(f"H={H}: miss {sd_miss:.4f} dist {sd_dist:.4f} (hot share {lam[:H].sum() / N:.2f})")
         print(f"R={R} c={c} miss ratio {(m.sum()) / N:.3f}: " + " | ".join(parts))
+        expected += np.sqrt(2 / np.pi) * np.sqrt((1 / R - 1) * (m ** 2).sum()) / N
+    if "SIZES" in os.environ:
+        print(f"R={R}: expected mean absolute error over these {len(SIZES)} sizes {expected / len(SIZES):.5f}"
+              f" (their share of a 20-point MAE: {expected / 20:.5f})")

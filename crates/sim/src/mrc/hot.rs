@@ -12,7 +12,8 @@
 //! kept at weight 1; every other key is kept when its hash is under the rate's threshold,
 //! at weight `1 / R`. A stack distance is the sum of the weights of the distinct keys above
 //! (the stack stores each key's stratum with its latest access: [`STRATUM_SAMPLED`] and
-//! [`STRATUM_HOT`] packed into one integer, so one Fenwick tree counts both exactly), and
+//! [`STRATUM_HOT`] packed into one integer, so one Fenwick tree, or the markers of a
+//! nested level's [`super::weighted::WeightedStack`], count both exactly), and
 //! a reuse scores `1 + hot others + sampled others / R` objects ([`strata_objects`]). The
 //! first-bucket adjustment is unchanged: the trace's requests minus the samples' weight,
 //! which is the hash-sampled stratum's shortfall alone (hot requests weigh what they are).
@@ -39,6 +40,7 @@
 //! hashes answers the rest.
 
 use bufcache_core::FixedHashMap;
+use policy::{FrameId, HashIndex, KeyIndex};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -208,78 +210,101 @@ fn gap(rng: &mut Xoshiro256PlusPlus, every: u32) -> u32 {
     }
 }
 
-/// SpaceSaving (Metwally, Agrawal, El Abbadi, 2005) over `capacity` counters: the counters
-/// in an array sorted by count, so that the least counted key, the one a new key replaces
+/// SpaceSaving (Metwally, Agrawal, El Abbadi, 2005) over `capacity` counters, kept in an
+/// order sorted by count, so that the least counted key, the one a new key replaces
 /// (inheriting its count as its error), is the first. Counts only grow by one, so an
 /// increment swaps the key with the last one of its count and stays sorted: `O(1)` with
-/// the last index of every count in a map (the paper's "stream summary" in two arrays).
-/// A promoted key keeps its counter until it becomes the least counted one; the detector
-/// no longer asks for it.
+/// the last position of every count (the paper's "stream summary" in flat arrays).
+///
+/// Each counter has a fixed *home* (its key, count and error never move), found from the
+/// key with the policy crate's [`HashIndex`]; only the order of homes is permuted, so a
+/// swap touches two positions and no index entry. The last position of a count is a
+/// vector indexed by count: counts stay small, since a key whose count less its error
+/// reaches the threshold is promoted and no longer counted, so every count is at most
+/// the least one when its key came in (at most the sampled requests over the counters)
+/// plus the threshold. A promoted key keeps its counter until it becomes the least counted.
 #[derive(Debug)]
 struct SpaceSaving {
-    /// `(count, error, key)`, ascending by count; count 0 is a vacant counter.
-    counters: Vec<(u64, u64, u64)>,
-    /// Key to its index in `counters`.
-    position: FixedHashMap<usize>,
-    /// Count to the last index holding it.
-    last: FixedHashMap<usize>,
+    /// Per home: its key, count (0: vacant) and error.
+    keys: Vec<u64>,
+    counts: Vec<u32>,
+    errors: Vec<u32>,
+    /// Homes in ascending order of count, and each home's position in it.
+    order: Vec<u32>,
+    position: Vec<u32>,
+    /// Key to its home (vacant homes are not indexed).
+    index: HashIndex,
+    /// `last[count]`: the last position holding `count`, valid while some home does.
+    last: Vec<u32>,
 }
 
 impl SpaceSaving {
     /// `capacity` vacant counters (count 0, no key).
     fn new(capacity: usize) -> Self {
-        let capacity = capacity.max(1);
-        let mut last = FixedHashMap::default();
-        last.insert(0, capacity - 1);
+        let capacity = capacity.clamp(1, u32::MAX as usize / 2);
+        let homes: Vec<u32> = (0..capacity as u32).collect();
         SpaceSaving {
-            counters: vec![(0, 0, 0); capacity],
-            position: FixedHashMap::default(),
-            last,
+            keys: vec![0; capacity],
+            counts: vec![0; capacity],
+            errors: vec![0; capacity],
+            order: homes.clone(),
+            position: homes,
+            index: HashIndex::with_capacity(capacity),
+            last: vec![capacity as u32 - 1],
         }
     }
 
     /// Counts one occurrence of `key`; returns the lower bound of its occurrences (its
     /// count less its error).
     fn count(&mut self, key: u64) -> u64 {
-        let at = match self.position.get(&key) {
-            Some(&i) => self.increment(i),
+        let home = match self.index.get(key, &self.keys) {
+            Some(FrameId(home)) => home as usize,
             None => {
-                // The least counted key, or a vacant counter (count 0) while some are.
-                if self.counters[0].0 > 0 {
-                    let old = self.counters[0].2;
-                    self.position.remove(&old);
+                // The least counted key's home, or a vacant one (count 0) while some are.
+                let home = self.order[0] as usize;
+                if self.counts[home] > 0 {
+                    self.index.remove(self.keys[home], &self.keys);
                 }
-                self.counters[0].1 = self.counters[0].0;
-                self.counters[0].2 = key;
-                self.position.insert(key, 0);
-                self.increment(0)
+                self.errors[home] = self.counts[home];
+                self.keys[home] = key;
+                self.index.insert(key, FrameId(home as u32), &self.keys);
+                home
             }
         };
-        let (count, error, _) = self.counters[at];
-        count - error
+        self.increment(home);
+        u64::from(self.counts[home] - self.errors[home])
     }
 
-    /// Adds one to the count at `i`; returns where the key is now.
-    fn increment(&mut self, i: usize) -> usize {
-        let count = self.counters[i].0;
-        let end = self.last[&count];
-        self.counters.swap(i, end);
-        if count > 0 {
-            self.position.insert(self.counters[i].2, i);
+    /// Adds one to `home`'s count, moving it to the end of its count's run.
+    fn increment(&mut self, home: usize) {
+        let count = self.counts[home];
+        let at = self.position[home] as usize;
+        let end = self.last[count as usize] as usize;
+        if at != end {
+            let other = self.order[end];
+            self.order.swap(at, end);
+            self.position[home] = end as u32;
+            self.position[other as usize] = at as u32;
         }
-        self.position.insert(self.counters[end].2, end);
-        if end > 0 && self.counters[end - 1].0 == count {
-            self.last.insert(count, end - 1);
-        } else {
-            self.last.remove(&count);
+        if end > 0 && self.counts[self.order[end - 1] as usize] == count {
+            self.last[count as usize] = end as u32 - 1;
         }
-        self.counters[end].0 += 1;
-        self.last.entry(count + 1).or_insert(end);
-        end
+        self.counts[home] += 1;
+        let next = count as usize + 1;
+        let next_run = self
+            .order
+            .get(end + 1)
+            .is_some_and(|&h| self.counts[h as usize] == count + 1);
+        if next == self.last.len() {
+            self.last.push(end as u32);
+        } else if !next_run {
+            // The first of its new count: the run of `count + 1` starts and ends here.
+            self.last[next] = end as u32;
+        }
     }
 
     fn state_bytes(&self) -> usize {
-        self.counters.capacity() * 24 + (self.position.capacity() + self.last.capacity()) * 16
+        self.keys.capacity() * (8 + 4 * 4) + self.index.table_bytes() + self.last.capacity() * 4
     }
 }
 
@@ -299,16 +324,20 @@ mod tests {
                 last = bound;
             }
         }
-        assert!(s.position.contains_key(&1));
+        assert!(s.keys.contains(&1));
         assert!((2..=4).contains(&last), "lower bound {last}");
-        assert!(s.counters.windows(2).all(|w| w[0].0 <= w[1].0));
+        let sorted: Vec<u32> = s.order.iter().map(|&h| s.counts[h as usize]).collect();
+        assert!(sorted.windows(2).all(|w| w[0] <= w[1]));
         // c replaced b and inherited its count 1 as error: its bound is 1, not 2.
         let mut t = SpaceSaving::new(2);
         t.count(1);
         t.count(2);
         assert_eq!(t.count(3), 1);
         assert_eq!(t.count(1), 2);
-        assert_eq!(t.counters, [(2, 0, 1), (2, 1, 3)]);
+        assert_eq!(
+            (t.keys, t.counts, t.errors),
+            (vec![1, 3], vec![2, 2], vec![0, 1])
+        );
     }
 
     #[test]

@@ -23,6 +23,7 @@ pub mod nested;
 pub mod segments;
 pub mod shards;
 pub mod stack;
+pub mod weighted;
 
 use policy::PolicySpec;
 use thiserror::Error;

@@ -45,9 +45,10 @@ use hashbrown::HashSet;
 
 use super::filter::SpatialFilter;
 use super::histogram::{Buckets, CurvePoint, DistanceHistogram, Weight};
-use super::hot::strata_objects;
+use super::hot::{strata_objects, STRATUM_SAMPLED};
 use super::segments::SegmentedStack;
 use super::stack::StreamingStack;
+use super::weighted::WeightedStack;
 
 /// How the sample is bounded.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -126,19 +127,40 @@ pub fn hit_depth(rate: f64, capacity: u64) -> Option<u64> {
 }
 
 /// The stack behind an estimator: the Fenwick window (any distance, or bounded), or, for
-/// a bounded object-mode estimator, the segmented stack that reports bands.
+/// a bounded object-mode estimator, a stack that reports bands: the segmented one (plain)
+/// or the weighted one (stratified).
 #[derive(Debug)]
 enum Stack {
     Window(StreamingStack),
     Segments(SegmentedStack),
+    Weighted(WeightedStack),
 }
 
 impl Stack {
+    /// Accesses `key` (`hot`: promoted): its distance in the stack, or the band a
+    /// weighted stack found it in ([`Stack::scaled`] reads either), `None` for a key not
+    /// held.
     #[inline]
     fn access(&mut self, key: u64, size: u32, hot: bool) -> Option<u64> {
         match self {
             Stack::Window(s) => s.access_as(key, size, hot),
             Stack::Segments(s) => s.access(key, size),
+            Stack::Weighted(s) => s.access(key, size, hot).map(|band| band as u64),
+        }
+    }
+
+    /// The distance in the whole trace that what [`Stack::access`] returned stands for at
+    /// `rate`: the stack distance scaled (`stratified`: promoted keys above count one
+    /// object each, [`strata_objects`]), or a weighted stack's band's own size.
+    #[inline]
+    fn scaled(&self, found: u64, size: u32, hot: bool, rate: f64, stratified: bool) -> f64 {
+        match self {
+            Stack::Weighted(s) => s.band_distance(found as usize),
+            Stack::Window(s) if stratified => {
+                1.0 + strata_objects(found - s.stratum_weight(size, hot), rate)
+            }
+            Stack::Window(s) => scaled_distance(found, s.stratum_weight(size, hot), rate),
+            Stack::Segments(_) => scaled_distance(found, 1, rate),
         }
     }
 
@@ -146,14 +168,17 @@ impl Stack {
         match self {
             Stack::Window(s) => s.remove(key),
             Stack::Segments(s) => s.remove(key),
+            Stack::Weighted(s) => s.remove(key),
         }
     }
 
-    /// The part of a distance that is the key itself (1 in object mode).
-    fn weight_of(&self, size: u32, hot: bool) -> u64 {
+    /// Summed weights of the keys held and, of their bytes, the promoted keys' (both as
+    /// [`StreamingStack::live_weight`] and [`StreamingStack::hot_bytes`]).
+    fn strata_totals(&self) -> (u64, u64) {
         match self {
-            Stack::Window(s) => s.stratum_weight(size, hot),
-            Stack::Segments(_) => 1,
+            Stack::Window(s) => (s.live_weight(), s.hot_bytes()),
+            Stack::Segments(s) => (s.len() as u64 * STRATUM_SAMPLED, 0),
+            Stack::Weighted(s) => (s.live_weight(), s.hot_bytes()),
         }
     }
 
@@ -161,6 +186,7 @@ impl Stack {
         match self {
             Stack::Window(s) => s.len(),
             Stack::Segments(s) => s.len(),
+            Stack::Weighted(s) => s.len(),
         }
     }
 
@@ -168,6 +194,7 @@ impl Stack {
         match self {
             Stack::Window(s) => s.live_bytes(),
             Stack::Segments(s) => s.live_bytes(),
+            Stack::Weighted(s) => s.live_bytes(),
         }
     }
 
@@ -175,6 +202,7 @@ impl Stack {
         match self {
             Stack::Window(s) => s.state_bytes(),
             Stack::Segments(s) => s.state_bytes(),
+            Stack::Weighted(s) => s.state_bytes(),
         }
     }
 }
@@ -251,17 +279,26 @@ impl Shards {
 
     /// [`Shards::bounded`], stratified (object mode): its stack holds a key while the
     /// keys above it stand for at most the largest capacity less one objects, promoted
-    /// keys one each ([`StreamingStack::strata_bounded`]), so it drops only keys whose
-    /// next access misses at every capacity. It holds at most the sampled keys of
-    /// [`stack_bound`] plus the promoted ones.
+    /// keys one each, so it drops only keys whose next access misses at every capacity.
+    /// It holds at most the sampled keys of [`stack_bound`] plus the promoted ones. The
+    /// stack is a [`WeightedStack`] with a marker at each capacity: its curve is
+    /// the stratified Fenwick stack's ([`StreamingStack::strata_bounded`]) exactly, for a
+    /// fraction of the work (most accesses on a skewed trace are promoted keys already in
+    /// the top band, which move no marker).
     pub fn bounded_stratified(rate: f64, capacities: Vec<u64>) -> Self {
         let largest = capacities.iter().copied().max().unwrap_or(0);
+        let mut sizes = capacities.clone();
+        sizes.sort_unstable();
+        sizes.dedup();
+        let bound = largest.saturating_sub(1);
+        let stack = if sizes.is_empty() {
+            Stack::Window(StreamingStack::strata_bounded(rate, bound))
+        } else {
+            Stack::Weighted(WeightedStack::new(&sizes, rate, bound))
+        };
         Shards {
             stratified: true,
-            stack: Stack::Window(StreamingStack::strata_bounded(
-                rate,
-                largest.saturating_sub(1),
-            )),
+            stack,
             ..Shards::new(Sampling::Rate(rate), Buckets::Edges(capacities), false)
         }
     }
@@ -348,13 +385,8 @@ impl Shards {
             bytes: f64::from(size) * scale,
         };
         match self.stack.access(hash, size, hot) {
-            Some(d) => {
-                let own = self.stack.weight_of(size, hot);
-                let distance = if self.stratified {
-                    1.0 + strata_objects(d - own, rate)
-                } else {
-                    scaled_distance(d, own, rate)
-                };
+            Some(found) => {
+                let distance = self.stack.scaled(found, size, hot, rate, self.stratified);
                 self.histogram.add(distance, weight);
                 if hot && self.held.is_some() && hash <= self.filter.threshold() {
                     // It may have been held as a sampled key: its hash stays in the
@@ -454,11 +486,13 @@ impl Shards {
     /// Estimated distinct objects and bytes of the trace: the held keys (at their latest
     /// sizes) scaled by the rate. Deleted keys are not counted.
     pub fn working_set(&self) -> Weight {
-        if let (true, Stack::Window(s)) = (self.stratified, &self.stack) {
+        if self.stratified {
             // Promoted keys are counted once, the sampled ones scaled.
+            let (weight, hot_bytes) = self.stack.strata_totals();
+            let bytes = self.stack.live_bytes();
             return Weight {
-                requests: strata_objects(s.live_weight(), self.rate),
-                bytes: s.hot_bytes() as f64 + (s.live_bytes() - s.hot_bytes()) as f64 / self.rate,
+                requests: strata_objects(weight, self.rate),
+                bytes: hot_bytes as f64 + (bytes - hot_bytes) as f64 / self.rate,
             };
         }
         Weight {
