@@ -227,6 +227,15 @@ impl OrderState {
         n
     }
 
+    /// The node of a graph write after `deps` whose first page is `frame` (the caller
+    /// holds its latch): the node of the frame's pending version when that one already
+    /// follows everything the write must ([`OrderState::join_pending`]), else
+    /// [`OrderState::graph_node`]'s.
+    pub fn graph_node_at(&mut self, frame: u32, deps: &[NodeId]) -> NodeId {
+        self.join_pending(frame, deps)
+            .unwrap_or_else(|| self.graph_node(deps))
+    }
+
     /// The graph write of node `n` (the id it returns) is done: its versions are all
     /// tagged or copied.
     pub fn write_done(&mut self, n: NodeId) {

@@ -269,12 +269,17 @@ impl Inner {
         let id = g.id();
         let mut locked = self.order.locked.lock();
         let l = &mut *locked;
+        let held = self.held_by(id);
         let mut node = match order {
             WriteOrder::Graph { deps, node, .. } => {
-                *node.get_or_insert_with(|| l.graph.graph_node(deps))
+                l.graph.unrelease(held);
+                *node.get_or_insert_with(|| l.graph.graph_node_at(id, deps))
             }
             WriteOrder::Plain => match l.graph.plain_node() {
-                Some(n) => n,
+                Some(n) => {
+                    l.graph.unrelease(held);
+                    n
+                }
                 None => {
                     l.graph.plain_write(id);
                     let tagged = l.graph.tag_of(id).is_some();
@@ -283,8 +288,6 @@ impl Inner {
                 }
             },
         };
-        let held = self.held_by(id);
-        l.graph.unrelease(held);
         let before = node;
         let open = matches!(order, WriteOrder::Graph { .. });
         if let Placement::Duplicate { node: old } = l.graph.order_write(id, &mut node, open) {
