@@ -21,6 +21,7 @@ use std::collections::BTreeSet;
 use bufcache_core::{FixedHashMap, FixedState};
 
 mod combine;
+mod needs;
 mod release;
 pub use release::OrderingFault;
 pub(crate) use release::{Confirm, ReleasedPage, ToConfirm};
@@ -111,6 +112,10 @@ pub(crate) struct OrderState {
     merged: FixedHashMap<NodeId>,
     /// Frames carrying ordered data.
     tags: FrameMap<Tag>,
+    /// What the bytes of frames' pending versions need (`graph/needs.rs`); a frame with
+    /// no record here needs what its node needs. Records of frames no longer pending are
+    /// never read (every new pending version sets its frame's).
+    needs: FrameMap<needs::Needs>,
     gen: u64,
     /// Duplicates by slot (`None`: free slot).
     dups: Vec<Option<DupInfo>>,
@@ -316,6 +321,7 @@ impl OrderState {
     /// fresh node).
     pub fn order_write(&mut self, frame: u32, node: &mut NodeId, open: bool) -> Placement {
         let mut placement = Placement::Join;
+        let added = self.needs_of_node(*node);
         if let Some(Tag::Pending { node: old, .. }) = self.tags.get(&frame).copied() {
             let (old, cur) = (self.find(old), self.find(*node));
             if old != cur {
@@ -329,6 +335,7 @@ impl OrderState {
                     self.gen += 1;
                     let gen = self.gen;
                     self.tags.insert(frame, Tag::Pending { node: both, gen });
+                    self.set_needs(frame, true, added);
                     return Placement::Join;
                 }
                 if old_after_cur {
@@ -350,6 +357,7 @@ impl OrderState {
                 self.tags.remove(&frame);
             } else {
                 self.bump_gen(frame);
+                self.set_needs(frame, true, added);
                 return Placement::Join;
             }
         }
@@ -357,6 +365,12 @@ impl OrderState {
         // (that version is already on its way; this one is a new version of `*node`).
         let cur = self.find(*node);
         self.tag(frame, cur);
+        // Earlier bytes need nothing more (an untagged frame's or a version in flight
+        // have their dependencies durable), except a duplicated version's: those stay in
+        // the frame too and reach storage in the duplicate first, which only the node's
+        // order (after the duplicate's node) guarantees.
+        let duplicated = matches!(placement, Placement::Duplicate { .. });
+        self.set_needs(frame, false, added.filter(|_| !duplicated));
         placement
     }
 

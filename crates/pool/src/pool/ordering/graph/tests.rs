@@ -354,3 +354,66 @@ fn another_load_of_the_released_page_is_not_the_released_version() {
         [12]
     );
 }
+
+/// A data page written again, while the first transaction's log record is being synced,
+/// by a transaction after a newer record: the two data nodes combine (no path between
+/// them), so the node follows both records. Once the first record is durable, the page
+/// only the first transaction wrote is released; the page both wrote waits for the
+/// second record (its bytes hold the second transaction's write), and the node is not
+/// durable before both pages are released and confirmed.
+#[test]
+fn a_combined_nodes_pages_are_released_as_their_own_writes_allow() {
+    let mut s = OrderState::default();
+    let (l1, _) = gw(&mut s, 0, &[]);
+    let (d1, _) = gw(&mut s, 10, &[l1]);
+    gw(&mut s, 11, &[l1]);
+    // the level of l1: its log page written, in flight until the sync
+    let (frames, _) = s.level(None);
+    assert_eq!(frames.iter().map(|f| f.0).collect::<Vec<_>>(), [0]);
+    assert!(s.frame_written(0, frames[0].1));
+    // meanwhile: the next record (a new version of the log page), and its data write
+    // over page 11
+    let (l2, _) = gw(&mut s, 0, &[]);
+    let (d2, p) = gw(&mut s, 11, &[l2]);
+    assert_eq!(p, Placement::Join);
+    assert_eq!(s.find(d1), s.find(d2), "combined");
+    // the sync: l1 is durable, l2 is not (the frame stays tagged, for l2's version)
+    assert!(!s.frame_durable(0, frames[0].1));
+    s.sweep();
+    assert_eq!(s.status(l1), Ok(Status::Durable));
+    assert_eq!(s.release_leaves(&[], page_of), [10]);
+    assert_eq!(s.tag_of(11).map(|_| ()), Some(()), "page 11 waits for l2");
+    // the level of l2, then page 11 goes too
+    write_level(&mut s);
+    assert_eq!(s.status(l2), Ok(Status::Durable));
+    assert_eq!(s.release_leaves(&[], page_of), [11]);
+    assert_eq!(s.status(d1), Ok(Status::Pending), "released, not confirmed");
+    let c = s.confirmations(None, Confirm::AlsoWritten);
+    assert_eq!(c.len(), 1);
+    s.confirm(c[0].node, &c[0].pages);
+    s.sweep();
+    assert_eq!(s.status(d1), Ok(Status::Durable));
+    assert_eq!(s.status(d2), Ok(Status::Durable));
+}
+
+/// A page written after two records on different log pages needs both: when the second
+/// is durable first, the page stays with its node (the first transaction's bytes in it
+/// wait for the first record).
+#[test]
+fn a_page_waits_for_every_record_its_bytes_follow() {
+    let mut s = OrderState::default();
+    let (l1, _) = gw(&mut s, 0, &[]);
+    let (l2, _) = gw(&mut s, 1, &[]);
+    let (d1, _) = gw(&mut s, 11, &[l1]);
+    let (d2, _) = gw(&mut s, 11, &[l2]);
+    assert_eq!(s.find(d1), s.find(d2), "combined");
+    // l2 alone becomes durable (a waiter's level)
+    let (frames, _) = s.level(Some(&[l2]));
+    assert_eq!(frames.iter().map(|f| f.0).collect::<Vec<_>>(), [1]);
+    assert!(s.frame_written(1, frames[0].1) && s.frame_durable(1, frames[0].1));
+    s.sweep();
+    assert_eq!(s.status(l2), Ok(Status::Durable));
+    assert_eq!(s.release_leaves(&[], page_of), Vec::<u32>::new());
+    write_level(&mut s);
+    assert_eq!(s.release_leaves(&[], page_of), [11]);
+}
