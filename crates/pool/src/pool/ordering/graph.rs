@@ -87,6 +87,10 @@ struct Node {
     /// before this is empty. A set: nodes combined from many transactions' data writes
     /// hold thousands, and a write that takes one back looks it up.
     unconfirmed: hashbrown::HashSet<ReleasedPage, FixedState>,
+    /// Some node was ever made to follow it (under any of its names): only then can it
+    /// have a live dependent, and `has_live_dependent` look through its names (a node
+    /// combined from thousands of data writes has thousands, and nothing follows it).
+    followed: bool,
 }
 
 /// Whether a write id is durable, and if not, why not yet.

@@ -151,6 +151,7 @@ impl OrderState {
             target.error = moved.error;
         }
         target.graph &= moved.graph;
+        target.followed |= moved.followed;
         target.unconfirmed.extend(moved.unconfirmed);
         if !target.unconfirmed.is_empty() {
             self.released_nodes.insert(into);

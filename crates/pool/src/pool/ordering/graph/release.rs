@@ -81,7 +81,7 @@ pub(crate) struct ToConfirm {
 impl OrderState {
     /// Whether some live node other than `id` follows `id` (under any of its names).
     pub(super) fn has_live_dependent(&self, id: NodeId) -> bool {
-        let Some(node) = self.live.get(&id) else {
+        let Some(node) = self.live.get(&id).filter(|n| n.followed) else {
             return false;
         };
         node.aliases.iter().any(|a| {
@@ -207,6 +207,9 @@ impl OrderState {
     /// Node `d` gained a dependent: if it has released versions, a level must confirm it.
     pub(super) fn note_dependent_of(&mut self, d: NodeId) {
         let n = self.find(d);
+        if let Some(node) = self.live.get_mut(&n) {
+            node.followed = true;
+        }
         if self.awaits_sync(n) {
             self.released_needed.insert(n);
         }
