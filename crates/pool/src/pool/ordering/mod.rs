@@ -27,7 +27,9 @@
 //! sync, and its frame could not be evicted until that sync. Once its dependencies are
 //! durable, a level *releases* it: its frames are untagged, plain dirty pages for the
 //! usual write-back, and the write counts as durable only after a later sync of its file
-//! (forced by whoever needs it; see `graph/release.rs`).
+//! (forced by whoever needs it; see `graph/release.rs`). A leaf combined from many
+//! writes releases each page as soon as the writes its bytes follow are durable, even
+//! while the node follows newer ones (`graph/needs.rs`).
 //!
 //! # Duplicates
 //!
