@@ -320,12 +320,19 @@ impl OrderState {
     /// for `*node` and returns what the caller must do before writing into it. `*node` may
     /// be replaced by a fresh node that follows both (when the frame's data belongs to a
     /// node that must follow this write, and so can be neither combined with it nor
-    /// written after it): the caller continues with that node and returns its id. `open`:
-    /// `*node` is a graph write under way (its count of writes under way moves to the
-    /// fresh node).
-    pub fn order_write(&mut self, frame: u32, node: &mut NodeId, open: bool) -> Placement {
+    /// written after it): the caller continues with that node and returns its id.
+    /// `graph_deps`: `Some(deps)` for a graph write under way after `deps` (its count of
+    /// writes under way moves to the fresh node, and what its bytes follow is recorded for
+    /// the frame, `graph/needs.rs`), `None` for a plain write.
+    pub fn order_write(
+        &mut self,
+        frame: u32,
+        node: &mut NodeId,
+        graph_deps: Option<&[NodeId]>,
+    ) -> Placement {
         let mut placement = Placement::Join;
-        let added = self.needs_of_node(*node);
+        let open = graph_deps.is_some();
+        let added = graph_deps.and_then(|deps| self.needs_of_write(deps));
         if let Some(Tag::Pending { node: old, .. }) = self.tags.get(&frame).copied() {
             let (old, cur) = (self.find(old), self.find(*node));
             if old != cur {

@@ -291,8 +291,11 @@ impl Inner {
             },
         };
         let before = node;
-        let open = matches!(order, WriteOrder::Graph { .. });
-        if let Placement::Duplicate { node: old } = l.graph.order_write(id, &mut node, open) {
+        let graph_deps = match order {
+            WriteOrder::Graph { deps, .. } => Some(*deps),
+            WriteOrder::Plain => None,
+        };
+        if let Placement::Duplicate { node: old } = l.graph.order_write(id, &mut node, graph_deps) {
             debug_assert_ne!(held.owner, NO_OWNER, "a free frame carries ordered data");
             let slot = l.graph.add_dup(old, held.owner, held.page);
             if l.dup_bytes.len() <= slot {
@@ -468,7 +471,7 @@ impl Inner {
             l.graph.unrelease(self.held_by(id));
             if l.graph.tag_of(id).is_none() {
                 let mut epoch = l.graph.current_epoch();
-                let placed = l.graph.order_write(id, &mut epoch, false);
+                let placed = l.graph.order_write(id, &mut epoch, None);
                 debug_assert_eq!(placed, Placement::Join, "an untagged frame joins");
                 self.set_tagged(id, true);
             }

@@ -34,12 +34,12 @@ impl Needs {
 }
 
 impl OrderState {
-    /// What a write by node `n` adds to a frame's needs: `n`'s dependencies not yet
-    /// durable (the write's own, or more where `n` is a combined node; never fewer).
-    /// `None` when they do not fit.
-    pub(super) fn needs_of_node(&self, n: NodeId) -> Option<Needs> {
-        let node = self.live.get(&self.find(n))?;
-        self.gather(node.deps.iter().copied())
+    /// What a graph write after `deps` adds to a frame's needs: those of `deps` not yet
+    /// durable, and the last barrier's marker (the write's own, not its node's: a write
+    /// that joins a combined node follows one log record, the node dozens). `None` when
+    /// they do not fit.
+    pub(super) fn needs_of_write(&self, deps: &[NodeId]) -> Option<Needs> {
+        self.gather(deps.iter().chain(self.floor.iter()).copied())
     }
 
     /// The live ones of `ids` (by their current names, once each), if they fit.

@@ -6,7 +6,7 @@ use super::*;
 /// went, write done.
 fn gw(s: &mut OrderState, frame: u32, deps: &[NodeId]) -> (NodeId, Placement) {
     let mut n = s.graph_node_at(frame, deps);
-    let placed = s.order_write(frame, &mut n, true);
+    let placed = s.order_write(frame, &mut n, Some(deps));
     s.write_done(n);
     (n, placed)
 }
@@ -103,13 +103,13 @@ fn barriers_keep_epochs_apart() {
     let k1 = s.barrier();
     s.sweep();
     let mut e1 = s.plain_node().unwrap();
-    s.order_write(3, &mut e1, false);
-    s.order_write(4, &mut e1, false);
+    s.order_write(3, &mut e1, None);
+    s.order_write(4, &mut e1, None);
     let k2 = s.barrier();
     let mut e2 = s.plain_node().unwrap();
     assert_ne!(e1, e2);
     assert_eq!(
-        s.order_write(3, &mut e2, false),
+        s.order_write(3, &mut e2, None),
         Placement::Duplicate { node: e1 }
     );
     s.add_dup(e1, 1, 3);
@@ -149,11 +149,11 @@ fn a_page_of_a_later_node_splits_the_write() {
                                         // one write over the log page and the data page: the log page combines l1 into
                                         // the new node, which the data page's node then follows
     let mut n = s.graph_node(&[]);
-    assert_eq!(s.order_write(0, &mut n, true), Placement::Join);
+    assert_eq!(s.order_write(0, &mut n, Some(&[])), Placement::Join);
     assert_eq!(s.find(l1), n);
     let first = n;
     assert_eq!(
-        s.order_write(5, &mut n, true),
+        s.order_write(5, &mut n, Some(&[])),
         Placement::Duplicate { node: d1 }
     );
     assert_ne!(n, first, "a fresh node");
@@ -302,7 +302,7 @@ fn a_write_to_a_released_page_takes_its_version_back() {
     let mut n = s.graph_node(&[]);
     s.unrelease(held(10, 10, 1));
     assert_eq!(s.released_unconfirmed(), 0);
-    assert_eq!(s.order_write(10, &mut n, true), Placement::Join);
+    assert_eq!(s.order_write(10, &mut n, Some(&[])), Placement::Join);
     s.write_done(n);
     assert_eq!(s.find(d), n, "combined");
     // a stale record (the frame holds another page now) is not taken back
@@ -336,7 +336,10 @@ fn another_load_of_the_released_page_is_not_the_released_version() {
         "the record stays, to be confirmed"
     );
     assert_eq!(s.tag_of(12), None, "not pending again");
-    assert!(matches!(s.order_write(12, &mut n, true), Placement::Join));
+    assert!(matches!(
+        s.order_write(12, &mut n, Some(&[d])),
+        Placement::Join
+    ));
     s.write_done(n);
     assert_ne!(
         s.find(d),
@@ -416,4 +419,25 @@ fn a_page_waits_for_every_record_its_bytes_follow() {
     assert_eq!(s.release_leaves(&[], page_of), Vec::<u32>::new());
     write_level(&mut s);
     assert_eq!(s.release_leaves(&[], page_of), [11]);
+}
+
+/// A write that joins a combined node adds its own dependencies to its page's needs, not
+/// the node's: page 10 carries only writes after l1, so it goes once l1 is durable, while
+/// the node (after l1 and l2) keeps page 11.
+#[test]
+fn a_write_joining_a_combined_node_adds_only_what_it_follows() {
+    let mut s = OrderState::default();
+    let (l1, _) = gw(&mut s, 0, &[]);
+    let (l2, _) = gw(&mut s, 1, &[]);
+    let (d1, _) = gw(&mut s, 11, &[l1]);
+    gw(&mut s, 10, &[l1]);
+    gw(&mut s, 11, &[l2]);
+    let (w, _) = gw(&mut s, 10, &[l1]);
+    assert_eq!(s.find(w), s.find(d1), "joined the combined node");
+    let (frames, _) = s.level(Some(&[l1]));
+    assert_eq!(frames.iter().map(|f| f.0).collect::<Vec<_>>(), [0]);
+    assert!(s.frame_written(0, frames[0].1) && s.frame_durable(0, frames[0].1));
+    s.sweep();
+    assert_eq!(s.status(l2), Ok(Status::Pending));
+    assert_eq!(s.release_leaves(&[], page_of), [10]);
 }
