@@ -62,14 +62,18 @@ impl OrderState {
     /// (the frame needs what its node needs).
     pub(super) fn set_needs(&mut self, frame: u32, keep: bool, added: Option<Needs>) {
         let keep = keep && self.fault != Some(super::OrderingFault::FrameNeedsOfLastWriteOnly);
-        let before = if keep {
-            self.needs.get(&frame).copied()
+        let both = if !keep {
+            added
+        } else if added == Some(Needs::NOTHING) {
+            // A write that follows nothing (a log record) leaves the record as it is.
+            return;
         } else {
-            Some(Needs::NOTHING)
+            self.needs
+                .get(&frame)
+                .copied()
+                .zip(added)
+                .and_then(|(a, b)| self.gather(a.0.into_iter().chain(b.0).filter(|&x| x != 0)))
         };
-        let both = before
-            .zip(added)
-            .and_then(|(a, b)| self.gather(a.0.into_iter().chain(b.0).filter(|&x| x != 0)));
         match both {
             Some(n) => {
                 self.needs.insert(frame, n);
