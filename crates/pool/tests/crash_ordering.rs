@@ -383,6 +383,22 @@ fn the_checker_catches_leaves_released_before_their_dependencies() {
     });
 }
 
+/// Broken: a page's needs recorded as its last write's only (a data page written again by
+/// a transaction whose log record came after the first one's: released once the second
+/// record is durable, with the first one's data in it, though the first record may not
+/// be). The checker must object.
+#[test]
+#[cfg_attr(miri, ignore = "thousands of crash states: hours under Miri")]
+fn the_checker_catches_pages_released_on_their_last_writes_needs_only() {
+    testutil::explore(|root| {
+        let v = violations_with(Mode::Graph, OrderingFault::FrameNeedsOfLastWriteOnly, root);
+        assert!(
+            v > 0,
+            "a page released with an earlier write's log record pending went unnoticed"
+        );
+    });
+}
+
 /// Broken: a released leaf counted durable at once, before any sync of its file (its
 /// dependents are then written before it is on storage, and its waiters are answered
 /// too early). The checker must object.

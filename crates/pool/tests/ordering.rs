@@ -53,7 +53,9 @@ fn sync(p: &str) -> (String, Option<u64>) {
 
 /// Two transactions, log records on one page, data on two pages: waiting for the second
 /// commit writes one level (the log page, both records combined) and syncs the log; the
-/// data pages follow in the next level, only when asked for.
+/// data pages follow in the next level, only when asked for. Both data writes follow the
+/// one combined log node and nothing else, so they are one node too (combined by
+/// dependency): waiting for the second makes both durable, in one level.
 #[test]
 fn a_commit_writes_its_log_level_and_syncs_it_then_the_data_follows() {
     let st = RecordingStorage::new();
@@ -71,14 +73,16 @@ fn a_commit_writes_its_log_level_and_syncs_it_then_the_data_follows() {
     assert_eq!((s.levels, s.syncs, s.pages_written), (1, 1, 1));
     let from = st.log_len();
     pool.wait_durable(d2).unwrap();
-    // only what d2 needs: its own page (d1 waits for the flusher or a sync)
-    assert_eq!(trace(&st, from), [w("/data", PS as u64), sync("/data")]);
-    let from = st.log_len();
-    pool.sync_all().unwrap();
+    // what d2 needs: its node's pages, d1's with its own, and one sync
     assert_eq!(
         trace(&st, from),
-        [w("/data", 0), sync("/data"), sync("/log"), sync("/data")]
+        [w("/data", 0), w("/data", PS as u64), sync("/data")]
     );
+    assert_eq!(pool.ordering_stats().levels, 2);
+    let from = st.log_len();
+    pool.sync_all().unwrap();
+    // nothing ordered is left: sync_all only syncs each file
+    assert_eq!(trace(&st, from), [sync("/log"), sync("/data")]);
     assert_eq!(pool.ordering_stats().tagged_frames, 0);
 }
 

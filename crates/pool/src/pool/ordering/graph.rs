@@ -21,6 +21,7 @@ use std::collections::BTreeSet;
 use bufcache_core::{FixedHashMap, FixedState};
 
 mod combine;
+mod needs;
 mod release;
 pub use release::OrderingFault;
 pub(crate) use release::{Confirm, ReleasedPage, ToConfirm};
@@ -86,6 +87,10 @@ struct Node {
     /// before this is empty. A set: nodes combined from many transactions' data writes
     /// hold thousands, and a write that takes one back looks it up.
     unconfirmed: hashbrown::HashSet<ReleasedPage, FixedState>,
+    /// Some node was ever made to follow it (under any of its names): only then can it
+    /// have a live dependent, and `has_live_dependent` look through its names (a node
+    /// combined from thousands of data writes has thousands, and nothing follows it).
+    followed: bool,
 }
 
 /// Whether a write id is durable, and if not, why not yet.
@@ -111,6 +116,10 @@ pub(crate) struct OrderState {
     merged: FixedHashMap<NodeId>,
     /// Frames carrying ordered data.
     tags: FrameMap<Tag>,
+    /// What the bytes of frames' pending versions need (`graph/needs.rs`); a frame with
+    /// no record here needs what its node needs. Records of frames no longer pending are
+    /// never read (every new pending version sets its frame's).
+    needs: FrameMap<needs::Needs>,
     gen: u64,
     /// Duplicates by slot (`None`: free slot).
     dups: Vec<Option<DupInfo>>,
@@ -227,6 +236,15 @@ impl OrderState {
         n
     }
 
+    /// The node of a graph write after `deps` whose first page is `frame` (the caller
+    /// holds its latch): the node of the frame's pending version when that one already
+    /// follows everything the write must ([`OrderState::join_pending`]), else
+    /// [`OrderState::graph_node`]'s.
+    pub fn graph_node_at(&mut self, frame: u32, deps: &[NodeId]) -> NodeId {
+        self.join_pending(frame, deps)
+            .unwrap_or_else(|| self.graph_node(deps))
+    }
+
     /// The graph write of node `n` (the id it returns) is done: its versions are all
     /// tagged or copied.
     pub fn write_done(&mut self, n: NodeId) {
@@ -302,11 +320,19 @@ impl OrderState {
     /// for `*node` and returns what the caller must do before writing into it. `*node` may
     /// be replaced by a fresh node that follows both (when the frame's data belongs to a
     /// node that must follow this write, and so can be neither combined with it nor
-    /// written after it): the caller continues with that node and returns its id. `open`:
-    /// `*node` is a graph write under way (its count of writes under way moves to the
-    /// fresh node).
-    pub fn order_write(&mut self, frame: u32, node: &mut NodeId, open: bool) -> Placement {
+    /// written after it): the caller continues with that node and returns its id.
+    /// `graph_deps`: `Some(deps)` for a graph write under way after `deps` (its count of
+    /// writes under way moves to the fresh node, and what its bytes follow is recorded for
+    /// the frame, `graph/needs.rs`), `None` for a plain write.
+    pub fn order_write(
+        &mut self,
+        frame: u32,
+        node: &mut NodeId,
+        graph_deps: Option<&[NodeId]>,
+    ) -> Placement {
         let mut placement = Placement::Join;
+        let open = graph_deps.is_some();
+        let added = graph_deps.and_then(|deps| self.needs_of_write(deps));
         if let Some(Tag::Pending { node: old, .. }) = self.tags.get(&frame).copied() {
             let (old, cur) = (self.find(old), self.find(*node));
             if old != cur {
@@ -320,6 +346,7 @@ impl OrderState {
                     self.gen += 1;
                     let gen = self.gen;
                     self.tags.insert(frame, Tag::Pending { node: both, gen });
+                    self.set_needs(frame, true, added);
                     return Placement::Join;
                 }
                 if old_after_cur {
@@ -341,6 +368,7 @@ impl OrderState {
                 self.tags.remove(&frame);
             } else {
                 self.bump_gen(frame);
+                self.set_needs(frame, true, added);
                 return Placement::Join;
             }
         }
@@ -348,6 +376,12 @@ impl OrderState {
         // (that version is already on its way; this one is a new version of `*node`).
         let cur = self.find(*node);
         self.tag(frame, cur);
+        // Earlier bytes need nothing more (an untagged frame's or a version in flight
+        // have their dependencies durable), except a duplicated version's: those stay in
+        // the frame too and reach storage in the duplicate first, which only the node's
+        // order (after the duplicate's node) guarantees.
+        let duplicated = matches!(placement, Placement::Duplicate { .. });
+        self.set_needs(frame, false, added.filter(|_| !duplicated));
         placement
     }
 

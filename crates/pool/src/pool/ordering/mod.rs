@@ -27,7 +27,9 @@
 //! sync, and its frame could not be evicted until that sync. Once its dependencies are
 //! durable, a level *releases* it: its frames are untagged, plain dirty pages for the
 //! usual write-back, and the write counts as durable only after a later sync of its file
-//! (forced by whoever needs it; see `graph/release.rs`).
+//! (forced by whoever needs it; see `graph/release.rs`). A leaf combined from many
+//! writes releases each page as soon as the writes its bytes follow are durable, even
+//! while the node follows newer ones (`graph/needs.rs`).
 //!
 //! # Duplicates
 //!
@@ -269,12 +271,17 @@ impl Inner {
         let id = g.id();
         let mut locked = self.order.locked.lock();
         let l = &mut *locked;
+        let held = self.held_by(id);
         let mut node = match order {
             WriteOrder::Graph { deps, node, .. } => {
-                *node.get_or_insert_with(|| l.graph.graph_node(deps))
+                l.graph.unrelease(held);
+                *node.get_or_insert_with(|| l.graph.graph_node_at(id, deps))
             }
             WriteOrder::Plain => match l.graph.plain_node() {
-                Some(n) => n,
+                Some(n) => {
+                    l.graph.unrelease(held);
+                    n
+                }
                 None => {
                     l.graph.plain_write(id);
                     let tagged = l.graph.tag_of(id).is_some();
@@ -283,11 +290,12 @@ impl Inner {
                 }
             },
         };
-        let held = self.held_by(id);
-        l.graph.unrelease(held);
         let before = node;
-        let open = matches!(order, WriteOrder::Graph { .. });
-        if let Placement::Duplicate { node: old } = l.graph.order_write(id, &mut node, open) {
+        let graph_deps = match order {
+            WriteOrder::Graph { deps, .. } => Some(*deps),
+            WriteOrder::Plain => None,
+        };
+        if let Placement::Duplicate { node: old } = l.graph.order_write(id, &mut node, graph_deps) {
             debug_assert_ne!(held.owner, NO_OWNER, "a free frame carries ordered data");
             let slot = l.graph.add_dup(old, held.owner, held.page);
             if l.dup_bytes.len() <= slot {
@@ -463,7 +471,7 @@ impl Inner {
             l.graph.unrelease(self.held_by(id));
             if l.graph.tag_of(id).is_none() {
                 let mut epoch = l.graph.current_epoch();
-                let placed = l.graph.order_write(id, &mut epoch, false);
+                let placed = l.graph.order_write(id, &mut epoch, None);
                 debug_assert_eq!(placed, Placement::Join, "an untagged frame joins");
                 self.set_tagged(id, true);
             }

@@ -4,7 +4,7 @@
 
 use bufcache_core::FixedState;
 
-use super::{NodeId, OrderState};
+use super::{NodeId, OrderState, Tag};
 
 impl OrderState {
     /// A graph write that follows live node `after` alone joins the node of the last such
@@ -29,14 +29,54 @@ impl OrderState {
         if !follows_after_alone {
             return None;
         }
+        self.note_dependent_of(after);
+        Some(self.new_name_of(x))
+    }
+
+    /// A graph write after `deps` whose first page is `frame`, where the frame carries a
+    /// pending version of node `x` that already follows every live write the new one
+    /// must follow (`deps` and the last barrier's marker), joins `x`: a fresh id that
+    /// names it. This is Figure 4.7's combining done before a node exists: issuing a node
+    /// for the write and merging it into `x` at once (what `order_write` would do, since
+    /// no path can lead either way between `x` and a node issued after it whose
+    /// dependencies `x` has already) allocated a node, searched the graph both ways and
+    /// moved the node, all under the ordering lock while the writer held the page's
+    /// latch. For a log record it is every time (a record after the page's pending
+    /// records, with no dependency), and the other threads' log writers queued on that
+    /// latch meanwhile (`docs/experiments/burnett-ordering.md`).
+    pub(super) fn join_pending(&mut self, frame: u32, deps: &[NodeId]) -> Option<NodeId> {
+        let Some(Tag::Pending { node, .. }) = self.tags.get(&frame).copied() else {
+            return None;
+        };
+        let x = self.find(node);
+        let held = &self.live.get(&x)?.deps;
+        let live_deps: Vec<NodeId> = deps
+            .iter()
+            .chain(self.floor.iter())
+            .map(|&d| self.find(d))
+            .filter(|d| self.live.contains_key(d))
+            .collect();
+        if !live_deps
+            .iter()
+            .all(|&d| held.iter().any(|&h| self.find(h) == d))
+        {
+            return None;
+        }
+        for d in live_deps {
+            self.note_dependent_of(d);
+        }
+        Some(self.new_name_of(x))
+    }
+
+    /// A fresh id naming live node `x`, for a graph write under way that joins it.
+    fn new_name_of(&mut self, x: NodeId) -> NodeId {
         self.last += 1;
         let id = self.last;
         self.merged.insert(id, x);
-        let node = self.live.get_mut(&x).expect("looked up above");
+        let node = self.live.get_mut(&x).expect("joining a live node");
         node.aliases.push(id);
         node.open += 1;
-        self.note_dependent_of(after);
-        Some(id)
+        id
     }
 
     /// Whether `target` is reachable from the dependencies of live node `from`: whether
@@ -111,6 +151,7 @@ impl OrderState {
             target.error = moved.error;
         }
         target.graph &= moved.graph;
+        target.followed |= moved.followed;
         target.unconfirmed.extend(moved.unconfirmed);
         if !target.unconfirmed.is_empty() {
             self.released_nodes.insert(into);

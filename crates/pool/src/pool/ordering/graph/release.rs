@@ -26,8 +26,9 @@
 
 use std::collections::BTreeSet;
 
-use bufcache_core::{FixedHashMap, FixedState};
+use bufcache_core::FixedHashMap;
 
+use super::needs::Needs;
 use super::{NodeId, OrderState, Tag};
 
 /// One released version: frame `frame` held page `page` of file `owner` (its owner word),
@@ -53,6 +54,9 @@ pub enum OrderingFault {
     ReleaseBeforeDependencies,
     /// Count a released leaf durable at once, without a sync of its file.
     ConfirmWithoutSync,
+    /// Record a frame's needs as the last write's only, forgetting what the bytes it
+    /// wrote over need (`graph/needs.rs`).
+    FrameNeedsOfLastWriteOnly,
 }
 
 /// Which released nodes a level confirms besides those someone needs (always forced).
@@ -77,7 +81,7 @@ pub(crate) struct ToConfirm {
 impl OrderState {
     /// Whether some live node other than `id` follows `id` (under any of its names).
     pub(super) fn has_live_dependent(&self, id: NodeId) -> bool {
-        let Some(node) = self.live.get(&id) else {
+        let Some(node) = self.live.get(&id).filter(|n| n.followed) else {
             return false;
         };
         node.aliases.iter().any(|a| {
@@ -90,11 +94,13 @@ impl OrderState {
         })
     }
 
-    /// Release every leaf that is ready: a graph node whose dependencies are durable, that
-    /// nothing follows and nobody in `waiting` waits for, whose write is done and whose
-    /// pending versions are all frames not yet written (no duplicate, nothing in flight).
-    /// Its frames are untagged; `page_of(frame)` gives what each frame holds. Returns
-    /// the frames released, in id order (the caller clears their tag bits).
+    /// Release every leaf that is ready: a graph node that nothing follows and nobody in
+    /// `waiting` waits for, whose write is done and whose pending versions are all frames
+    /// not yet written (no duplicate, nothing in flight). If its dependencies are durable,
+    /// all its frames go; if not, those whose bytes need only durable writes
+    /// (`graph/needs.rs`), and the node keeps the rest. Released frames are untagged;
+    /// `page_of(frame)` gives what each frame holds. Returns the frames released, in id
+    /// order (the caller clears their tag bits).
     pub fn release_leaves(
         &mut self,
         waiting: &[NodeId],
@@ -110,18 +116,19 @@ impl OrderState {
         let early = self.fault == Some(OrderingFault::ReleaseBeforeDependencies);
         // Candidates that fail now are dropped: they come back through the sweep when
         // what held them changes (a dependency dies, their write finishes).
-        let mut leaves: hashbrown::HashSet<NodeId, FixedState> = candidates
+        // Leaf -> whether all its frames may go (its dependencies are durable).
+        let mut leaves: FixedHashMap<bool> = candidates
             .into_iter()
             .filter(|id| {
                 self.live.get(id).is_some_and(|node| {
-                    node.graph
-                        && node.pending > 0
-                        && node.open == 0
-                        && !waited.contains(id)
-                        && (early || node.deps.iter().all(|&d| !self.is_live(d)))
+                    node.graph && node.pending > 0 && node.open == 0 && !waited.contains(id)
                 })
             })
             .filter(|&id| !self.has_live_dependent(id))
+            .map(|id| {
+                let deps = &self.live[&id].deps;
+                (id, early || deps.iter().all(|&d| !self.is_live(d)))
+            })
             .collect();
         if leaves.is_empty() {
             return Vec::new();
@@ -134,17 +141,19 @@ impl OrderState {
         for (&f, &t) in &self.tags {
             if let Tag::Pending { node, .. } = t {
                 let n = self.find(node);
-                if leaves.contains(&n) {
-                    frames.push((f, n));
+                if let Some(&all) = leaves.get(&n) {
                     *frame_versions.entry(n).or_default() += 1;
+                    if all || self.needs_met(f) {
+                        frames.push((f, n));
+                    }
                 }
             }
         }
-        leaves.retain(|n| frame_versions.get(n) == Some(&self.live[n].pending));
-        if leaves.is_empty() {
+        leaves.retain(|n, _| frame_versions.get(n) == Some(&self.live[n].pending));
+        frames.retain(|(_, n)| leaves.contains_key(n));
+        if frames.is_empty() {
             return Vec::new();
         }
-        frames.retain(|(_, n)| leaves.contains(n));
         frames.sort_unstable();
         let confirm_at_once = self.fault == Some(OrderingFault::ConfirmWithoutSync);
         for &(frame, n) in &frames {
@@ -160,7 +169,7 @@ impl OrderState {
             }
             self.versions_released += 1;
         }
-        let mut leaves: Vec<NodeId> = leaves.into_iter().collect();
+        let mut leaves: Vec<NodeId> = leaves.into_keys().collect();
         leaves.sort_unstable();
         self.candidates.extend(leaves);
         frames.into_iter().map(|(f, _)| f).collect()
@@ -191,11 +200,16 @@ impl OrderState {
         self.gen += 1;
         let gen = self.gen;
         self.tags.insert(frame, Tag::Pending { node: n, gen });
+        // Released only once its node's dependencies were durable: its bytes need nothing.
+        self.set_needs(frame, false, Some(Needs::NOTHING));
     }
 
     /// Node `d` gained a dependent: if it has released versions, a level must confirm it.
     pub(super) fn note_dependent_of(&mut self, d: NodeId) {
         let n = self.find(d);
+        if let Some(node) = self.live.get_mut(&n) {
+            node.followed = true;
+        }
         if self.awaits_sync(n) {
             self.released_needed.insert(n);
         }

@@ -62,7 +62,7 @@ fn graph_write(s: &mut OrderState, rng: &mut TestRng) {
     let mut node = s.graph_node(&deps);
     for _ in 0..rng.gen_range(1..4) {
         let frame = rng.gen_range(0..8u32);
-        if let Placement::Duplicate { node: old } = s.order_write(frame, &mut node, true) {
+        if let Placement::Duplicate { node: old } = s.order_write(frame, &mut node, Some(&deps)) {
             s.add_dup(old, 0, u64::from(frame));
         }
     }

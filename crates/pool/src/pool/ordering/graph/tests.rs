@@ -2,10 +2,11 @@
 
 use super::*;
 
-/// A whole graph write of one page: its node, where the page went, write done.
+/// A whole graph write of one page, as the pool makes it: its node, where the page
+/// went, write done.
 fn gw(s: &mut OrderState, frame: u32, deps: &[NodeId]) -> (NodeId, Placement) {
-    let mut n = s.graph_node(deps);
-    let placed = s.order_write(frame, &mut n, true);
+    let mut n = s.graph_node_at(frame, deps);
+    let placed = s.order_write(frame, &mut n, Some(deps));
     s.write_done(n);
     (n, placed)
 }
@@ -20,12 +21,12 @@ fn log_writes_to_one_page_combine() {
     assert_eq!(gw(&mut s, 10, &[l1]).1, Placement::Join);
     let (l2, p) = gw(&mut s, 0, &[]);
     assert_eq!(p, Placement::Join);
-    assert_eq!(
-        s.find(l1),
-        l2,
-        "the first log node was combined into the second"
-    );
+    assert_ne!(l2, l1, "each write has its own id");
+    assert_eq!(s.find(l2), l1, "the second record joined the page's node");
     assert_eq!(gw(&mut s, 11, &[l2]).1, Placement::Join);
+    // one log node and one node of data writes after it: no node was issued for the
+    // second record, nor for the second data write
+    assert_eq!(s.live.len(), 2);
     // the level: only the log page; then both data pages
     let (frames, dups) = s.level(None);
     assert_eq!(frames.iter().map(|f| f.0).collect::<Vec<_>>(), [0]);
@@ -37,6 +38,32 @@ fn log_writes_to_one_page_combine() {
     assert_eq!(s.status(l2), Ok(Status::Durable));
     let (frames, _) = s.level(None);
     assert_eq!(frames.iter().map(|f| f.0).collect::<Vec<_>>(), [10, 11]);
+}
+
+/// A write joins the node of its page's pending version only if that node follows
+/// everything the write must: here the page's node follows nothing, and the write
+/// follows `x` (on another page), so the page's version may still be written before
+/// `x` is durable, but the write's may not.
+#[test]
+fn a_write_joins_the_pages_node_only_if_it_follows_the_same_writes() {
+    let mut s = OrderState::default();
+    let (a, _) = gw(&mut s, 5, &[]);
+    let (x, _) = gw(&mut s, 6, &[]);
+    let (w, p) = gw(&mut s, 5, &[x]);
+    assert_eq!(p, Placement::Join, "combined: no path between the two");
+    assert_eq!(s.find(w), s.find(a));
+    // the combined node follows x: only x's page is in the first level
+    let (frames, _) = s.level(None);
+    assert_eq!(frames.iter().map(|f| f.0).collect::<Vec<_>>(), [6]);
+    assert!(s.frame_written(6, frames[0].1) && s.frame_durable(6, frames[0].1));
+    s.sweep();
+    assert_eq!(s.status(x), Ok(Status::Durable));
+    let (frames, _) = s.level(None);
+    assert_eq!(frames.iter().map(|f| f.0).collect::<Vec<_>>(), [5]);
+    // a write after x (durable now) and nothing else joins the page's node directly
+    let live = s.live.len();
+    let (v, _) = gw(&mut s, 5, &[x]);
+    assert_eq!((s.find(v), s.live.len()), (s.find(a), live));
 }
 
 /// Figure 4.9: log write 2 follows data B, which follows log write 1, all on the same
@@ -76,13 +103,13 @@ fn barriers_keep_epochs_apart() {
     let k1 = s.barrier();
     s.sweep();
     let mut e1 = s.plain_node().unwrap();
-    s.order_write(3, &mut e1, false);
-    s.order_write(4, &mut e1, false);
+    s.order_write(3, &mut e1, None);
+    s.order_write(4, &mut e1, None);
     let k2 = s.barrier();
     let mut e2 = s.plain_node().unwrap();
     assert_ne!(e1, e2);
     assert_eq!(
-        s.order_write(3, &mut e2, false),
+        s.order_write(3, &mut e2, None),
         Placement::Duplicate { node: e1 }
     );
     s.add_dup(e1, 1, 3);
@@ -122,11 +149,11 @@ fn a_page_of_a_later_node_splits_the_write() {
                                         // one write over the log page and the data page: the log page combines l1 into
                                         // the new node, which the data page's node then follows
     let mut n = s.graph_node(&[]);
-    assert_eq!(s.order_write(0, &mut n, true), Placement::Join);
+    assert_eq!(s.order_write(0, &mut n, Some(&[])), Placement::Join);
     assert_eq!(s.find(l1), n);
     let first = n;
     assert_eq!(
-        s.order_write(5, &mut n, true),
+        s.order_write(5, &mut n, Some(&[])),
         Placement::Duplicate { node: d1 }
     );
     assert_ne!(n, first, "a fresh node");
@@ -275,7 +302,7 @@ fn a_write_to_a_released_page_takes_its_version_back() {
     let mut n = s.graph_node(&[]);
     s.unrelease(held(10, 10, 1));
     assert_eq!(s.released_unconfirmed(), 0);
-    assert_eq!(s.order_write(10, &mut n, true), Placement::Join);
+    assert_eq!(s.order_write(10, &mut n, Some(&[])), Placement::Join);
     s.write_done(n);
     assert_eq!(s.find(d), n, "combined");
     // a stale record (the frame holds another page now) is not taken back
@@ -309,7 +336,10 @@ fn another_load_of_the_released_page_is_not_the_released_version() {
         "the record stays, to be confirmed"
     );
     assert_eq!(s.tag_of(12), None, "not pending again");
-    assert!(matches!(s.order_write(12, &mut n, true), Placement::Join));
+    assert!(matches!(
+        s.order_write(12, &mut n, Some(&[d])),
+        Placement::Join
+    ));
     s.write_done(n);
     assert_ne!(
         s.find(d),
@@ -326,4 +356,88 @@ fn another_load_of_the_released_page_is_not_the_released_version() {
         s.level(None).0.iter().map(|f| f.0).collect::<Vec<_>>(),
         [12]
     );
+}
+
+/// A data page written again, while the first transaction's log record is being synced,
+/// by a transaction after a newer record: the two data nodes combine (no path between
+/// them), so the node follows both records. Once the first record is durable, the page
+/// only the first transaction wrote is released; the page both wrote waits for the
+/// second record (its bytes hold the second transaction's write), and the node is not
+/// durable before both pages are released and confirmed.
+#[test]
+fn a_combined_nodes_pages_are_released_as_their_own_writes_allow() {
+    let mut s = OrderState::default();
+    let (l1, _) = gw(&mut s, 0, &[]);
+    let (d1, _) = gw(&mut s, 10, &[l1]);
+    gw(&mut s, 11, &[l1]);
+    // the level of l1: its log page written, in flight until the sync
+    let (frames, _) = s.level(None);
+    assert_eq!(frames.iter().map(|f| f.0).collect::<Vec<_>>(), [0]);
+    assert!(s.frame_written(0, frames[0].1));
+    // meanwhile: the next record (a new version of the log page), and its data write
+    // over page 11
+    let (l2, _) = gw(&mut s, 0, &[]);
+    let (d2, p) = gw(&mut s, 11, &[l2]);
+    assert_eq!(p, Placement::Join);
+    assert_eq!(s.find(d1), s.find(d2), "combined");
+    // the sync: l1 is durable, l2 is not (the frame stays tagged, for l2's version)
+    assert!(!s.frame_durable(0, frames[0].1));
+    s.sweep();
+    assert_eq!(s.status(l1), Ok(Status::Durable));
+    assert_eq!(s.release_leaves(&[], page_of), [10]);
+    assert_eq!(s.tag_of(11).map(|_| ()), Some(()), "page 11 waits for l2");
+    // the level of l2, then page 11 goes too
+    write_level(&mut s);
+    assert_eq!(s.status(l2), Ok(Status::Durable));
+    assert_eq!(s.release_leaves(&[], page_of), [11]);
+    assert_eq!(s.status(d1), Ok(Status::Pending), "released, not confirmed");
+    let c = s.confirmations(None, Confirm::AlsoWritten);
+    assert_eq!(c.len(), 1);
+    s.confirm(c[0].node, &c[0].pages);
+    s.sweep();
+    assert_eq!(s.status(d1), Ok(Status::Durable));
+    assert_eq!(s.status(d2), Ok(Status::Durable));
+}
+
+/// A page written after two records on different log pages needs both: when the second
+/// is durable first, the page stays with its node (the first transaction's bytes in it
+/// wait for the first record).
+#[test]
+fn a_page_waits_for_every_record_its_bytes_follow() {
+    let mut s = OrderState::default();
+    let (l1, _) = gw(&mut s, 0, &[]);
+    let (l2, _) = gw(&mut s, 1, &[]);
+    let (d1, _) = gw(&mut s, 11, &[l1]);
+    let (d2, _) = gw(&mut s, 11, &[l2]);
+    assert_eq!(s.find(d1), s.find(d2), "combined");
+    // l2 alone becomes durable (a waiter's level)
+    let (frames, _) = s.level(Some(&[l2]));
+    assert_eq!(frames.iter().map(|f| f.0).collect::<Vec<_>>(), [1]);
+    assert!(s.frame_written(1, frames[0].1) && s.frame_durable(1, frames[0].1));
+    s.sweep();
+    assert_eq!(s.status(l2), Ok(Status::Durable));
+    assert_eq!(s.release_leaves(&[], page_of), Vec::<u32>::new());
+    write_level(&mut s);
+    assert_eq!(s.release_leaves(&[], page_of), [11]);
+}
+
+/// A write that joins a combined node adds its own dependencies to its page's needs, not
+/// the node's: page 10 carries only writes after l1, so it goes once l1 is durable, while
+/// the node (after l1 and l2) keeps page 11.
+#[test]
+fn a_write_joining_a_combined_node_adds_only_what_it_follows() {
+    let mut s = OrderState::default();
+    let (l1, _) = gw(&mut s, 0, &[]);
+    let (l2, _) = gw(&mut s, 1, &[]);
+    let (d1, _) = gw(&mut s, 11, &[l1]);
+    gw(&mut s, 10, &[l1]);
+    gw(&mut s, 11, &[l2]);
+    let (w, _) = gw(&mut s, 10, &[l1]);
+    assert_eq!(s.find(w), s.find(d1), "joined the combined node");
+    let (frames, _) = s.level(Some(&[l1]));
+    assert_eq!(frames.iter().map(|f| f.0).collect::<Vec<_>>(), [0]);
+    assert!(s.frame_written(0, frames[0].1) && s.frame_durable(0, frames[0].1));
+    s.sweep();
+    assert_eq!(s.status(l2), Ok(Status::Pending));
+    assert_eq!(s.release_leaves(&[], page_of), [10]);
 }
