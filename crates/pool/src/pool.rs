@@ -190,6 +190,16 @@ impl Inner {
     }
 }
 
+impl Inner {
+    /// `pages_of(len)` for the pin's fast path, in three instructions: the same unless
+    /// `len + page_size - 1` overflows (a length within a page of `u64::MAX`), when it is
+    /// 0, so that the fast path declines and the general path decides.
+    #[inline(always)]
+    fn pages_fast(&self, len: u64) -> u64 {
+        len.wrapping_add(self.page_size as u64 - 1) >> self.page_shift
+    }
+}
+
 impl PolicyState {
     /// `a` with the next logical time.
     fn stamp(&mut self, mut a: Access) -> Access {
@@ -461,7 +471,7 @@ impl BufferPool {
         let inner = &*self.inner;
         // The hit path builds no `Result` until it succeeds (they are large to move).
         if let Some(slot) = inner.files.get(f.slot as usize) {
-            if page < inner.pages_of(slot.len.load(Ordering::Acquire)) {
+            if page < inner.pages_fast(slot.len.load(Ordering::Acquire)) {
                 if let Some(guard) = inner.hit_shared(slot, f, page, true) {
                     return Ok(PageRef { guard, page });
                 }
