@@ -310,9 +310,11 @@ impl Drop for Chunk {
 impl Frames {
     /// Allocate `count` zeroed frames of `page_size` bytes, aligned to `max(page_size, 4096)`.
     /// Returns `None` when the size overflows, the allocator refuses, or `page_size` is not
-    /// a power of two (the builder only allows those).
+    /// a power of two of at least 8 (the builder only allows 4 KiB and up).
     pub(crate) fn new(count: usize, page_size: usize) -> Option<Frames> {
-        if !page_size.is_power_of_two() {
+        // Powers of two of at least 8: frame ids become addresses by a shift, and a frame
+        // is a whole number of aligned words (`Snapshot::copy`).
+        if !page_size.is_power_of_two() || page_size < 8 {
             return None;
         }
         let first = Chunk::new(count, page_size)?;
