@@ -93,42 +93,11 @@ impl<'a> Snapshot<'a> {
             .is_some_and(|end| end <= self.frames.page_size));
         if (offset | len) % 8 == 0 {
             for (k, d) in dst.chunks_exact_mut(8).enumerate() {
-                d.copy_from_slice(&self.word(offset + 8 * k).to_ne_bytes());
+                d.copy_from_slice(&word(self.frame, offset + 8 * k).to_ne_bytes());
             }
         } else {
-            self.copy_unaligned(offset, dst);
+            copy_unaligned(self.frame, offset, dst);
         }
-    }
-
-    /// [`Snapshot::copy`] of a range that does not start or end on a word: each word
-    /// covering it is loaded whole and its bytes inside the range copied.
-    #[inline(never)]
-    fn copy_unaligned(&self, offset: usize, dst: &mut [u8]) {
-        let end = offset + dst.len();
-        let mut at = offset & !7;
-        while at < end {
-            let word = self.word(at).to_ne_bytes();
-            let (lo, hi) = (offset.max(at), end.min(at + 8));
-            dst[lo - offset..hi - offset].copy_from_slice(&word[lo - at..hi - at]);
-            at += 8;
-        }
-    }
-
-    /// The frame's 8-byte word at byte `at`, a multiple of 8 below the page size (the
-    /// callers above), loaded atomically.
-    #[inline(always)]
-    fn word(&self, at: usize) -> u64 {
-        // std's atomics even under loom: this is a view of raw memory.
-        use std::sync::atomic::AtomicU64;
-        debug_assert!(at % 8 == 0 && at + 8 <= self.frames.page_size);
-        // SAFETY: `at + 8 <= page_size` (callers: `at` is a word below the end of a range
-        // inside the frame, and the page size is a multiple of 8), so the eight bytes lie
-        // inside the frame, hence inside its chunk's allocation, which lives as long as
-        // the arena (chunks are never freed before it); the frame starts on a page
-        // boundary (`Frames::new`), so `frame + at` is 8-aligned. The memory is only ever
-        // read here through atomics, never through a reference; see the module docs for
-        // the writers.
-        unsafe { AtomicU64::from_ptr(self.frame.as_ptr().add(at).cast()) }.load(Ordering::Relaxed)
     }
 
     /// True when no exclusive holder has held the frame since the snapshot was taken, so
@@ -141,6 +110,38 @@ impl<'a> Snapshot<'a> {
         let now = self.state.load(Ordering::Relaxed);
         (now ^ self.seen) & (EXCLUSIVE | VERSION_MASK) == 0
     }
+}
+
+/// [`Snapshot::copy`] of a range that does not start or end on a word: each word
+/// covering it is loaded whole and its bytes inside the range copied. A function of the
+/// frame's address, not a method: as a method taking the snapshot by reference, the
+/// snapshot had to be stored to memory on every read, even those that never call this.
+#[inline(never)]
+fn copy_unaligned(frame: NonNull<u8>, offset: usize, dst: &mut [u8]) {
+    let end = offset + dst.len();
+    let mut at = offset & !7;
+    while at < end {
+        let w = word(frame, at).to_ne_bytes();
+        let (lo, hi) = (offset.max(at), end.min(at + 8));
+        dst[lo - offset..hi - offset].copy_from_slice(&w[lo - at..hi - at]);
+        at += 8;
+    }
+}
+
+/// The 8-byte word at byte `at` of the frame starting at `frame`, loaded atomically. `at`
+/// is a multiple of 8 with `at + 8` at most the page size (the callers: a word below the
+/// end of a range that [`Snapshot::copy`] checked lies inside the frame).
+#[inline(always)]
+fn word(frame: NonNull<u8>, at: usize) -> u64 {
+    // std's atomics even under loom: this is a view of raw memory.
+    use std::sync::atomic::AtomicU64;
+    debug_assert!(at % 8 == 0);
+    // SAFETY: the eight bytes lie inside the frame (callers, above; the page size is a
+    // multiple of 8), hence inside its chunk's allocation, which lives as long as the arena
+    // (chunks are never freed before it); the frame starts on a page boundary
+    // (`Frames::new`), so `frame + at` is 8-aligned. The memory is only ever read here
+    // through atomics, never through a reference; see the module docs for the writers.
+    unsafe { AtomicU64::from_ptr(frame.as_ptr().add(at).cast()) }.load(Ordering::Relaxed)
 }
 
 #[cfg(all(test, not(loom)))]
