@@ -6,8 +6,8 @@
 //! exclusive holder may be writing the very bytes it reads. Making a `&[u8]` of them would
 //! be undefined behaviour at once (a shared reference promises the bytes do not change),
 //! and plain loads racing with a write are a data race. The reader therefore never makes
-//! a reference to the frame: it copies with relaxed atomic loads (8 bytes at a time where
-//! aligned, single bytes at the ends) into the caller's buffer, and the caller may look at
+//! a reference to the frame: it copies with relaxed atomic loads of whole aligned 8-byte
+//! words (those covering the range) into the caller's buffer, and the caller may look at
 //! the copy only after [`Snapshot::still_valid`] says yes. Torn values can sit in the copy
 //! of a failed attempt; they are plain bytes in the caller's own memory, thrown away.
 //!
