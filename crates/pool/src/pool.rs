@@ -338,29 +338,36 @@ impl BufferPool {
             // attempt's state was spilled and reloaded around it: 27 instructions a read).
             match inner.hit_optimistic(r.slot, f, r.page, r.in_page, &mut buf[..r.n]) {
                 OptimisticHit::Hit => return Ok(r.n),
-                OptimisticHit::Changed if self.optimistic_retries(f, &r, buf) => return Ok(r.n),
-                OptimisticHit::Changed | OptimisticHit::Absent => {}
+                OptimisticHit::Changed => {
+                    if let Some(n) = self.optimistic_retries(f, offset, buf) {
+                        return Ok(n);
+                    }
+                }
+                OptimisticHit::Absent => {}
             }
         }
         self.read_slow(f, offset, buf)
     }
 
-    /// The tries of `read_optimistic` after a first one found the frame changing: true
-    /// when one of them copied and validated the bytes.
+    /// The tries of `read_optimistic` after a first one found the frame changing: the
+    /// bytes copied when one of them copied and validated them. It finds the page (and the
+    /// length to copy, which a concurrent `set_len` may have changed) again from `offset`:
+    /// taking the caller's `OnePage` by reference kept that on the stack on every read.
     #[cold]
-    fn optimistic_retries(&self, f: FileHandle, r: &OnePage<'_>, buf: &mut [u8]) -> bool {
+    fn optimistic_retries(&self, f: FileHandle, offset: u64, buf: &mut [u8]) -> Option<usize> {
+        let r = self.inner.in_one_page(f, offset, buf.len())?;
         for _ in 1..OPTIMISTIC_TRIES {
             std::hint::spin_loop();
             match self
                 .inner
                 .hit_optimistic(r.slot, f, r.page, r.in_page, &mut buf[..r.n])
             {
-                OptimisticHit::Hit => return true,
+                OptimisticHit::Hit => return Some(r.n),
                 OptimisticHit::Changed => {}
-                OptimisticHit::Absent => return false,
+                OptimisticHit::Absent => return None,
             }
         }
-        false
+        None
     }
 
     /// Write `buf` at `offset`, extending the file if needed. With write-back the bytes
