@@ -91,7 +91,7 @@ impl<'a> Snapshot<'a> {
         assert!(offset
             .checked_add(len)
             .is_some_and(|end| end <= self.frames.page_size));
-        if (offset | len) % 8 == 0 {
+        if (offset | len).is_multiple_of(8) {
             for (k, d) in dst.chunks_exact_mut(8).enumerate() {
                 d.copy_from_slice(&word(self.frame, offset + 8 * k).to_ne_bytes());
             }
@@ -135,7 +135,7 @@ fn copy_unaligned(frame: NonNull<u8>, offset: usize, dst: &mut [u8]) {
 fn word(frame: NonNull<u8>, at: usize) -> u64 {
     // std's atomics even under loom: this is a view of raw memory.
     use std::sync::atomic::AtomicU64;
-    debug_assert!(at % 8 == 0);
+    debug_assert!(at.is_multiple_of(8));
     // SAFETY: the eight bytes lie inside the frame (callers, above; the page size is a
     // multiple of 8), hence inside its chunk's allocation, which lives as long as the arena
     // (chunks are never freed before it); the frame starts on a page boundary
