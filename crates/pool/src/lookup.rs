@@ -384,6 +384,31 @@ mod tests {
         assert_eq!(t.get(key(0, 1, 0)), Some(0));
     }
 
+    /// A hit's candidate is the entry as it stands, whatever the slot's generation; only
+    /// `maps_to` (the check after the state word) tests the generation, and the frame.
+    #[test]
+    fn a_candidate_is_confirmed_only_for_its_generation_and_frame() {
+        let m = Mapped::new(1);
+        m.open(0, 1);
+        m.insert(key(0, 1, 5), 7).unwrap();
+        let e = m.find(key(0, 1, 5)).unwrap();
+        assert_eq!(e.candidate(), Some(7));
+        assert!(e.maps_to(7));
+        assert!(!e.maps_to(8));
+        // The slot reopened as generation 2 (its entries were removed on close; this one
+        // stands for a reader that raced with that): the candidate is still read, and
+        // refused by the check.
+        m.open(0, 2);
+        assert_eq!(e.candidate(), Some(7));
+        assert!(!e.maps_to(7));
+        let stale = m.find(key(0, 2, 6)).unwrap();
+        assert_eq!(stale.candidate(), None, "no entry for page 6");
+        assert!(
+            m.find(key(0, 2, 1 << 20)).is_none(),
+            "no level for that page"
+        );
+    }
+
     #[test]
     fn a_remove_for_a_closed_generation_leaves_the_new_files_entry() {
         // Slot 0 held generation 1, whose page 5 was in frame 7; the file was closed and

@@ -188,9 +188,7 @@ impl Inner {
             n: (file_len - offset).min(len as u64) as usize,
         })
     }
-}
 
-impl Inner {
     /// `pages_of(len)` for the pin's fast path, in three instructions: the same unless
     /// `len + page_size - 1` overflows (a length within a page of `u64::MAX`), when it is
     /// 0, so that the fast path declines and the general path decides.
@@ -556,6 +554,27 @@ mod tests {
     fn pool_is_send_and_sync() {
         assert_send_sync::<BufferPool>();
         assert_send_sync::<FileHandle>();
+    }
+
+    /// The pin's three-instruction page count equals `pages_of` (4 KiB pages: 0 bytes are
+    /// 0 pages, 1..=4096 one, 4097 two), and a length so close to `u64::MAX` that the sum
+    /// wraps gives 0, so the fast path declines every page rather than accept one past
+    /// the end.
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn the_fast_page_count_is_pages_of_or_declines() {
+        let pool = BufferPool::builder()
+            .capacity_frames(16)
+            .build_with_storage(crate::MemStorage::new())
+            .unwrap();
+        let inner = &pool.inner;
+        for (len, pages) in [(0, 0), (1, 1), (4095, 1), (4096, 1), (4097, 2), (8192, 2)] {
+            assert_eq!(inner.pages_fast(len), pages, "{len} bytes");
+            assert_eq!(inner.pages_of(len), pages, "{len} bytes");
+        }
+        let top = u64::MAX - 4094;
+        assert_eq!(inner.pages_fast(top), 0);
+        assert!(inner.pages_of(top) > 0);
     }
 
     #[test]
