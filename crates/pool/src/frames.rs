@@ -180,6 +180,8 @@ const MAX_GROWTH_CHUNKS: usize = 1024;
 /// hands their memory back to the kernel ([`Exclusive::release_memory`]).
 pub(crate) struct Frames {
     page_size: usize,
+    /// log2 of `page_size` (a power of two).
+    page_shift: u32,
     /// Frames in the first block.
     first_len: usize,
     first: Chunk,
@@ -307,8 +309,14 @@ impl Drop for Chunk {
 
 impl Frames {
     /// Allocate `count` zeroed frames of `page_size` bytes, aligned to `max(page_size, 4096)`.
-    /// Returns `None` when the size overflows or the allocator refuses.
+    /// Returns `None` when the size overflows, the allocator refuses, or `page_size` is not
+    /// a power of two of at least 8 (the builder only allows 4 KiB and up).
     pub(crate) fn new(count: usize, page_size: usize) -> Option<Frames> {
+        // Powers of two of at least 8: frame ids become addresses by a shift, and a frame
+        // is a whole number of aligned words (`Snapshot::copy`).
+        if !page_size.is_power_of_two() || page_size < 8 {
+            return None;
+        }
         let first = Chunk::new(count, page_size)?;
         // Later chunks: a quarter of the first block, between 64 frames and 256 MiB, so
         // that a pool can grow to about 256 times its first size in at most
@@ -318,6 +326,7 @@ impl Frames {
             .clamp(64, ((256usize << 20) / page_size).max(64));
         Some(Frames {
             page_size,
+            page_shift: page_size.trailing_zeros(),
             first_len: count,
             first,
             grow_shift: grow.trailing_zeros(),
@@ -377,8 +386,32 @@ impl Frames {
     }
 
     /// What a hit on frame `id` reads and writes, and where its bytes are, located once.
-    #[inline]
+    ///
+    /// A frame of the first block (all of them, unless the pool grew) is found with one
+    /// compare: `first_len` is the block's length, so that compare is also the bounds
+    /// check of its record array and of its bytes, and the address is a shift (the chunk
+    /// lookup, a second bounds check and a multiplication were 8 instructions of a hit).
+    #[inline(always)]
     pub(crate) fn hit_words(&self, id: u32) -> HitWords<'_> {
+        let i = id as usize;
+        if i < self.first_len {
+            debug_assert_eq!(self.first.hot.len(), self.first_len);
+            // SAFETY: the first block has `first_len` frames and as many records
+            // (`Frames::new`), and i < first_len; its allocation is first_len * page_size
+            // bytes, so frame i's first byte, base + (i << page_shift), is inside it.
+            return unsafe {
+                HitWords {
+                    hot: self.first.hot.get_unchecked(i),
+                    frame: self.first.base.add(i << self.page_shift),
+                }
+            };
+        }
+        self.grown_hit_words(id)
+    }
+
+    /// [`Frames::hit_words`] for a frame of a chunk added by growth.
+    #[cold]
+    fn grown_hit_words(&self, id: u32) -> HitWords<'_> {
         let (chunk, i) = self.locate(id);
         HitWords {
             hot: &chunk.hot[i],

@@ -10,8 +10,9 @@
 //!   (1024 top entries x 1024 x 256 pages = 2^28 pages per file). A hit indexes the levels
 //!   by bit fields of the page number: no hash, no probe chain, no lock, just three
 //!   dependent loads. This is XMF's address arithmetic and vmcache's page table done in
-//!   user space. Levels are created on first insert (`OnceLock`) and never freed while the
-//!   pool lives, so readers need no lock against a concurrent grow; a closed file's
+//!   user space. Levels are created on first insert (`OnceBox`: one pointer, read with one
+//!   load and a null test) and never freed while the pool lives, so readers need no lock
+//!   against a concurrent grow; a closed file's
 //!   entries are reset to empty and the slot's table is reused by the next file opened in
 //!   it.
 //!
@@ -20,8 +21,8 @@
 //! file in the same slot: the pool checks the frame's owner after pinning it anyway.
 
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::OnceLock;
 
+use once_cell::race::OnceBox;
 use parking_lot::RwLock;
 
 /// An empty page-table entry.
@@ -79,29 +80,6 @@ impl Table {
     }
 }
 
-/// Where a key's frame was found, to check it again cheaply ([`Table::find`]).
-pub(crate) enum Found<'a> {
-    /// The mapped table's entry and its slot's generation word.
-    Mapped(MappedEntry<'a>),
-    /// The hashed table: reading it again would take the shard lock again.
-    Hashed,
-}
-
-impl Table {
-    /// The frame holding `key`, with where it was found. Always inlined: it is most of a
-    /// hit, and a call's prologue and epilogue were a tenth of a pin's instructions.
-    #[inline(always)]
-    pub(crate) fn find(&self, key: PageKey) -> Option<(u32, Found<'_>)> {
-        match self {
-            Table::Hashed(h) => Some((h.get(key)?, Found::Hashed)),
-            Table::Mapped(m) => {
-                let e = m.find(key)?;
-                Some((e.frame()?, Found::Mapped(e)))
-            }
-        }
-    }
-}
-
 /// A mapped key's entry: reading it again is two loads of lines the lookup just read.
 pub(crate) struct MappedEntry<'a> {
     gen: &'a AtomicU32,
@@ -110,6 +88,24 @@ pub(crate) struct MappedEntry<'a> {
 }
 
 impl MappedEntry<'_> {
+    /// The frame the entry names, if any, *without* checking that the slot's table still
+    /// belongs to the key's generation: a candidate for a hit, which must confirm it with
+    /// [`MappedEntry::maps_to`] after reading the frame's state word (doing the generation
+    /// check here as well cost a hit three instructions and decided nothing).
+    #[inline(always)]
+    pub(crate) fn candidate(&self) -> Option<u32> {
+        let f = self.entry.load(Ordering::Acquire);
+        (f != EMPTY).then_some(f)
+    }
+
+    /// The key maps to `frame` now: the slot's table is the key's generation's and its
+    /// entry names `frame` (a real frame id, never `EMPTY`, so no test for that).
+    #[inline(always)]
+    pub(crate) fn maps_to(&self, frame: u32) -> bool {
+        self.gen.load(Ordering::Acquire) == self.key_gen
+            && self.entry.load(Ordering::Acquire) == frame
+    }
+
     /// The frame the key maps to now, if any (and if its file is still the key's).
     #[inline]
     pub(crate) fn frame(&self) -> Option<u32> {
@@ -190,14 +186,17 @@ pub(crate) const MAPPED_PAGES: u64 = 1 << (LEAF_BITS + MID_BITS + TOP_BITS);
 // number, so the compiler proves them in bounds and a lookup carries no bounds check and
 // no slice length (a tenth of a pin's instructions went to those and to the fat `Box<[_]>`
 // pointers of the first version).
-type Leaf = Box<[AtomicU32; LEAF_LEN]>;
-type Mid = Box<[OnceLock<Leaf>; MID_LEN]>;
+// A level is a `OnceBox` (an atomic pointer, null until set) rather than a `OnceLock`
+// (a state word, then the value): one load and a null test per level instead of two
+// loads and a compare, on each of the two levels a hit walks.
+type Leaf = [AtomicU32; LEAF_LEN];
+type Mid = [OnceBox<Leaf>; MID_LEN];
 
 /// One file slot's page table.
 struct PageTable {
     /// Generation of the file the entries belong to.
     gen: AtomicU32,
-    top: Box<[OnceLock<Mid>; TOP_LEN]>,
+    top: Box<[OnceBox<Mid>; TOP_LEN]>,
 }
 
 /// Per-file-slot page tables indexed directly by page number.
@@ -211,7 +210,7 @@ impl Mapped {
             files: (0..slots)
                 .map(|_| PageTable {
                     gen: AtomicU32::new(0),
-                    top: Box::new(std::array::from_fn(|_| OnceLock::new())),
+                    top: Box::new(std::array::from_fn(|_| OnceBox::new())),
                 })
                 .collect(),
         }
@@ -252,7 +251,7 @@ impl Mapped {
 
     /// Where `key`'s entry is, if its levels exist.
     #[inline(always)]
-    fn find(&self, key: PageKey) -> Option<MappedEntry<'_>> {
+    pub(crate) fn find(&self, key: PageKey) -> Option<MappedEntry<'_>> {
         let table = self.files.get(key.slot as usize)?;
         Some(MappedEntry {
             gen: &table.gen,
@@ -273,7 +272,7 @@ impl Mapped {
         let Some((t, m, l)) = Self::split(key.page) else {
             return Err(EMPTY);
         };
-        let mid = table.top[t].get_or_init(|| Box::new(std::array::from_fn(|_| OnceLock::new())));
+        let mid = table.top[t].get_or_init(|| Box::new(std::array::from_fn(|_| OnceBox::new())));
         let leaf = mid[m].get_or_init(|| Box::new(std::array::from_fn(|_| AtomicU32::new(EMPTY))));
         leaf[l]
             .compare_exchange(EMPTY, frame, Ordering::AcqRel, Ordering::Acquire)
@@ -383,6 +382,31 @@ mod tests {
             assert_eq!(t.insert(key(0, 1, past), 9), Err(EMPTY), "page {past}");
         }
         assert_eq!(t.get(key(0, 1, 0)), Some(0));
+    }
+
+    /// A hit's candidate is the entry as it stands, whatever the slot's generation; only
+    /// `maps_to` (the check after the state word) tests the generation, and the frame.
+    #[test]
+    fn a_candidate_is_confirmed_only_for_its_generation_and_frame() {
+        let m = Mapped::new(1);
+        m.open(0, 1);
+        m.insert(key(0, 1, 5), 7).unwrap();
+        let e = m.find(key(0, 1, 5)).unwrap();
+        assert_eq!(e.candidate(), Some(7));
+        assert!(e.maps_to(7));
+        assert!(!e.maps_to(8));
+        // The slot reopened as generation 2 (its entries were removed on close; this one
+        // stands for a reader that raced with that): the candidate is still read, and
+        // refused by the check.
+        m.open(0, 2);
+        assert_eq!(e.candidate(), Some(7));
+        assert!(!e.maps_to(7));
+        let stale = m.find(key(0, 2, 6)).unwrap();
+        assert_eq!(stale.candidate(), None, "no entry for page 6");
+        assert!(
+            m.find(key(0, 2, 1 << 20)).is_none(),
+            "no level for that page"
+        );
     }
 
     #[test]

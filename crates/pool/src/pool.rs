@@ -188,6 +188,14 @@ impl Inner {
             n: (file_len - offset).min(len as u64) as usize,
         })
     }
+
+    /// `pages_of(len)` for the pin's fast path, in three instructions: the same unless
+    /// `len + page_size - 1` overflows (a length within a page of `u64::MAX`), when it is
+    /// 0, so that the fast path declines and the general path decides.
+    #[inline(always)]
+    fn pages_fast(&self, len: u64) -> u64 {
+        len.wrapping_add(self.page_size as u64 - 1) >> self.page_shift
+    }
 }
 
 impl PolicyState {
@@ -328,29 +336,36 @@ impl BufferPool {
             // attempt's state was spilled and reloaded around it: 27 instructions a read).
             match inner.hit_optimistic(r.slot, f, r.page, r.in_page, &mut buf[..r.n]) {
                 OptimisticHit::Hit => return Ok(r.n),
-                OptimisticHit::Changed if self.optimistic_retries(f, &r, buf) => return Ok(r.n),
-                OptimisticHit::Changed | OptimisticHit::Absent => {}
+                OptimisticHit::Changed => {
+                    if let Some(n) = self.optimistic_retries(f, offset, buf) {
+                        return Ok(n);
+                    }
+                }
+                OptimisticHit::Absent => {}
             }
         }
         self.read_slow(f, offset, buf)
     }
 
-    /// The tries of `read_optimistic` after a first one found the frame changing: true
-    /// when one of them copied and validated the bytes.
+    /// The tries of `read_optimistic` after a first one found the frame changing: the
+    /// bytes copied when one of them copied and validated them. It finds the page (and the
+    /// length to copy, which a concurrent `set_len` may have changed) again from `offset`:
+    /// taking the caller's `OnePage` by reference kept that on the stack on every read.
     #[cold]
-    fn optimistic_retries(&self, f: FileHandle, r: &OnePage<'_>, buf: &mut [u8]) -> bool {
+    fn optimistic_retries(&self, f: FileHandle, offset: u64, buf: &mut [u8]) -> Option<usize> {
+        let r = self.inner.in_one_page(f, offset, buf.len())?;
         for _ in 1..OPTIMISTIC_TRIES {
             std::hint::spin_loop();
             match self
                 .inner
                 .hit_optimistic(r.slot, f, r.page, r.in_page, &mut buf[..r.n])
             {
-                OptimisticHit::Hit => return true,
+                OptimisticHit::Hit => return Some(r.n),
                 OptimisticHit::Changed => {}
-                OptimisticHit::Absent => return false,
+                OptimisticHit::Absent => return None,
             }
         }
-        false
+        None
     }
 
     /// Write `buf` at `offset`, extending the file if needed. With write-back the bytes
@@ -461,7 +476,7 @@ impl BufferPool {
         let inner = &*self.inner;
         // The hit path builds no `Result` until it succeeds (they are large to move).
         if let Some(slot) = inner.files.get(f.slot as usize) {
-            if page < inner.pages_of(slot.len.load(Ordering::Acquire)) {
+            if page < inner.pages_fast(slot.len.load(Ordering::Acquire)) {
                 if let Some(guard) = inner.hit_shared(slot, f, page, true) {
                     return Ok(PageRef { guard, page });
                 }
@@ -539,6 +554,27 @@ mod tests {
     fn pool_is_send_and_sync() {
         assert_send_sync::<BufferPool>();
         assert_send_sync::<FileHandle>();
+    }
+
+    /// The pin's three-instruction page count equals `pages_of` (4 KiB pages: 0 bytes are
+    /// 0 pages, 1..=4096 one, 4097 two), and a length so close to `u64::MAX` that the sum
+    /// wraps gives 0, so the fast path declines every page rather than accept one past
+    /// the end.
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn the_fast_page_count_is_pages_of_or_declines() {
+        let pool = BufferPool::builder()
+            .capacity_frames(16)
+            .build_with_storage(crate::MemStorage::new())
+            .unwrap();
+        let inner = &pool.inner;
+        for (len, pages) in [(0, 0), (1, 1), (4095, 1), (4096, 1), (4097, 2), (8192, 2)] {
+            assert_eq!(inner.pages_fast(len), pages, "{len} bytes");
+            assert_eq!(inner.pages_of(len), pages, "{len} bytes");
+        }
+        let top = u64::MAX - 4094;
+        assert_eq!(inner.pages_fast(top), 0);
+        assert!(inner.pages_of(top) > 0);
     }
 
     #[test]

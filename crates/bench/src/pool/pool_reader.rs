@@ -137,13 +137,19 @@ impl PoolReader {
     }
 
     /// Pin page `page` and unpin it at once.
+    ///
+    /// The page's address goes to `black_box`, as vmcache's loop hands `fixS`'s pointer to
+    /// an empty `asm volatile` (`scripts/vmcache/micro.cpp`): `black_box(&guard)` made the
+    /// guard itself live in memory, and the loop then copied it between stack slots with
+    /// loads wider than the stores that wrote it (store-forwarding stalls), which is no
+    /// part of a pin and which vmcache's loop does not pay.
     #[inline]
     pub fn pin_unpin(&self, page: u64) -> Result<(), BenchError> {
         let guard = self
             .pool
             .pin(self.file, page)
             .map_err(|e| BenchError::pool("pin failed", e))?;
-        black_box(&guard);
+        black_box(guard.as_ptr());
         Ok(())
     }
 

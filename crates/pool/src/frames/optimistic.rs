@@ -6,8 +6,8 @@
 //! exclusive holder may be writing the very bytes it reads. Making a `&[u8]` of them would
 //! be undefined behaviour at once (a shared reference promises the bytes do not change),
 //! and plain loads racing with a write are a data race. The reader therefore never makes
-//! a reference to the frame: it copies with relaxed atomic loads (8 bytes at a time where
-//! aligned, single bytes at the ends) into the caller's buffer, and the caller may look at
+//! a reference to the frame: it copies with relaxed atomic loads of whole aligned 8-byte
+//! words (those covering the range) into the caller's buffer, and the caller may look at
 //! the copy only after [`Snapshot::still_valid`] says yes. Torn values can sit in the copy
 //! of a failed attempt; they are plain bytes in the caller's own memory, thrown away.
 //!
@@ -78,39 +78,25 @@ impl<'a> Snapshot<'a> {
     /// The copy may be torn until [`Snapshot::still_valid`] says otherwise. Panics if the
     /// range leaves the frame (the pool's callers check it). (Under loom too: the loom
     /// models read atomic stand-ins for the bytes instead of calling this.)
+    ///
+    /// Every load is of a whole aligned 8-byte word (the words covering the range lie in
+    /// the frame: it starts on a page boundary and is a multiple of 8 long). A range of
+    /// whole words, the common case of a record or a key, is one load and one store a
+    /// word with no other test; the byte-at-a-time head and tail of the first version cost
+    /// an 8-byte read about 25 instructions.
     #[inline]
     pub(crate) fn copy(&self, offset: usize, dst: &mut [u8]) {
-        // std's atomics even under loom: these are views of raw memory.
-        use std::sync::atomic::{AtomicU64, AtomicU8};
         let len = dst.len();
         // One overflow-checked sum (a wrapped sum would pass the test).
         assert!(offset
             .checked_add(len)
             .is_some_and(|end| end <= self.frames.page_size));
-        // SAFETY: `offset` is inside the frame (asserted), which lies inside its chunk's
-        // allocation (`Frames::hit_words`).
-        let src = unsafe { self.frame.as_ptr().add(offset) };
-        let byte = |i: usize| {
-            // SAFETY: `src + i` is inside the frame (i < len, range asserted above); the
-            // arena's memory is allocated for the pool's whole life (chunks are never
-            // freed before it) and is only ever read here through atomics, never through
-            // a reference; see the module docs for the writers.
-            unsafe { AtomicU8::from_ptr(src.add(i)) }.load(Ordering::Relaxed)
-        };
-        let head = src.align_offset(8).min(len);
-        for (i, d) in dst[..head].iter_mut().enumerate() {
-            *d = byte(i);
-        }
-        let mut i = head;
-        while len - i >= 8 {
-            // SAFETY: as for `byte`; `src + i` is 8-aligned (past the head) and the eight
-            // bytes from it lie inside the range.
-            let word = unsafe { AtomicU64::from_ptr(src.add(i).cast()) }.load(Ordering::Relaxed);
-            dst[i..i + 8].copy_from_slice(&word.to_ne_bytes());
-            i += 8;
-        }
-        for (k, d) in dst[i..].iter_mut().enumerate() {
-            *d = byte(i + k);
+        if (offset | len).is_multiple_of(8) {
+            for (k, d) in dst.chunks_exact_mut(8).enumerate() {
+                d.copy_from_slice(&word(self.frame, offset + 8 * k).to_ne_bytes());
+            }
+        } else {
+            copy_unaligned(self.frame, offset, dst);
         }
     }
 
@@ -124,6 +110,38 @@ impl<'a> Snapshot<'a> {
         let now = self.state.load(Ordering::Relaxed);
         (now ^ self.seen) & (EXCLUSIVE | VERSION_MASK) == 0
     }
+}
+
+/// [`Snapshot::copy`] of a range that does not start or end on a word: each word
+/// covering it is loaded whole and its bytes inside the range copied. A function of the
+/// frame's address, not a method: as a method taking the snapshot by reference, the
+/// snapshot had to be stored to memory on every read, even those that never call this.
+#[inline(never)]
+fn copy_unaligned(frame: NonNull<u8>, offset: usize, dst: &mut [u8]) {
+    let end = offset + dst.len();
+    let mut at = offset & !7;
+    while at < end {
+        let w = word(frame, at).to_ne_bytes();
+        let (lo, hi) = (offset.max(at), end.min(at + 8));
+        dst[lo - offset..hi - offset].copy_from_slice(&w[lo - at..hi - at]);
+        at += 8;
+    }
+}
+
+/// The 8-byte word at byte `at` of the frame starting at `frame`, loaded atomically. `at`
+/// is a multiple of 8 with `at + 8` at most the page size (the callers: a word below the
+/// end of a range that [`Snapshot::copy`] checked lies inside the frame).
+#[inline(always)]
+fn word(frame: NonNull<u8>, at: usize) -> u64 {
+    // std's atomics even under loom: this is a view of raw memory.
+    use std::sync::atomic::AtomicU64;
+    debug_assert!(at.is_multiple_of(8));
+    // SAFETY: the eight bytes lie inside the frame (callers, above; the page size is a
+    // multiple of 8), hence inside its chunk's allocation, which lives as long as the arena
+    // (chunks are never freed before it); the frame starts on a page boundary
+    // (`Frames::new`), so `frame + at` is 8-aligned. The memory is only ever read here
+    // through atomics, never through a reference; see the module docs for the writers.
+    unsafe { AtomicU64::from_ptr(frame.as_ptr().add(at).cast()) }.load(Ordering::Relaxed)
 }
 
 #[cfg(all(test, not(loom)))]

@@ -5,7 +5,7 @@
 
 use super::{open_state, FileHandle, FileSlot, Inner, PolicyState};
 use crate::frames::{Bits, Header, HitWords, Shared};
-use crate::lookup::Found;
+use crate::lookup::Table;
 use crate::stats::{stripe, Counter};
 use parking_lot::Mutex;
 use policy::{Access, BuildContext, FrameId, HitPath, Policy, PolicySpec};
@@ -155,13 +155,16 @@ impl Inner {
     /// returns `None` and the caller takes the general path (`acquire`), which re-checks
     /// everything.
     ///
-    /// The pin is one compare-and-swap ([`Frames::try_share_if`]): the frame's owner is
-    /// checked before it, and the swap succeeds only if no exclusive holder ran since, so
-    /// a pin counted as the application's is never one taken through a stale mapping
-    /// (else `set_len` and `close` could refuse because of another file's reader).
+    /// The pin is one compare-and-swap ([`Frames::try_share_if`]): the frame is checked
+    /// to hold the page before it, and the swap succeeds only if no exclusive holder ran
+    /// since, so a pin counted as the application's is never one taken through a stale
+    /// mapping (else `set_len` and `close` could refuse because of another file's reader).
     ///
-    /// Always inlined into `pin` and `read`: as a call it returned its guard through
-    /// memory and saved and restored six registers, a tenth of a pin's instructions.
+    /// Always inlined into `pin` and `read`, and the mapped lookup's hit with it: as a
+    /// call it returned its guard through memory and saved and restored six registers, a
+    /// tenth of a pin's instructions. The hashed lookup's hit is a call
+    /// ([`Inner::hit_shared_hashed`]): kept apart, neither lookup's path carries the
+    /// other's registers and tests (its shard lock costs more than the call).
     ///
     /// [`Frames::try_share_if`]: crate::frames::Frames::try_share_if
     #[inline(always)]
@@ -175,50 +178,62 @@ impl Inner {
         if slot.state.load(Ordering::Acquire) != open_state(fh.gen) || fh.pool != self.id {
             return None;
         }
-        let (fid, found) = self.table.find(fh.key(page))?;
+        match &self.table {
+            Table::Mapped(m) => {
+                let entry = m.find(fh.key(page))?;
+                let fid = entry.candidate()?;
+                self.pin_hit(fid, user, |w| entry.maps_to(fid) && !w.ra_marked())
+            }
+            Table::Hashed(_) => self.hit_shared_hashed(fh, page, user),
+        }
+    }
+
+    /// [`Inner::hit_shared`] with the hashed lookup.
+    #[inline(always)]
+    fn hit_shared_hashed(&self, fh: FileHandle, page: u64, user: bool) -> Option<Shared<'_>> {
+        let fid = self.table.get(fh.key(page))?;
+        self.pin_hit(fid, user, |w| {
+            self.header_holds(fid, fh, page) && !w.ra_marked()
+        })
+    }
+
+    /// Pin frame `fid` if `holds` says, after its state word is read, that the frame holds
+    /// the page and is no read-ahead trigger (a hit on one starts the next window: the
+    /// general path's job); then record the hit. `holds` is valid only together with the
+    /// version check the pin's compare-and-swap makes (invariant 2: a mapping is published
+    /// and removed under the frame's exclusive latch, and the frame names the key as owner
+    /// while it is mapped).
+    #[inline(always)]
+    fn pin_hit(
+        &self,
+        fid: u32,
+        user: bool,
+        holds: impl Fn(&HitWords<'_>) -> bool,
+    ) -> Option<Shared<'_>> {
         let words = self.frames.hit_words(fid);
-        let g = self.frames.try_share_words(&words, fid, user, || {
-            self.plain_hit(fid, &found, &words, fh, page)
-        })?;
+        let g = self
+            .frames
+            .try_share_words(&words, fid, user, || holds(&words))?;
         self.touch_words(fid, &words);
         self.counters.bump(Counter::Hits);
         Some(g)
     }
 
-    /// Frame `fid`, found in the table for `key` (page `page` of `fh`), holds that page
-    /// and is no read-ahead trigger (a hit on one starts the next window: the general
-    /// path's job). Valid only together with a check of the frame's version (invariant
-    /// 2: a mapping is published and removed under the frame's exclusive latch, and the
-    /// frame names the key as owner while it is mapped).
-    ///
-    /// With the mapped lookup the check reads the table entry again, a line the lookup
-    /// just brought in, rather than the frame's header: a hit then reads no header at
-    /// all (`frames::Chunk`). The hashed lookup would take its shard lock again, so it
-    /// reads the owner and page in the header.
+    /// With the hashed lookup, whether frame `fid` holds page `page` of `fh`: its header's
+    /// owner and page (reading the table again would take the shard lock again). The
+    /// mapped lookup instead reads its table entry again, a line the lookup just brought
+    /// in, so that a hit reads no header at all (`frames::Chunk`).
     #[inline]
-    fn plain_hit(
-        &self,
-        fid: u32,
-        found: &Found<'_>,
-        words: &HitWords<'_>,
-        fh: FileHandle,
-        page: u64,
-    ) -> bool {
-        let holds = match found {
-            Found::Mapped(entry) => entry.frame() == Some(fid),
-            Found::Hashed => {
-                let h = self.frames.header(fid);
-                h.owner.load(Ordering::Relaxed) == fh.owner()
-                    && h.page.load(Ordering::Relaxed) == page
-            }
-        };
-        holds && !words.ra_marked()
+    fn header_holds(&self, fid: u32, fh: FileHandle, page: u64) -> bool {
+        let h = self.frames.header(fid);
+        h.owner.load(Ordering::Relaxed) == fh.owner() && h.page.load(Ordering::Relaxed) == page
     }
 
     /// The optimistic hit: copy `dst.len()` bytes from `in_page` of a resident page with
     /// no atomic read-modify-write on the frame (a frame `Snapshot`, validated after the
     /// copy). The hit is recorded for the policy only once the copy is validated. Always
-    /// inlined into `read_optimistic`, like [`Inner::hit_shared`] into `pin`.
+    /// inlined into `read_optimistic`, like [`Inner::hit_shared`] into `pin`, and like it
+    /// with the hashed lookup's case out of line.
     #[inline(always)]
     pub(super) fn hit_optimistic(
         &self,
@@ -231,15 +246,56 @@ impl Inner {
         if slot.state.load(Ordering::Acquire) != open_state(fh.gen) || fh.pool != self.id {
             return OptimisticHit::Absent;
         }
-        let Some((fid, found)) = self.table.find(fh.key(page)) else {
+        match &self.table {
+            Table::Mapped(m) => {
+                let Some(entry) = m.find(fh.key(page)) else {
+                    return OptimisticHit::Absent;
+                };
+                let Some(fid) = entry.candidate() else {
+                    return OptimisticHit::Absent;
+                };
+                self.copy_hit(fid, in_page, dst, |w| entry.maps_to(fid) && !w.ra_marked())
+            }
+            Table::Hashed(_) => self.hit_optimistic_hashed(fh, page, in_page, dst),
+        }
+    }
+
+    /// [`Inner::hit_optimistic`] with the hashed lookup, out of line (inlined, it made
+    /// the mapped read carry five more instructions; the pin's case is the other way
+    /// round, its guard then went through memory).
+    #[inline(never)]
+    fn hit_optimistic_hashed(
+        &self,
+        fh: FileHandle,
+        page: u64,
+        in_page: usize,
+        dst: &mut [u8],
+    ) -> OptimisticHit {
+        let Some(fid) = self.table.get(fh.key(page)) else {
             return OptimisticHit::Absent;
         };
+        self.copy_hit(fid, in_page, dst, |w| {
+            self.header_holds(fid, fh, page) && !w.ra_marked()
+        })
+    }
+
+    /// Copy from frame `fid` optimistically if `holds` (as for [`Inner::pin_hit`]) says,
+    /// after the snapshot of its state word, that the frame holds the page; then validate
+    /// and record the hit.
+    #[inline(always)]
+    fn copy_hit(
+        &self,
+        fid: u32,
+        in_page: usize,
+        dst: &mut [u8],
+        holds: impl Fn(&HitWords<'_>) -> bool,
+    ) -> OptimisticHit {
         let words = self.frames.hit_words(fid);
         let Some(snap) = self.frames.snapshot_words(&words) else {
             // Latched: being loaded, written, evicted or truncated right now.
             return OptimisticHit::Changed;
         };
-        if !self.plain_hit(fid, &found, &words, fh, page) {
+        if !holds(&words) {
             // Another page (a stale mapping) or a read-ahead trigger: the pinned path
             // sorts it out.
             return OptimisticHit::Absent;
