@@ -86,6 +86,46 @@ pub struct ServeArgs {
     /// `bufcache mirror-replay`). Implies --report-actual.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
+    #[command(flatten)]
+    pub poll: CgroupPollArgs,
+}
+
+/// `--cgroup-poll`, `--cgroup-poll-ms` and `--mirror-track`, for `bufcache serve` and
+/// for the experiment's servers.
+#[derive(Args, Debug)]
+pub struct CgroupPollArgs {
+    /// Read the server's memory cgroup's page-cache total every --cgroup-poll-ms: `stat`
+    /// (memory.stat, exact; reading it flushes the cgroup's statistics, which changes
+    /// how this kernel reclaims) or `usage` (the cgroup's charge less the server's
+    /// anonymous memory; flushes nothing).
+    #[arg(long, value_name = "stat|usage")]
+    pub cgroup_poll: Option<String>,
+    /// Milliseconds between --cgroup-poll readings.
+    #[arg(long, default_value_t = 50, value_name = "MS")]
+    pub cgroup_poll_ms: u64,
+    /// mirror: take the mirror's size from the --cgroup-poll readings (the given size
+    /// stands until the first).
+    #[arg(long, requires = "cgroup_poll")]
+    pub mirror_track: bool,
+}
+
+impl CgroupPollArgs {
+    /// The poll asked for, if any.
+    pub fn poll(&self) -> Result<Option<serve::cgroup_poll::CgroupPoll>> {
+        use linux::memcg_reading::CacheReading;
+        let Some(name) = &self.cgroup_poll else {
+            return Ok(None);
+        };
+        let reading = CacheReading::parse(name)
+            .with_context(|| format!("--cgroup-poll {name:?}: expected stat or usage"))?;
+        if self.cgroup_poll_ms == 0 {
+            bail!("--cgroup-poll-ms must be above zero");
+        }
+        Ok(Some(serve::cgroup_poll::CgroupPoll {
+            reading,
+            every: Duration::from_millis(self.cgroup_poll_ms),
+        }))
+    }
 }
 
 /// Blocks from this size up are mapped and unmapped on their own (see `run_serve`):
@@ -160,6 +200,8 @@ pub fn run_serve(a: ServeArgs) -> Result<()> {
     config.open_file_ttl = Duration::from_millis(a.open_file_ttl_ms);
     config.report_actual = a.report_actual;
     config.trace = a.trace.clone();
+    config.cgroup_poll = a.poll.poll()?;
+    config.mirror_track = a.poll.mirror_track;
     serve::server::raise_open_file_limit();
     // Response buffers (a whole file each) go back to the system when freed, instead of
     // growing glibc's arenas into the memory the page cache lives in (`linux::heap`).
@@ -335,6 +377,10 @@ pub struct CacheAwareArgs {
     /// that separate sweeps offer the same rates.
     #[arg(long, value_name = "RPS")]
     pub capacity: Option<f64>,
+    /// Every page-cache server polls its cgroup (--cgroup-poll), and the mirror lines
+    /// track the readings (--mirror-track).
+    #[command(flatten)]
+    pub poll: CgroupPollArgs,
 }
 
 /// Run `bufcache experiment cache-aware-server`.
@@ -364,6 +410,8 @@ pub fn run_experiment(a: CacheAwareArgs) -> Result<()> {
         open_loads: a.loads.clone(),
         rounds: a.rounds,
         capacity_rps: a.capacity,
+        cgroup_poll: a.poll.poll()?,
+        mirror_track: a.poll.mirror_track,
         sweep: if a.open_loop {
             Sweep::OpenLoop
         } else {

@@ -22,6 +22,7 @@ use rustix::io::{preadv2, Errno, ReadWriteFlags};
 use crate::adaptive::MirrorBank;
 use crate::backend::{Backend, Job, Source, PAGE_BYTES};
 use crate::config::SchedulerChoice;
+use crate::cgroup_poll::Reading;
 use crate::mirror::Mirror;
 use crate::ServeError;
 
@@ -193,15 +194,26 @@ pub fn resident_pages(backend: &Backend, job: &Job) -> Option<u64> {
     linux::page_cache::cached_pages(file, pages.start * PAGE_BYTES, count * PAGE_BYTES).ok()
 }
 
-/// The oracle for a scheduler choice (and the backend it reads through).
-pub fn build(choice: &SchedulerChoice, backend: &Backend) -> Result<Box<dyn Oracle>, ServeError> {
+/// The oracle for a scheduler choice (and the backend it reads through); a plain mirror
+/// given `size_reading` follows it ([`Mirror::track`]).
+pub fn build(
+    choice: &SchedulerChoice,
+    backend: &Backend,
+    size_reading: Option<Reading>,
+) -> Result<Box<dyn Oracle>, ServeError> {
     Ok(match choice {
         SchedulerChoice::Fifo => Box::new(Oblivious),
         SchedulerChoice::Mirror {
             policy,
             size_bytes,
             adaptive: false,
-        } => Box::new(Mirror::new(policy, *size_bytes)?),
+        } => {
+            let mut mirror = Mirror::new(policy, *size_bytes)?;
+            if let Some(reading) = size_reading {
+                mirror.track(reading);
+            }
+            Box::new(mirror)
+        }
         SchedulerChoice::Mirror {
             policy,
             size_bytes,

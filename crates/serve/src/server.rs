@@ -29,6 +29,7 @@ use crate::backend::{Backend, Job};
 use crate::deadline_io::Deadline;
 use crate::in_flight::InFlight;
 use crate::open_files::{OpenFile, OpenFiles};
+use crate::cgroup_poll::Poller;
 use crate::oracle::{self, resident_pages, Actual};
 use crate::range::{interpret, RangeAnswer};
 use crate::scheduler::{Probe, Scheduler};
@@ -49,6 +50,8 @@ struct Context {
     in_flight: Arc<InFlight>,
     /// The request log (`--trace`), which implies `report_actual`.
     trace: Option<TraceLog>,
+    /// `--cgroup-poll`'s thread, stopped when the server's last connection ends.
+    _poller: Option<Poller>,
 }
 
 /// A server accepting connections in the background.
@@ -93,7 +96,13 @@ pub async fn serve(config: ServeConfig) -> Result<RunningServer, ServeError> {
         ));
     }
     let backend = oracle::backend_for(&config.scheduler)?;
-    let oracle = oracle::build(&config.scheduler, &backend)?;
+    let poller = config
+        .cgroup_poll
+        .map(Poller::start)
+        .transpose()
+        .map_err(|e| ServeError::config("cgroup poll", format!("starting its thread: {e}")))?;
+    let size_reading = poller.as_ref().filter(|_| config.mirror_track);
+    let oracle = oracle::build(&config.scheduler, &backend, size_reading.map(Poller::latest))?;
     let trace = config.trace.as_deref().map(TraceLog::create).transpose()?;
     // The log also records what the cache held when each request was chosen.
     let probe: Option<Probe> = trace.as_ref().map(|_| {
@@ -117,6 +126,7 @@ pub async fn serve(config: ServeConfig) -> Result<RunningServer, ServeError> {
         report_actual: config.report_actual || trace.is_some(),
         in_flight: InFlight::new(),
         trace,
+        _poller: poller,
     });
     let listener = TcpListener::bind(config.listen)
         .await

@@ -90,6 +90,11 @@ pub struct ExperimentConfig {
     /// Open loop: take this as fifo's capacity (requests/s) instead of measuring it, so
     /// that separate sweeps (say, of two mirror policies) offer the same rates.
     pub capacity_rps: Option<f64>,
+    /// Every page-cache line's server reads its cgroup's page cache this way
+    /// (`--cgroup-poll`; [`crate::cgroup_poll`]); `None`: no server polls.
+    pub cgroup_poll: Option<crate::cgroup_poll::CgroupPoll>,
+    /// The (plain) mirror lines take their size from those readings (`--mirror-track`).
+    pub mirror_track: bool,
 }
 
 /// The by-estimate sweep's file sets.
@@ -159,6 +164,12 @@ impl ExperimentConfig {
                     "unknown line {bad:?}: expected some of {}",
                     Line::NAMES.join(", ")
                 ),
+            ));
+        }
+        if self.mirror_track && self.cgroup_poll.is_none() {
+            return Err(ServeError::config(
+                "mirror-track",
+                "needs --cgroup-poll: the readings to follow",
             ));
         }
         if self.rounds == 0 {
@@ -522,7 +533,7 @@ pub async fn run(
 mod tests {
     use super::*;
 
-    fn config(quick: bool, sweep: Sweep) -> ExperimentConfig {
+    pub(in crate::experiment) fn config(quick: bool, sweep: Sweep) -> ExperimentConfig {
         ExperimentConfig {
             server_bin: "bufcache".into(),
             scratch: "/nonexistent".into(),
@@ -538,6 +549,8 @@ mod tests {
             open_loads: None,
             rounds: 1,
             capacity_rps: None,
+            cgroup_poll: None,
+            mirror_track: false,
         }
     }
 

@@ -11,7 +11,7 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
-use super::point::RunFacts;
+use super::point::{CgroupLists, RunFacts};
 use super::{ExperimentConfig, Line, Measure, Point, WorkloadPlan, IN_SERVICE};
 use crate::backend::PAGE_BYTES;
 use crate::load::fileset::Manifest;
@@ -106,12 +106,15 @@ async fn start_server(
 }
 
 /// The `bufcache serve` arguments of a line, and the mirror's size where it has one.
+/// The page-cache lines poll their cgroup as `config` says, and the plain mirror
+/// follows the readings when asked; the pool's cache is its own, so it does neither.
 fn server_args(
     line: &Line,
-    mirror_policy: &str,
+    config: &ExperimentConfig,
     cache_bytes: u64,
     files: usize,
 ) -> (Vec<String>, Option<u64>) {
+    let mirror_policy = config.mirror_policy.as_str();
     let mut args: Vec<String> = vec!["--scheduler".into()];
     let mut mirror_bytes = None;
     match line {
@@ -142,6 +145,17 @@ fn server_args(
         _ => files,
     };
     args.extend(["--open-files".into(), open_files.max(1).to_string()]);
+    if let Some(poll) = config.cgroup_poll.filter(|_| *line != Line::Pool) {
+        args.extend([
+            "--cgroup-poll".into(),
+            poll.reading.name().into(),
+            "--cgroup-poll-ms".into(),
+            poll.every.as_millis().max(1).to_string(),
+        ]);
+        if config.mirror_track && matches!(line, Line::Mirror { .. }) {
+            args.push("--mirror-track".into());
+        }
+    }
     (args, mirror_bytes)
 }
 
@@ -191,12 +205,8 @@ pub(super) async fn run_line(
     line: &Line,
     measure: Measure,
 ) -> Result<Point, ServeError> {
-    let (args, mirror_bytes) = server_args(
-        line,
-        &run.config.mirror_policy,
-        run.cache_bytes,
-        run.manifest.files.len(),
-    );
+    let (args, mirror_bytes) =
+        server_args(line, run.config, run.cache_bytes, run.manifest.files.len());
     drop_cached(&run.manifest.paths(run.dir))?;
     let cgroup = cgroup_for(run.config, run.dir, line, run.cache_bytes, run.cgroups)?;
     let server = start_server(&run.config.server_bin, run.dir, &args, cgroup.as_ref()).await?;
@@ -221,6 +231,15 @@ pub(super) async fn run_line(
         } => open_loop(base, rate_per_s, seconds).await,
     };
     let cgroup_cache = cgroup.as_ref().and_then(|c| c.cache_bytes());
+    let cgroup_lists = cgroup
+        .as_ref()
+        .map(|c| CgroupLists {
+            refaults: c.stat("workingset_refault_file"),
+            active_file_bytes: c.stat("active_file"),
+            inactive_file_bytes: c.stat("inactive_file"),
+        })
+        .unwrap_or_default();
+    let polled = run.config.cgroup_poll.filter(|_| *line != Line::Pool);
     let ServerProcess { mut child, .. } = server;
     let _ = child.kill().await;
     drop(cgroup);
@@ -231,6 +250,11 @@ pub(super) async fn run_line(
         cache_bytes: run.cache_bytes,
         cgroup_cache_bytes: cgroup_cache,
         disk_limit_mb_s: (run.cgroups && run.config.disk_mb_s > 0).then_some(run.config.disk_mb_s),
+        cgroup_poll: polled.map(|p| format!("{}:{}ms", p.reading.name(), p.every.as_millis())),
+        mirror_tracked: polled.is_some()
+            && run.config.mirror_track
+            && matches!(line, Line::Mirror { .. }),
+        cgroup_lists,
     };
     Ok(Point::new(run.manifest, line, measure, facts, &r))
 }
@@ -267,11 +291,15 @@ async fn open_loop(
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::config;
+    use super::super::Sweep;
     use super::*;
+    use crate::cgroup_poll::CgroupPoll;
 
     #[test]
     fn each_line_gets_its_scheduler_and_every_file_stays_open() {
-        let (args, mirror) = server_args(&Line::Mirror { ratio: 0.5 }, "clock", 80 << 20, 200);
+        let mut c = config(false, Sweep::ByEstimate);
+        let (args, mirror) = server_args(&Line::Mirror { ratio: 0.5 }, &c, 80 << 20, 200);
         assert_eq!(mirror, Some(40 << 20));
         assert_eq!(
             args.join(" "),
@@ -280,8 +308,8 @@ mod tests {
                 40 << 20
             )
         );
-        let (args, mirror) = server_args(&Line::Pool, "clock", 1 << 20, 3);
-        assert!(server_args(&Line::Pool, "clock", 1, 12_000)
+        let (args, mirror) = server_args(&Line::Pool, &c, 1 << 20, 3);
+        assert!(server_args(&Line::Pool, &c, 1, 12_000)
             .0
             .ends_with(&["--open-files".into(), "4096".into()]));
         assert_eq!(mirror, None);
@@ -289,9 +317,30 @@ mod tests {
             args.join(" "),
             "--scheduler pool --pool-policy clock --pool-size 1048576 --open-files 3"
         );
-        let (args, _) = server_args(&Line::AdaptiveMirror { ratio: 4.0 }, "linux", 4096, 1);
+        c.mirror_policy = "linux".into();
+        let (args, _) = server_args(&Line::AdaptiveMirror { ratio: 4.0 }, &c, 4096, 1);
         assert!(args.contains(&"--mirror-adaptive".to_string()));
         assert_eq!(args[3], "linux");
-        assert_eq!(server_args(&Line::NoWait, "clock", 1, 1).0[1], "nowait");
+        assert_eq!(server_args(&Line::NoWait, &c, 1, 1).0[1], "nowait");
+    }
+
+    /// A poll goes to every page-cache line but the pool; tracking only to the plain
+    /// mirror.
+    #[test]
+    fn the_poll_goes_to_page_cache_lines_and_tracking_to_the_mirror() {
+        use linux::memcg_reading::CacheReading;
+        let mut c = config(false, Sweep::ByEstimate);
+        c.cgroup_poll = Some(CgroupPoll {
+            reading: CacheReading::Stat,
+            every: Duration::from_millis(50),
+        });
+        c.mirror_track = true;
+        let poll = "--cgroup-poll stat --cgroup-poll-ms 50";
+        let args = |line: Line| server_args(&line, &c, 80 << 20, 200).0.join(" ");
+        assert!(args(Line::Fifo).ends_with(poll));
+        assert!(args(Line::Cachestat).ends_with(poll));
+        assert!(args(Line::Mirror { ratio: 1.0 }).ends_with(&format!("{poll} --mirror-track")));
+        assert!(args(Line::AdaptiveMirror { ratio: 1.0 }).ends_with(poll));
+        assert!(!args(Line::Pool).contains("--cgroup-poll"));
     }
 }
