@@ -153,6 +153,39 @@ fn unsafe_or_bad_arguments_fail_cleanly() {
         &["--pool-size"],
     );
     fails(
+        &["serve", "--root", files, "--cgroup-poll", "cache"],
+        &["--cgroup-poll \"cache\"", "stat or usage"],
+    );
+    fails(
+        &[
+            "serve",
+            "--root",
+            files,
+            "--cgroup-poll",
+            "stat",
+            "--cgroup-poll-ms",
+            "0",
+        ],
+        &["--cgroup-poll-ms"],
+    );
+    fails(
+        &["serve", "--root", files, "--mirror-track"],
+        &["--cgroup-poll"],
+    );
+    fails(
+        &[
+            "serve",
+            "--root",
+            files,
+            "--listen",
+            "127.0.0.1:0",
+            "--cgroup-poll",
+            "usage",
+            "--mirror-track",
+        ],
+        &["mirror track", "mirror scheduler"],
+    );
+    fails(
         &[
             "serve",
             "--root",

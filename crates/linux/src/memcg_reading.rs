@@ -93,8 +93,20 @@ pub fn own_cache_bytes(reading: CacheReading) -> Option<u64> {
     if dir == root || dir == root.join("memory") {
         return None;
     }
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    cache_bytes_in(&dir, version, reading, status_bytes(&status, "RssAnon")?)
+}
+
+/// The page cache of the cgroup at `dir`, read as `reading` says; `anon_bytes` is what
+/// the charge holds besides page cache (the process's own anonymous memory).
+fn cache_bytes_in(
+    dir: &Path,
+    version: Version,
+    reading: CacheReading,
+    anon_bytes: u64,
+) -> Option<u64> {
     match reading {
-        CacheReading::Stat => stat_field(&dir, cache_key(version)),
+        CacheReading::Stat => stat_field(dir, cache_key(version)),
         CacheReading::Usage => {
             let charge_file = match version {
                 Version::V2 => "memory.current",
@@ -105,8 +117,7 @@ pub fn own_cache_bytes(reading: CacheReading) -> Option<u64> {
                 .trim()
                 .parse()
                 .ok()?;
-            let status = std::fs::read_to_string("/proc/self/status").ok()?;
-            Some(charge.saturating_sub(status_bytes(&status, "RssAnon")?))
+            Some(charge.saturating_sub(anon_bytes))
         }
     }
 }
@@ -125,7 +136,32 @@ mod tests {
         assert_eq!(status_bytes(status, "RssAnon"), Some(3012 << 10));
         assert_eq!(status_bytes(status, "RssShmem"), None);
         assert_eq!(CacheReading::parse("stat"), Some(CacheReading::Stat));
-        assert_eq!(CacheReading::parse("usage").map(CacheReading::name), Some("usage"));
+        assert_eq!(
+            CacheReading::parse("usage").map(CacheReading::name),
+            Some("usage")
+        );
         assert_eq!(CacheReading::parse("cache"), None);
+    }
+
+    /// As root (how bufcache's machines run), both readings find their files in a
+    /// cgroup made for the test (empty, so both are small). Without root no cgroup can
+    /// be made, which must be an error.
+    #[test]
+    fn both_readings_read_a_real_cgroup() {
+        let name = format!("bufcache-reading-{}", std::process::id());
+        let made = crate::MemoryCgroup::create(&name, 64 << 20);
+        if !rustix::process::geteuid().is_root() {
+            assert!(made.is_err(), "a memory cgroup was made without root");
+            return;
+        }
+        let cg = made.unwrap_or_else(|e| panic!("root cannot make a memory cgroup here: {e}"));
+        let stat = cache_bytes_in(cg.path(), cg.version(), CacheReading::Stat, 0);
+        let usage = cache_bytes_in(cg.path(), cg.version(), CacheReading::Usage, 0);
+        assert!(stat.is_some_and(|b| b < 1 << 20), "{stat:?}");
+        assert!(usage.is_some_and(|b| b < 4 << 20), "{usage:?}");
+        assert_eq!(
+            cache_bytes_in(cg.path(), cg.version(), CacheReading::Usage, u64::MAX),
+            Some(0)
+        );
     }
 }

@@ -42,13 +42,28 @@ pub struct Poller {
 impl Poller {
     /// Start polling as `poll` says.
     pub fn start(poll: CgroupPoll) -> std::io::Result<Self> {
-        Self::start_with(poll.every, move || own_cache_bytes(poll.reading))
+        let mut count = 0u64;
+        Self::start_with(poll.every, move || {
+            let bytes = own_cache_bytes(poll.reading);
+            // The first reading and one every 200 go to the log: whether the poll reads
+            // anything at all, and what, without a line per reading.
+            if let Some(b) = bytes.filter(|_| count.is_multiple_of(200)) {
+                tracing::info!(
+                    reading = poll.reading.name(),
+                    readings = count + 1,
+                    "cgroup page cache {:.1} MiB",
+                    b as f64 / f64::from(1u32 << 20)
+                );
+            }
+            count += u64::from(bytes.is_some());
+            bytes
+        })
     }
 
     /// Poll `read` every `every` (the seam the tests use).
     fn start_with(
         every: Duration,
-        read: impl Fn() -> Option<u64> + Send + 'static,
+        mut read: impl FnMut() -> Option<u64> + Send + 'static,
     ) -> std::io::Result<Self> {
         let latest: Reading = Arc::default();
         let readings = Arc::new(AtomicU64::new(0));

@@ -159,7 +159,10 @@ impl ServeConfig {
             return Err(ServeError::config("max_body_bytes", "must be above zero"));
         }
         if self.cgroup_poll.is_some_and(|p| p.every.is_zero()) {
-            return Err(ServeError::config("cgroup poll", "the interval must be above zero"));
+            return Err(ServeError::config(
+                "cgroup poll",
+                "the interval must be above zero",
+            ));
         }
         if self.mirror_track {
             let plain_mirror = matches!(

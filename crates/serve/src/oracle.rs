@@ -21,8 +21,8 @@ use rustix::io::{preadv2, Errno, ReadWriteFlags};
 
 use crate::adaptive::MirrorBank;
 use crate::backend::{Backend, Job, Source, PAGE_BYTES};
-use crate::config::SchedulerChoice;
 use crate::cgroup_poll::Reading;
+use crate::config::SchedulerChoice;
 use crate::mirror::Mirror;
 use crate::ServeError;
 

@@ -26,10 +26,10 @@ use tokio::sync::{watch, Semaphore};
 use tokio::task::JoinHandle;
 
 use crate::backend::{Backend, Job};
+use crate::cgroup_poll::Poller;
 use crate::deadline_io::Deadline;
 use crate::in_flight::InFlight;
 use crate::open_files::{OpenFile, OpenFiles};
-use crate::cgroup_poll::Poller;
 use crate::oracle::{self, resident_pages, Actual};
 use crate::range::{interpret, RangeAnswer};
 use crate::scheduler::{Probe, Scheduler};
@@ -102,7 +102,11 @@ pub async fn serve(config: ServeConfig) -> Result<RunningServer, ServeError> {
         .transpose()
         .map_err(|e| ServeError::config("cgroup poll", format!("starting its thread: {e}")))?;
     let size_reading = poller.as_ref().filter(|_| config.mirror_track);
-    let oracle = oracle::build(&config.scheduler, &backend, size_reading.map(Poller::latest))?;
+    let oracle = oracle::build(
+        &config.scheduler,
+        &backend,
+        size_reading.map(Poller::latest),
+    )?;
     let trace = config.trace.as_deref().map(TraceLog::create).transpose()?;
     // The log also records what the cache held when each request was chosen.
     let probe: Option<Probe> = trace.as_ref().map(|_| {
