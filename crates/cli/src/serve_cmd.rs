@@ -377,6 +377,10 @@ pub struct CacheAwareArgs {
     /// that separate sweeps offer the same rates.
     #[arg(long, value_name = "RPS")]
     pub capacity: Option<f64>,
+    /// Every mirror line's server writes its request log (`bufcache serve --trace`) into
+    /// this folder, one file per run, for `bufcache mirror-replay`.
+    #[arg(long, value_name = "DIR")]
+    pub trace_dir: Option<PathBuf>,
     /// Every page-cache server polls its cgroup (--cgroup-poll), and the mirror lines
     /// track the readings (--mirror-track).
     #[command(flatten)]
@@ -412,6 +416,7 @@ pub fn run_experiment(a: CacheAwareArgs) -> Result<()> {
         capacity_rps: a.capacity,
         cgroup_poll: a.poll.poll()?,
         mirror_track: a.poll.mirror_track,
+        trace_dir: a.trace_dir.clone(),
         sweep: if a.open_loop {
             Sweep::OpenLoop
         } else {

@@ -95,6 +95,9 @@ pub struct ExperimentConfig {
     pub cgroup_poll: Option<crate::cgroup_poll::CgroupPoll>,
     /// The (plain) mirror lines take their size from those readings (`--mirror-track`).
     pub mirror_track: bool,
+    /// Every mirror line's server writes its request log here (`--trace`), one file per
+    /// run, so that the run can be replayed offline through other mirror models.
+    pub trace_dir: Option<PathBuf>,
 }
 
 /// The by-estimate sweep's file sets.
@@ -551,6 +554,7 @@ mod tests {
             capacity_rps: None,
             cgroup_poll: None,
             mirror_track: false,
+            trace_dir: None,
         }
     }
 

@@ -159,6 +159,24 @@ fn server_args(
     (args, mirror_bytes)
 }
 
+/// `--trace FILE` for a mirror line when the experiment keeps request logs: a new file
+/// in the trace folder, named by the line, its size estimate and the wall-clock
+/// millisecond the run starts (so rounds and sweeps never overwrite one another).
+fn trace_args(line: &Line, config: &ExperimentConfig) -> Result<Vec<String>, ServeError> {
+    let (Some(dir), Line::Mirror { ratio } | Line::AdaptiveMirror { ratio }) =
+        (&config.trace_dir, line)
+    else {
+        return Ok(Vec::new());
+    };
+    std::fs::create_dir_all(dir).map_err(ServeError::io("creating the trace folder", dir))?;
+    let since_epoch = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_millis();
+    let file = dir.join(format!("{}-{ratio}-{since_epoch}.jsonl", line.name()));
+    Ok(vec!["--trace".into(), file.display().to_string()])
+}
+
 /// The cgroup of a run: the page cache limited to the nominal cache (the pool reads with
 /// `O_DIRECT` and caches in its own memory, so its limit leaves room for its frames),
 /// reads throttled when asked. `None` when the experiment runs without cgroups.
@@ -205,8 +223,9 @@ pub(super) async fn run_line(
     line: &Line,
     measure: Measure,
 ) -> Result<Point, ServeError> {
-    let (args, mirror_bytes) =
+    let (mut args, mirror_bytes) =
         server_args(line, run.config, run.cache_bytes, run.manifest.files.len());
+    args.extend(trace_args(line, run.config)?);
     drop_cached(&run.manifest.paths(run.dir))?;
     let cgroup = cgroup_for(run.config, run.dir, line, run.cache_bytes, run.cgroups)?;
     let server = start_server(&run.config.server_bin, run.dir, &args, cgroup.as_ref()).await?;
@@ -322,6 +341,24 @@ mod tests {
         assert!(args.contains(&"--mirror-adaptive".to_string()));
         assert_eq!(args[3], "linux");
         assert_eq!(server_args(&Line::NoWait, &c, 1, 1).0[1], "nowait");
+    }
+
+    /// Only mirror lines log, each run to a new file of the trace folder.
+    #[test]
+    fn mirror_lines_log_into_the_trace_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = config(false, Sweep::ByEstimate);
+        assert!(trace_args(&Line::Mirror { ratio: 1.0 }, &c).unwrap().is_empty());
+        c.trace_dir = Some(dir.path().join("logs"));
+        assert!(trace_args(&Line::Fifo, &c).unwrap().is_empty());
+        assert!(trace_args(&Line::Pool, &c).unwrap().is_empty());
+        let args = trace_args(&Line::Mirror { ratio: 0.5 }, &c).unwrap();
+        assert_eq!(args[0], "--trace");
+        let file = std::path::Path::new(&args[1]);
+        assert_eq!(file.parent(), Some(dir.path().join("logs").as_path()));
+        let name = file.file_name().unwrap().to_str().unwrap();
+        assert!(name.starts_with("mirror-0.5-") && name.ends_with(".jsonl"), "{name}");
+        assert!(dir.path().join("logs").is_dir());
     }
 
     /// A poll goes to every page-cache line but the pool; tracking only to the plain
