@@ -28,7 +28,7 @@ use crate::ServeError;
 pub const FACTORS: [f64; 7] = [0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0];
 const GIVEN: usize = 3;
 /// Weight kept by the old score at each judgement: scores reflect the last ~200 reads.
-const DECAY: f64 = 0.995;
+pub(crate) const DECAY: f64 = 0.995;
 
 /// Whether a read of `bytes` that took `read_ns` was served from the cache.
 pub fn judged_hit(bytes: u64, read_ns: u64) -> bool {

@@ -47,6 +47,7 @@ pub mod open_files;
 pub mod oracle;
 pub mod range;
 pub mod replay;
+pub mod replay_bank;
 pub mod safe_path;
 pub mod scheduler;
 pub mod server;

@@ -11,6 +11,7 @@
 use std::ops::Range;
 use std::path::Path;
 use std::sync::atomic::Ordering;
+use std::time::Instant;
 
 use policy::{Access, AnyPolicy, BuildContext, Cache, Policy, PolicySpec};
 
@@ -27,6 +28,9 @@ pub struct Mirror {
     cache: Cache<AnyPolicy>,
     label: String,
     clock: u64,
+    /// When the mirror was made: the live mirror's wall clock counts from here
+    /// ([`policy::Policy::set_wall_clock`], for models of the kernel's timers).
+    epoch: Instant,
     /// With tracking: the page cache's size as last read (bytes; 0: not yet), and the
     /// reading last applied.
     size_source: Option<(Reading, u64)>,
@@ -57,6 +61,7 @@ impl Mirror {
             cache: Cache::new(built, pages),
             label: spec.label(),
             clock: 0,
+            epoch: Instant::now(),
             size_source: None,
         })
     }
@@ -127,10 +132,19 @@ impl Mirror {
         self.cache.set_capacity((bytes / PAGE_BYTES).max(1));
     }
 
-    /// The job is being served: its pages are read, in order.
+    /// The job is being served: its pages are read, in order, at the wall-clock time
+    /// since the mirror was made.
     pub fn access(&mut self, job: &Job) {
         self.follow_size();
+        self.set_wall_clock(self.epoch.elapsed().as_millis() as u64);
         self.read(job.inode, job.pages());
+    }
+
+    /// The wall clock reads `now_ms` milliseconds: the live mirror's since it was made,
+    /// a replay's the request log's own times. Only policies that model a timer of the
+    /// kernel use it (`linux:stats_ms=2000`); the page reads' logical times are apart.
+    pub fn set_wall_clock(&mut self, now_ms: u64) {
+        self.cache.set_wall_clock(now_ms);
     }
 
     /// Pages `pages` of file `inode` are read, in order.

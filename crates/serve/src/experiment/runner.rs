@@ -348,7 +348,9 @@ mod tests {
     fn mirror_lines_log_into_the_trace_folder() {
         let dir = tempfile::tempdir().unwrap();
         let mut c = config(false, Sweep::ByEstimate);
-        assert!(trace_args(&Line::Mirror { ratio: 1.0 }, &c).unwrap().is_empty());
+        assert!(trace_args(&Line::Mirror { ratio: 1.0 }, &c)
+            .unwrap()
+            .is_empty());
         c.trace_dir = Some(dir.path().join("logs"));
         assert!(trace_args(&Line::Fifo, &c).unwrap().is_empty());
         assert!(trace_args(&Line::Pool, &c).unwrap().is_empty());
@@ -357,7 +359,10 @@ mod tests {
         let file = std::path::Path::new(&args[1]);
         assert_eq!(file.parent(), Some(dir.path().join("logs").as_path()));
         let name = file.file_name().unwrap().to_str().unwrap();
-        assert!(name.starts_with("mirror-0.5-") && name.ends_with(".jsonl"), "{name}");
+        assert!(
+            name.starts_with("mirror-0.5-") && name.ends_with(".jsonl"),
+            "{name}"
+        );
         assert!(dir.path().join("logs").is_dir());
     }
 
