@@ -343,14 +343,14 @@ impl NamedPolicy for Linux {
             help: "remember evicted pages and activate refaults closer than the active list",
         },
         ParamInfo {
-            name: "stats_phase_ms",
-            default: "0",
-            help: "with stats_ms: the first flush at this many ms (then every stats_ms); 0: at stats_ms",
-        },
-        ParamInfo {
             name: "stats_ms",
             default: "0",
             help: "memcg statistics flushed every this many ms of wall clock (the kernel: 2000); reclaim in 32-page runs gated by them; 0: fresh, lists balanced at every eviction",
+        },
+        ParamInfo {
+            name: "stats_phase_ms",
+            default: "0",
+            help: "with stats_ms: the first flush at this many ms (then every stats_ms); 0: at stats_ms",
         },
     ];
 

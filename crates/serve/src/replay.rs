@@ -218,16 +218,12 @@ pub fn evaluate(
     }
     let mut score = Score::default();
     // Reads handed out and not yet ended, by end time (for Completed and ScheduledWait).
-    let mut running: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
+    let mut running = Running::new();
     // Files whose predicted-miss reads are in flight, with how many such reads.
     let mut in_flight: HashMap<u64, u32> = HashMap::new();
     let mut arriving = vec![false; trace.len()];
     for (i, r) in trace.iter().enumerate() {
-        while let Some(&Reverse((end, j))) = running.peek() {
-            if end > r.start_us {
-                break;
-            }
-            running.pop();
+        while let Some((end, j)) = pop_ended(&mut running, r.start_us) {
             let done = &trace[j];
             if feed == Feed::Completed {
                 mirror.set_wall_clock(end / 1000);
@@ -259,6 +255,18 @@ pub fn evaluate(
         }
     }
     Ok(score)
+}
+
+/// Reads in service, by end time (µs) and place in the log.
+pub(crate) type Running = BinaryHeap<Reverse<(u64, usize)>>;
+
+/// The next read of `running` that ended by `now_us` (taken off), if any.
+pub(crate) fn pop_ended(running: &mut Running, now_us: u64) -> Option<(u64, usize)> {
+    let &Reverse((end, j)) = running.peek()?;
+    (end <= now_us).then(|| {
+        running.pop();
+        (end, j)
+    })
 }
 
 /// [`Feed::Timed`]: page reads and predictions merged by time.

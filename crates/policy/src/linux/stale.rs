@@ -148,7 +148,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_run_at_the_mirrors_size_frees_34_pages() {
+    fn a_run_at_the_mirrors_size_frees_37_pages() {
         // 80 MiB = 20480 pages, half on each list: 10240 >> 12 = 2, >> 11 = 5, >> 10 = 10,
         // >> 9 = 20: freed 2, 7, 17, 37 >= 32 after priority 9.
         assert_eq!(
