@@ -8,7 +8,7 @@ use anyhow::Result;
 use clap::Args;
 use serve::config::parse_size;
 use serve::replay::{self, Feed, Score, Scoring};
-use serve::replay_bank::{evaluate_bank, phase_specs, Judge};
+use serve::replay_bank::{evaluate_bank, phase_specs, stats_period, Judge};
 use serve::trace_log::read_trace;
 
 use crate::util;
@@ -94,14 +94,6 @@ fn json_line(policy: &str, bytes: u64, feed: &str, phase_bank: u64, s: &Score) -
         "score": s,
     }))?;
     Ok(line + "\n")
-}
-
-/// The `stats_ms` of a policy spec, when it has a positive one.
-fn stats_period(spec: &str) -> Option<u64> {
-    spec.split(':')
-        .find_map(|p| p.strip_prefix("stats_ms="))
-        .and_then(|v| v.parse().ok())
-        .filter(|&ms| ms > 0)
 }
 
 /// Run `bufcache mirror-replay`.

@@ -12,7 +12,7 @@ use serve::config::parse_size;
 use serve::load::fileset::{make_files, FileSetSpec, Manifest};
 use serve::load::{LoadConfig, LoopMode};
 use serve::mirror::Mirror;
-use serve::{SchedulerChoice, ServeConfig};
+use serve::{MirrorBanking, SchedulerChoice, ServeConfig};
 
 use crate::util;
 
@@ -53,6 +53,15 @@ pub struct ServeArgs {
     /// from 1/8 to 8 times the estimate; the best predictor of the timings is used).
     #[arg(long)]
     pub mirror_adaptive: bool,
+    /// mirror: learn the phase of the policy's timer online (a policy with one, such
+    /// as linux:stats_ms=2000): this many mirrors with their flushes spread over the
+    /// period; the one that agreed best with the judged reads predicts.
+    #[arg(long, value_name = "N", conflicts_with = "mirror_adaptive")]
+    pub mirror_phases: Option<u64>,
+    /// mirror, with --mirror-phases: a read is judged a hit when it was served within
+    /// this many µs of its slot being granted (the offline bank's --judge-us).
+    #[arg(long, value_name = "US", default_value_t = 5000)]
+    pub mirror_judge_us: u64,
     /// pool: the pool's policy.
     #[arg(long, default_value = "clock")]
     pub pool_policy: String,
@@ -143,10 +152,18 @@ fn scheduler(a: &ServeArgs) -> Result<SchedulerChoice> {
                 (None, Some(size)) => (a.mirror_policy.clone(), parse_size(size)?),
                 (None, None) => bail!("--scheduler mirror needs --mirror-size or --mirror-dust"),
             };
+            let bank = match (a.mirror_phases, a.mirror_adaptive) {
+                (Some(count), _) => MirrorBanking::Phases {
+                    count,
+                    judge_us: a.mirror_judge_us,
+                },
+                (None, true) => MirrorBanking::Sizes,
+                (None, false) => MirrorBanking::Single,
+            };
             SchedulerChoice::Mirror {
                 policy,
                 size_bytes,
-                adaptive: a.mirror_adaptive,
+                bank,
             }
         }
         "pool" => {
@@ -355,6 +372,14 @@ pub struct CacheAwareArgs {
     /// Linux 2.2, or any online policy of `bufcache policies`.
     #[arg(long, default_value = "linux")]
     pub mirror_policy: String,
+    /// The mirror lines learn the phase of the mirror policy's timer online
+    /// (`bufcache serve --mirror-phases`; e.g. with --mirror-policy
+    /// linux:stats_ms=2000).
+    #[arg(long, value_name = "N")]
+    pub mirror_phases: Option<u64>,
+    /// With --mirror-phases: the span below which a read is judged a hit, µs.
+    #[arg(long, value_name = "US", default_value_t = 5000)]
+    pub mirror_judge_us: u64,
     /// The mirror's size estimates as multiples of the nominal cache, comma-separated
     /// (e.g. 0.75,0.875,1); replaces the default 1/8 to 4 and the adaptive lines.
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
@@ -408,6 +433,7 @@ pub fn run_experiment(a: CacheAwareArgs) -> Result<()> {
         no_cgroup: a.no_cgroup,
         disk_mb_s: a.disk_mb_s,
         mirror_policy: a.mirror_policy.clone(),
+        mirror_phases: a.mirror_phases.map(|count| (count, a.mirror_judge_us)),
         mirror_ratios: a.mirror_ratios.clone(),
         workloads: experiment::Workloads::parse(&a.workloads)?,
         lines: a.lines.clone(),

@@ -19,8 +19,9 @@ pub enum SchedulerChoice {
         policy: String,
         /// The estimate of the OS cache's size, in bytes.
         size_bytes: u64,
-        /// Correct the size from observed read times ([`crate::adaptive`]).
-        adaptive: bool,
+        /// One mirror, or a bank of them that learns from read times
+        /// ([`crate::adaptive`]).
+        bank: MirrorBanking,
     },
     /// Probe a few pages of each queued request with `preadv2(RWF_NOWAIT)`: a read that
     /// would block is a miss.
@@ -35,6 +36,26 @@ pub enum SchedulerChoice {
         policy: String,
         /// The pool's capacity in bytes.
         capacity_bytes: u64,
+    },
+}
+
+/// Whether the mirror is one model or a bank of variants of it judged by read times
+/// ([`crate::adaptive::MirrorBank`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MirrorBanking {
+    /// One mirror of the given policy and size.
+    Single,
+    /// The size corrected from the reads' own times: mirrors at 1/8 to 8 times it.
+    Sizes,
+    /// The phase of the policy's timer (`linux:stats_ms=2000`) learned online: `count`
+    /// mirrors with their flushes spread over the period, a read judged a hit when
+    /// its span (slot granted to read end) took at most `judge_us`, as the offline
+    /// bank judges a request log ([`crate::replay_bank`]).
+    Phases {
+        /// Mirrors in the bank (1 to 32).
+        count: u64,
+        /// The hit/miss threshold on a request's span, µs.
+        judge_us: u64,
     },
 }
 
@@ -168,7 +189,7 @@ impl ServeConfig {
             let plain_mirror = matches!(
                 self.scheduler,
                 SchedulerChoice::Mirror {
-                    adaptive: false,
+                    bank: MirrorBanking::Single,
                     ..
                 }
             );
@@ -262,7 +283,7 @@ mod tests {
         c.scheduler = SchedulerChoice::Mirror {
             policy: "linux".into(),
             size_bytes: 80 << 20,
-            adaptive: false,
+            bank: MirrorBanking::Single,
         };
         assert!(c.validate().is_err(), "nothing to follow");
         let poll = CgroupPoll {
@@ -280,7 +301,7 @@ mod tests {
         c.scheduler = SchedulerChoice::Mirror {
             policy: "linux".into(),
             size_bytes: 80 << 20,
-            adaptive: true,
+            bank: MirrorBanking::Sizes,
         };
         assert!(c.validate().is_err(), "the adaptive bank sizes itself");
     }

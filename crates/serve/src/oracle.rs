@@ -21,8 +21,9 @@ use rustix::io::{preadv2, Errno, ReadWriteFlags};
 
 use crate::adaptive::MirrorBank;
 use crate::backend::{Backend, Job, Source, PAGE_BYTES};
+use crate::bank_score::{Judge, ServiceTimes};
 use crate::cgroup_poll::Reading;
-use crate::config::SchedulerChoice;
+use crate::config::{MirrorBanking, SchedulerChoice};
 use crate::mirror::Mirror;
 use crate::ServeError;
 
@@ -63,8 +64,8 @@ pub trait Oracle: Send {
     fn predict(&mut self, job: &Job) -> Prediction;
     /// `job` has been chosen for service (the mirror reads its pages).
     fn scheduled(&mut self, _job: &Job) {}
-    /// `job`'s data was read in `read_ns` (the adaptive mirror learns from it).
-    fn served(&mut self, _job: &Job, _read_ns: u64) {}
+    /// `job`'s data was read, in `times` (the banks of mirrors learn from them).
+    fn served(&mut self, _job: &Job, _times: ServiceTimes) {}
     /// `job` was scheduled but will not be read (its client went away).
     fn abandoned(&mut self, _job: &Job) {}
 }
@@ -206,7 +207,7 @@ pub fn build(
         SchedulerChoice::Mirror {
             policy,
             size_bytes,
-            adaptive: false,
+            bank: MirrorBanking::Single,
         } => {
             let mut mirror = Mirror::new(policy, *size_bytes)?;
             if let Some(reading) = size_reading {
@@ -217,8 +218,18 @@ pub fn build(
         SchedulerChoice::Mirror {
             policy,
             size_bytes,
-            adaptive: true,
+            bank: MirrorBanking::Sizes,
         } => Box::new(MirrorBank::new(policy, *size_bytes)?),
+        SchedulerChoice::Mirror {
+            policy,
+            size_bytes,
+            bank: MirrorBanking::Phases { count, judge_us },
+        } => Box::new(MirrorBank::phases(
+            policy,
+            *size_bytes,
+            *count,
+            Judge::Within(*judge_us),
+        )?),
         SchedulerChoice::NoWait => Box::new(NoWaitProbe),
         SchedulerChoice::Cachestat | SchedulerChoice::Pool { .. } => Box::new(GroundTruth {
             backend: backend.clone(),

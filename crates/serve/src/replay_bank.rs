@@ -12,36 +12,23 @@
 
 use std::cmp::Reverse;
 
-use crate::adaptive::{judged_hit, DECAY};
 use crate::backend::PAGE_BYTES;
+pub use crate::bank_score::{Judge, MAX_MODELS};
+use crate::bank_score::{Scores, ServiceTimes};
 use crate::mirror::Mirror;
 use crate::replay::{pages, pop_ended, Running, Score, Scoring};
 use crate::trace_log::TraceRecord;
 use crate::ServeError;
 
-/// At most this many models in a bank (their predictions are bits of a word).
-pub const MAX_MODELS: usize = 32;
-
-/// How a logged service is judged a hit or a miss (only from its time, which a live
-/// server sees too).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Judge {
-    /// As the adaptive mirror judges a read ([`judged_hit`]: 50 µs plus a copy at
-    /// 4 GB/s). The logged span holds more than the read (here a cached 1 MiB took
-    /// 0.5-1 ms), so on a loaded machine this calls nearly everything a miss.
-    Adaptive,
-    /// A hit when the logged span is at most this many µs.
-    Within(u64),
-}
-
-impl Judge {
-    fn hit(self, r: &TraceRecord) -> bool {
-        let span_us = r.end_us.saturating_sub(r.start_us);
-        match self {
-            Judge::Adaptive => judged_hit(r.pages * PAGE_BYTES, span_us * 1000),
-            Judge::Within(us) => span_us <= us,
-        }
-    }
+/// How a logged request is judged: its span is all the log has, so it stands for the
+/// read's own time too.
+fn judged(judge: Judge, r: &TraceRecord) -> bool {
+    let span_ns = r.end_us.saturating_sub(r.start_us).saturating_mul(1000);
+    let times = ServiceTimes {
+        read_ns: span_ns,
+        span_ns,
+    };
+    judge.hit(r.pages * PAGE_BYTES, times)
 }
 
 /// Replay `trace` through a bank of `specs` (policies, each at `size_bytes`), judging
@@ -63,20 +50,15 @@ pub fn evaluate_bank(
         .iter()
         .map(|s| Mirror::new(s, size_bytes))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut scores = vec![0.0f64; mirrors.len()];
-    let mut chosen = 0;
+    // Ties go to the first model, as in the live bank of phases.
+    let mut scores = Scores::new(mirrors.len(), 0);
     // Reads not yet judged, by end time; each request's predictions, bit k for model k.
     let mut running = Running::new();
     let mut said_hit = vec![0u32; trace.len()];
     let mut score = Score::default();
     for (i, r) in trace.iter().enumerate() {
         while let Some((_, j)) = pop_ended(&mut running, r.start_us) {
-            let hit = judge.hit(&trace[j]);
-            for (k, s) in scores.iter_mut().enumerate() {
-                let agreed = (said_hit[j] >> k & 1 == 1) == hit;
-                *s = *s * DECAY + f64::from(u8::from(agreed));
-            }
-            chosen = best(&scores);
+            scores.judged(said_hit[j], judged(judge, &trace[j]));
         }
         for (k, m) in mirrors.iter_mut().enumerate() {
             if m.holds(r.inode, pages(r)) {
@@ -86,22 +68,19 @@ pub fn evaluate_bank(
             m.read(r.inode, pages(r));
         }
         if let Some(actual) = scoring.truth(r) {
-            score.add(said_hit[i] >> chosen & 1 == 1, actual);
+            score.add(said_hit[i] >> scores.chosen() & 1 == 1, actual);
         }
         running.push(Reverse((r.end_us, i)));
     }
     Ok(score)
 }
 
-/// The best-scoring model; ties go to the first.
-fn best(scores: &[f64]) -> usize {
-    let mut best = 0;
-    for (k, s) in scores.iter().enumerate() {
-        if *s > scores[best] {
-            best = k;
-        }
-    }
-    best
+/// The period of a spec's timer (`stats_ms=2000` gives 2000), if it has one above 0.
+pub fn stats_period(spec: &str) -> Option<u64> {
+    spec.split(':')
+        .find_map(|p| p.strip_prefix("stats_ms="))
+        .and_then(|v| v.parse().ok())
+        .filter(|&ms| ms > 0)
 }
 
 /// The phases of a bank over a timer of `period_ms`: `n` specs, `spec` with

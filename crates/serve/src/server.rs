@@ -26,6 +26,7 @@ use tokio::sync::{watch, Semaphore};
 use tokio::task::JoinHandle;
 
 use crate::backend::{Backend, Job};
+use crate::bank_score::ServiceTimes;
 use crate::cgroup_poll::Poller;
 use crate::deadline_io::Deadline;
 use crate::in_flight::InFlight;
@@ -344,6 +345,9 @@ async fn read_scheduled(
     // The ground truth first: the read brings the pages in. Both answers are quick
     // (a map lookup, or one cachestat). A miss whose pages another request in service
     // is reading is `joined`: it waits on that read and reads nothing itself.
+    // The span a bank of mirrors may judge, from here to the read's end, is what a
+    // request log records (`start_us`..`end_us`): live and offline judge alike.
+    let granted = std::time::Instant::now();
     let start_us = context.trace.as_ref().map(TraceLog::now_us);
     let pages = job.pages();
     let (cached, actual, _reading) = if context.report_actual {
@@ -377,7 +381,11 @@ async fn read_scheduled(
     let read_ns = started.elapsed().as_nanos() as u64;
     let data = match data {
         Ok(d) => {
-            context.scheduler.served(&job, read_ns);
+            let times = ServiceTimes {
+                read_ns,
+                span_ns: granted.elapsed().as_nanos() as u64,
+            };
+            context.scheduler.served(&job, times);
             d
         }
         Err(e) => {

@@ -73,6 +73,9 @@ pub struct ExperimentConfig {
     /// The mirror's policy (`clock`, as the thesis' Linux 2.2; `linux` models today's
     /// active and inactive lists).
     pub mirror_policy: String,
+    /// The (plain) mirror lines are banks of this many phases of the policy's timer,
+    /// judged by a span of at most this many µs (`--mirror-phases`, `--mirror-judge-us`).
+    pub mirror_phases: Option<(u64, u64)>,
     /// By estimate: the mirror's size estimates as multiples of the nominal cache
     /// (`None`: 1/8 to 4, with the adaptive mirror from 1/8 and 4; given, only these
     /// and no adaptive lines, for a closer look around one estimate).
@@ -167,6 +170,12 @@ impl ExperimentConfig {
                     "unknown line {bad:?}: expected some of {}",
                     Line::NAMES.join(", ")
                 ),
+            ));
+        }
+        if self.mirror_track && self.mirror_phases.is_some() {
+            return Err(ServeError::config(
+                "mirror-track",
+                "a bank of phases keeps the given size; track or bank, not both",
             ));
         }
         if self.mirror_track && self.cgroup_poll.is_none() {
@@ -555,6 +564,7 @@ mod tests {
             cgroup_poll: None,
             mirror_track: false,
             trace_dir: None,
+            mirror_phases: None,
         }
     }
 

@@ -105,6 +105,18 @@ async fn start_server(
     })
 }
 
+/// The mirror a line ran, as its CSV row names it: the policy, and the bank of phases
+/// where the plain mirror lines run one.
+fn mirror_label(line: &Line, config: &ExperimentConfig) -> String {
+    match (line, config.mirror_phases) {
+        (Line::Mirror { .. }, Some((count, judge_us))) => format!(
+            "{} phases={count} judge_us={judge_us}",
+            config.mirror_policy
+        ),
+        _ => config.mirror_policy.clone(),
+    }
+}
+
 /// The `bufcache serve` arguments of a line, and the mirror's size where it has one.
 /// The page-cache lines poll their cgroup as `config` says, and the plain mirror
 /// follows the readings when asked; the pool's cache is its own, so it does neither.
@@ -127,8 +139,15 @@ fn server_args(
                 mirror_policy.into(),
             ]);
             args.extend(["--mirror-size".into(), bytes.to_string()]);
-            if matches!(line, Line::AdaptiveMirror { .. }) {
-                args.push("--mirror-adaptive".into());
+            match (line, config.mirror_phases) {
+                (Line::AdaptiveMirror { .. }, _) => args.push("--mirror-adaptive".into()),
+                (_, Some((count, judge_us))) => args.extend([
+                    "--mirror-phases".into(),
+                    count.to_string(),
+                    "--mirror-judge-us".into(),
+                    judge_us.to_string(),
+                ]),
+                _ => {}
             }
         }
         Line::Pool => {
@@ -265,7 +284,7 @@ pub(super) async fn run_line(
     let r = report?;
     let facts = RunFacts {
         mirror_bytes,
-        mirror_policy: mirror_bytes.map(|_| run.config.mirror_policy.clone()),
+        mirror_policy: mirror_bytes.map(|_| mirror_label(line, run.config)),
         cache_bytes: run.cache_bytes,
         cgroup_cache_bytes: cgroup_cache,
         disk_limit_mb_s: (run.cgroups && run.config.disk_mb_s > 0).then_some(run.config.disk_mb_s),
@@ -341,6 +360,22 @@ mod tests {
         assert!(args.contains(&"--mirror-adaptive".to_string()));
         assert_eq!(args[3], "linux");
         assert_eq!(server_args(&Line::NoWait, &c, 1, 1).0[1], "nowait");
+        // A bank of phases runs on the plain mirror lines; the adaptive ones keep theirs.
+        c.mirror_phases = Some((8, 5000));
+        let (args, _) = server_args(&Line::Mirror { ratio: 1.0 }, &c, 4096, 1);
+        assert!(args
+            .join(" ")
+            .contains("--mirror-phases 8 --mirror-judge-us 5000"));
+        assert_eq!(
+            mirror_label(&Line::Mirror { ratio: 1.0 }, &c),
+            "linux phases=8 judge_us=5000"
+        );
+        let (args, _) = server_args(&Line::AdaptiveMirror { ratio: 4.0 }, &c, 4096, 1);
+        assert!(!args.contains(&"--mirror-phases".to_string()));
+        assert_eq!(
+            mirror_label(&Line::AdaptiveMirror { ratio: 4.0 }, &c),
+            "linux"
+        );
     }
 
     /// Only mirror lines log, each run to a new file of the trace folder.
