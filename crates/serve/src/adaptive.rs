@@ -142,7 +142,15 @@ impl Oracle for MirrorBank {
             return;
         };
         let hit = self.judge.hit(job.end - job.start, times);
+        let before = self.active();
         self.scores.judged(bits, hit);
+        if self.active() != before {
+            tracing::debug!(
+                from = before,
+                to = self.active(),
+                "mirror bank: another mirror predicts"
+            );
+        }
     }
 
     fn abandoned(&mut self, job: &Job) {
