@@ -172,6 +172,29 @@ fn unsafe_or_bad_arguments_fail_cleanly() {
         &["serve", "--root", files, "--mirror-track"],
         &["--cgroup-poll"],
     );
+    // A bank of phases needs a policy with a timer, and 1 to 32 mirrors.
+    let phases = |policy: &'static str, count: &'static str| {
+        [
+            "serve",
+            "--root",
+            files,
+            "--listen",
+            "127.0.0.1:0",
+            "--scheduler",
+            "mirror",
+            "--mirror-size",
+            "80M",
+            "--mirror-policy",
+            policy,
+            "--mirror-phases",
+            count,
+        ]
+    };
+    fails(&phases("linux", "8"), &["no timer to phase"]);
+    fails(
+        &phases("linux:stats_ms=2000", "33"),
+        &["1 to 32 phases, not 33"],
+    );
     fails(
         &[
             "serve",
