@@ -196,7 +196,7 @@ impl ServeConfig {
             if !plain_mirror || self.cgroup_poll.is_none() {
                 return Err(ServeError::config(
                     "mirror track",
-                    "needs the (non-adaptive) mirror scheduler and a cgroup poll to follow",
+                    "needs the plain mirror scheduler (not a bank) and a cgroup poll to follow",
                 ));
             }
         }

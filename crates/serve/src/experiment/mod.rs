@@ -679,6 +679,12 @@ mod tests {
                 b.rounds = 0;
                 b
             }),
+            ("track or bank", {
+                let mut b = c.clone();
+                b.mirror_track = true;
+                b.mirror_phases = Some((8, 5000));
+                b
+            }),
         ] {
             let err = bad.validate().unwrap_err().to_string();
             assert!(err.contains(what), "{err}");
