@@ -8,6 +8,7 @@ use anyhow::Result;
 use clap::Args;
 use serve::config::parse_size;
 use serve::replay::{self, Feed, Score, Scoring};
+use serve::replay_bank::{evaluate_bank, phase_specs, stats_period, Judge};
 use serve::trace_log::read_trace;
 
 use crate::util;
@@ -51,6 +52,19 @@ pub struct MirrorReplayArgs {
     /// `--trace` servers) instead of when its service began.
     #[arg(long)]
     pub at_choice: bool,
+    /// For each policy with a statistics period (`linux:stats_ms=P`), also score a bank
+    /// of this many copies whose flushes fall at 0, 1/N, ... of the period, the phase
+    /// chosen online from the logged read times (`serve::replay_bank`; the `scheduled`
+    /// feed). The kernel's phase is unknown to a mirror; this learns it as a live one
+    /// could. 0: no bank.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub phase_bank: u64,
+    /// With --phase-bank: judge a logged service a hit when it took at most this many
+    /// µs (start to end of service); default: the adaptive mirror's judgement of a read
+    /// (50 µs plus a copy at 4 GB/s), which the logged span, holding more than the read,
+    /// rarely meets under load.
+    #[arg(long, value_name = "US")]
+    pub judge_us: Option<u64>,
     /// One JSON object per model instead of the table.
     #[arg(long)]
     pub json: bool,
@@ -66,6 +80,20 @@ fn row(label: &str, s: &Score) -> String {
         s.false_misses,
         s.compared
     )
+}
+
+/// One model's `--json` line (`phase_bank` 0: a single model).
+fn json_line(policy: &str, bytes: u64, feed: &str, phase_bank: u64, s: &Score) -> Result<String> {
+    let line = serde_json::to_string(&serde_json::json!({
+        "policy": policy,
+        "size_bytes": bytes,
+        "feed": feed,
+        "phase_bank": phase_bank,
+        "agreement": s.agreement(),
+        "agreement_joined": s.agreement_joined(),
+        "score": s,
+    }))?;
+    Ok(line + "\n")
 }
 
 /// Run `bufcache mirror-replay`.
@@ -103,16 +131,17 @@ pub fn run(a: MirrorReplayArgs) -> Result<()> {
                 let s = replay::evaluate(&trace, policy, bytes, feed, scoring)?;
                 let label = format!("{policy} {size} {}", feed.name());
                 table.push_str(&row(&label, &s));
-                json.push_str(&serde_json::to_string(&serde_json::json!({
-                    "policy": policy,
-                    "size_bytes": bytes,
-                    "feed": feed.name(),
-                    "agreement": s.agreement(),
-                    "agreement_joined": s.agreement_joined(),
-                    "score": s,
-                }))?);
-                json.push('\n');
+                json.push_str(&json_line(policy, bytes, feed.name(), 0, &s)?);
             }
+            let Some(period) = stats_period(policy).filter(|_| a.phase_bank > 0) else {
+                continue;
+            };
+            let specs = phase_specs(policy, period, a.phase_bank);
+            let judge = a.judge_us.map_or(Judge::Adaptive, Judge::Within);
+            let s = evaluate_bank(&trace, &specs, bytes, judge, scoring)?;
+            let label = format!("{policy} {size} bank of {} phases", a.phase_bank);
+            table.push_str(&row(&label, &s));
+            json.push_str(&json_line(policy, bytes, "scheduled", a.phase_bank, &s)?);
         }
     }
     if a.json {

@@ -12,7 +12,7 @@ use serve::config::parse_size;
 use serve::load::fileset::{make_files, FileSetSpec, Manifest};
 use serve::load::{LoadConfig, LoopMode};
 use serve::mirror::Mirror;
-use serve::{SchedulerChoice, ServeConfig};
+use serve::{MirrorBanking, SchedulerChoice, ServeConfig};
 
 use crate::util;
 
@@ -53,6 +53,15 @@ pub struct ServeArgs {
     /// from 1/8 to 8 times the estimate; the best predictor of the timings is used).
     #[arg(long)]
     pub mirror_adaptive: bool,
+    /// mirror: learn the phase of the policy's timer online (a policy with one, such
+    /// as linux:stats_ms=2000): this many mirrors with their flushes spread over the
+    /// period; the one that agreed best with the judged reads predicts.
+    #[arg(long, value_name = "N", conflicts_with = "mirror_adaptive")]
+    pub mirror_phases: Option<u64>,
+    /// mirror, with --mirror-phases: a read is judged a hit when it was served within
+    /// this many µs of its slot being granted (the offline bank's --judge-us).
+    #[arg(long, value_name = "US", default_value_t = 5000)]
+    pub mirror_judge_us: u64,
     /// pool: the pool's policy.
     #[arg(long, default_value = "clock")]
     pub pool_policy: String,
@@ -86,6 +95,46 @@ pub struct ServeArgs {
     /// `bufcache mirror-replay`). Implies --report-actual.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
+    #[command(flatten)]
+    pub poll: CgroupPollArgs,
+}
+
+/// `--cgroup-poll`, `--cgroup-poll-ms` and `--mirror-track`, for `bufcache serve` and
+/// for the experiment's servers.
+#[derive(Args, Debug)]
+pub struct CgroupPollArgs {
+    /// Read the server's memory cgroup's page-cache total every --cgroup-poll-ms: `stat`
+    /// (memory.stat, exact; reading it flushes the cgroup's statistics, which changes
+    /// how this kernel reclaims) or `usage` (the cgroup's charge less the server's
+    /// anonymous memory; flushes nothing).
+    #[arg(long, value_name = "stat|usage")]
+    pub cgroup_poll: Option<String>,
+    /// Milliseconds between --cgroup-poll readings.
+    #[arg(long, default_value_t = 50, value_name = "MS")]
+    pub cgroup_poll_ms: u64,
+    /// mirror: take the mirror's size from the --cgroup-poll readings (the given size
+    /// stands until the first).
+    #[arg(long, requires = "cgroup_poll")]
+    pub mirror_track: bool,
+}
+
+impl CgroupPollArgs {
+    /// The poll asked for, if any.
+    pub fn poll(&self) -> Result<Option<serve::cgroup_poll::CgroupPoll>> {
+        use linux::memcg_reading::CacheReading;
+        let Some(name) = &self.cgroup_poll else {
+            return Ok(None);
+        };
+        let reading = CacheReading::parse(name)
+            .with_context(|| format!("--cgroup-poll {name:?}: expected stat or usage"))?;
+        if self.cgroup_poll_ms == 0 {
+            bail!("--cgroup-poll-ms must be above zero");
+        }
+        Ok(Some(serve::cgroup_poll::CgroupPoll {
+            reading,
+            every: Duration::from_millis(self.cgroup_poll_ms),
+        }))
+    }
 }
 
 /// Blocks from this size up are mapped and unmapped on their own (see `run_serve`):
@@ -103,10 +152,18 @@ fn scheduler(a: &ServeArgs) -> Result<SchedulerChoice> {
                 (None, Some(size)) => (a.mirror_policy.clone(), parse_size(size)?),
                 (None, None) => bail!("--scheduler mirror needs --mirror-size or --mirror-dust"),
             };
+            let bank = match (a.mirror_phases, a.mirror_adaptive) {
+                (Some(count), _) => MirrorBanking::Phases {
+                    count,
+                    judge_us: a.mirror_judge_us,
+                },
+                (None, true) => MirrorBanking::Sizes,
+                (None, false) => MirrorBanking::Single,
+            };
             SchedulerChoice::Mirror {
                 policy,
                 size_bytes,
-                adaptive: a.mirror_adaptive,
+                bank,
             }
         }
         "pool" => {
@@ -160,6 +217,8 @@ pub fn run_serve(a: ServeArgs) -> Result<()> {
     config.open_file_ttl = Duration::from_millis(a.open_file_ttl_ms);
     config.report_actual = a.report_actual;
     config.trace = a.trace.clone();
+    config.cgroup_poll = a.poll.poll()?;
+    config.mirror_track = a.poll.mirror_track;
     serve::server::raise_open_file_limit();
     // Response buffers (a whole file each) go back to the system when freed, instead of
     // growing glibc's arenas into the memory the page cache lives in (`linux::heap`).
@@ -313,6 +372,14 @@ pub struct CacheAwareArgs {
     /// Linux 2.2, or any online policy of `bufcache policies`.
     #[arg(long, default_value = "linux")]
     pub mirror_policy: String,
+    /// The mirror lines learn the phase of the mirror policy's timer online
+    /// (`bufcache serve --mirror-phases`; e.g. with --mirror-policy
+    /// linux:stats_ms=2000).
+    #[arg(long, value_name = "N")]
+    pub mirror_phases: Option<u64>,
+    /// With --mirror-phases: the span below which a read is judged a hit, µs.
+    #[arg(long, value_name = "US", default_value_t = 5000)]
+    pub mirror_judge_us: u64,
     /// The mirror's size estimates as multiples of the nominal cache, comma-separated
     /// (e.g. 0.75,0.875,1); replaces the default 1/8 to 4 and the adaptive lines.
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
@@ -335,6 +402,14 @@ pub struct CacheAwareArgs {
     /// that separate sweeps offer the same rates.
     #[arg(long, value_name = "RPS")]
     pub capacity: Option<f64>,
+    /// Every mirror line's server writes its request log (`bufcache serve --trace`) into
+    /// this folder, one file per run, for `bufcache mirror-replay`.
+    #[arg(long, value_name = "DIR")]
+    pub trace_dir: Option<PathBuf>,
+    /// Every page-cache server polls its cgroup (--cgroup-poll), and the mirror lines
+    /// track the readings (--mirror-track).
+    #[command(flatten)]
+    pub poll: CgroupPollArgs,
 }
 
 /// Run `bufcache experiment cache-aware-server`.
@@ -358,12 +433,16 @@ pub fn run_experiment(a: CacheAwareArgs) -> Result<()> {
         no_cgroup: a.no_cgroup,
         disk_mb_s: a.disk_mb_s,
         mirror_policy: a.mirror_policy.clone(),
+        mirror_phases: a.mirror_phases.map(|count| (count, a.mirror_judge_us)),
         mirror_ratios: a.mirror_ratios.clone(),
         workloads: experiment::Workloads::parse(&a.workloads)?,
         lines: a.lines.clone(),
         open_loads: a.loads.clone(),
         rounds: a.rounds,
         capacity_rps: a.capacity,
+        cgroup_poll: a.poll.poll()?,
+        mirror_track: a.poll.mirror_track,
+        trace_dir: a.trace_dir.clone(),
         sweep: if a.open_loop {
             Sweep::OpenLoop
         } else {

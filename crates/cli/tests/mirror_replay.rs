@@ -1,6 +1,7 @@
 //! `bufcache mirror-replay`: a request log written by hand, scored by mirror models whose
 //! predictions are worked out below; the table and the JSON say the same; a malformed log
-//! and an unknown feed are refused with the file, the line and the reason.
+//! and an unknown feed are refused with the file, the line and the reason; a bank of
+//! flush phases is scored for policies with a statistics period.
 
 use crate::common;
 use common::{fails, json_lines, ok};
@@ -112,4 +113,43 @@ fn a_malformed_log_and_an_unknown_feed_are_refused() {
         &["mirror-replay", "--trace", "/nonexistent/run.jsonl"],
         &["/nonexistent/run.jsonl"],
     );
+}
+
+/// `--phase-bank`: a bank row for each policy with a statistics period, none for the
+/// others. Within the log's 0.3 ms no flush falls, so both phases are the same model:
+/// with 2 pages, file 1 goes active at its second read; file 2 is read with reclaim
+/// gated off (nothing flushed: no activation counted, inactive not low), so its first
+/// page evicts file 1's active tail and its second its own first; file 1 is then a
+/// predicted miss that hit, 3 of 4, as the fresh model scores it.
+#[test]
+fn a_phase_bank_is_scored_for_policies_with_a_statistics_period() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = log(dir.path(), "");
+    let args = [
+        "mirror-replay",
+        "--trace",
+        trace.to_str().unwrap(),
+        "--sizes",
+        "8K",
+        "--policies",
+        "lru,linux:stats_ms=2000",
+        "--feeds",
+        "scheduled",
+        "--phase-bank",
+        "2",
+    ];
+    let text = ok(&args);
+    let banks: Vec<&str> = text.lines().filter(|l| l.contains("bank of")).collect();
+    assert_eq!(banks.len(), 1, "{text}");
+    let cells: Vec<&str> = banks[0].split_whitespace().collect();
+    assert_eq!(
+        cells[..6],
+        ["linux:stats_ms=2000", "8K", "bank", "of", "2", "phases"]
+    );
+    assert_eq!(cells[6..], ["75.0%", "75.0%", "0", "0", "1", "4"]);
+    let json = json_lines(&ok(&[&args[..], &["--json"]].concat()));
+    assert_eq!(json.len(), 3, "lru, linux, the bank");
+    assert_eq!(json[2]["phase_bank"], 2);
+    assert_eq!(json[2]["agreement"], 0.75);
+    assert_eq!(json[1]["phase_bank"], 0);
 }

@@ -153,6 +153,62 @@ fn unsafe_or_bad_arguments_fail_cleanly() {
         &["--pool-size"],
     );
     fails(
+        &["serve", "--root", files, "--cgroup-poll", "cache"],
+        &["--cgroup-poll \"cache\"", "stat or usage"],
+    );
+    fails(
+        &[
+            "serve",
+            "--root",
+            files,
+            "--cgroup-poll",
+            "stat",
+            "--cgroup-poll-ms",
+            "0",
+        ],
+        &["--cgroup-poll-ms"],
+    );
+    fails(
+        &["serve", "--root", files, "--mirror-track"],
+        &["--cgroup-poll"],
+    );
+    // A bank of phases needs a policy with a timer, and 1 to 32 mirrors.
+    let phases = |policy: &'static str, count: &'static str| {
+        [
+            "serve",
+            "--root",
+            files,
+            "--listen",
+            "127.0.0.1:0",
+            "--scheduler",
+            "mirror",
+            "--mirror-size",
+            "80M",
+            "--mirror-policy",
+            policy,
+            "--mirror-phases",
+            count,
+        ]
+    };
+    fails(&phases("linux", "8"), &["no timer to phase"]);
+    fails(
+        &phases("linux:stats_ms=2000", "33"),
+        &["1 to 32 phases, not 33"],
+    );
+    fails(
+        &[
+            "serve",
+            "--root",
+            files,
+            "--listen",
+            "127.0.0.1:0",
+            "--cgroup-poll",
+            "usage",
+            "--mirror-track",
+        ],
+        &["mirror track", "mirror scheduler"],
+    );
+    fails(
         &[
             "serve",
             "--root",

@@ -49,7 +49,7 @@ enum ReadLimit {
 }
 
 /// Where this process's memory cgroup is, from `/proc/self/cgroup`.
-fn own_cgroup() -> Option<(PathBuf, Version)> {
+pub(crate) fn own_cgroup() -> Option<(PathBuf, Version)> {
     own_in("memory")
 }
 
@@ -185,15 +185,14 @@ impl MemoryCgroup {
     /// Page-cache bytes charged to the cgroup now (`file` in v2's `memory.stat`, `cache`
     /// in v1's), if readable.
     pub fn cache_bytes(&self) -> Option<u64> {
-        let text = std::fs::read_to_string(self.dir.join("memory.stat")).ok()?;
-        let key = match self.version {
-            Version::V2 => "file",
-            Version::V1 => "cache",
-        };
-        text.lines().find_map(|l| {
-            let (k, v) = l.split_once(' ')?;
-            (k == key).then(|| v.trim().parse().ok())?
-        })
+        self.stat(crate::memcg_reading::cache_key(self.version))
+    }
+
+    /// One field of the cgroup's `memory.stat` (`workingset_refault_file`,
+    /// `active_file`, ...), if readable. Reading the file flushes the cgroup's
+    /// statistics ([`crate::memcg_reading`]), so call it after a measurement, not during.
+    pub fn stat(&self, key: &str) -> Option<u64> {
+        crate::memcg_reading::stat_field(&self.dir, key)
     }
 }
 

@@ -18,6 +18,7 @@ pub mod cgroup;
 pub mod device;
 mod error;
 pub mod heap;
+pub mod memcg_reading;
 pub mod page_cache;
 
 pub use cgroup::MemoryCgroup;

@@ -340,6 +340,11 @@ impl<P: Policy, I: KeyIndex> Cache<P, I> {
         self.policy.set_capacity(capacity);
     }
 
+    /// Tell the policy the wall-clock time ([`Policy::set_wall_clock`]).
+    pub fn set_wall_clock(&mut self, now_ms: u64) {
+        self.policy.set_wall_clock(now_ms);
+    }
+
     /// The keys the next `n` evictions would remove, in order (Burnett's victim list).
     pub fn victims(&self, n: usize) -> Vec<u64> {
         let mut frames = Vec::with_capacity(n);

@@ -290,6 +290,17 @@ pub trait Policy {
     fn set_capacity(&mut self, capacity: u64) {
         let _ = capacity;
     }
+
+    /// Wall-clock time has reached `now_ms` milliseconds since the driver started.
+    /// [`Access::time`] stays logical (a request's place in the trace, which policies
+    /// such as LRU-K order by); this separate clock is for policies that model
+    /// something a real system does on a timer (the `linux` policy's `stats_ms`: the
+    /// kernel's periodic statistics flush). Drivers with real time (the server's mirror,
+    /// the replay of its request log) call it before each request; others never do. The
+    /// default ignores it.
+    fn set_wall_clock(&mut self, now_ms: u64) {
+        let _ = now_ms;
+    }
 }
 
 /// The outcome of [`Policy::contest`]: which of a newcomer and its victim stays.

@@ -33,6 +33,37 @@
 //! than that many evictions ago has a refault distance larger than any active list and
 //! could never be activated, so the bound loses nothing in unit mode.
 //!
+//! **Stale statistics** (`stats_ms`, default 0). Reclaim does not read the lists'
+//! sizes directly: a memory cgroup's counters are summed into the totals reclaim reads
+//! only when *flushed*, which a kernel worker does every 2 s (`flush_memcg_stats_dwork`)
+//! and reading the cgroup's `memory.stat` does at once. With `stats_ms = P > 0` the
+//! policy keeps a copy of (active size, inactive size, refault activations) refreshed at
+//! the first [`Policy::set_wall_clock`] call of each period (at `stats_phase_ms + k P`),
+//! and reclaims as `shrink_node` does between flushes:
+//!
+//! * evictions come in **runs**: a run frees the inactive tail `size >> priority` units
+//!   at priority 12, 11, ... (`DEF_PRIORITY`), in batches of at most 32
+//!   (`SWAP_CLUSTER_MAX`), until 32 are freed (37 units at 80 MiB of 4 KiB units, half
+//!   active); the units are freed one per `evict` as the cache needs them, and the next
+//!   eviction after the last starts a new run;
+//! * a run may shrink the active list (`may_deactivate`, `prepare_scan_control`) only if
+//!   the *flushed* refault-activation count differs from reclaim's snapshot of it (taken
+//!   at the end of every run, `snapshot_refaults`) or `inactive_is_low` holds for the
+//!   *flushed* sizes; if so it moves `active >> priority` units per priority scanned
+//!   (exact sizes: the scan counts are not statistics) from the active tail to the
+//!   inactive head;
+//! * a refault is activated if its distance is at most the *flushed* active size
+//!   (`workingset_test_recent`).
+//!
+//! So between flushes the lists drift: an active list found too large at a flush is
+//! shrunk at every run for a whole period, one found small is left alone while
+//! activations grow it. `stats_ms = 0` is the model above (balanced at every eviction
+//! from exact sizes: what the kernel does when the statistics are fresh). The period
+//! is wall-clock time, not [`Access::time`]: drivers that have none never flush, and
+//! reclaim then sees zeros (no activation, no deactivation unless the inactive list
+//! runs dry). The constants assume one unit is one 4 KiB page, as the server's mirror
+//! counts; the phase of the kernel's worker is unknown to a mirror (`stats_phase_ms`).
+//!
 //! Deviations: no mapped pages, no anonymous list, no `VM_EXEC` protection, no
 //! per-cgroup lists, no LRU batching (pagevecs); the lists are balanced at each eviction
 //! rather than in reclaim batches. Pinned frames (locked or under I/O in the kernel)
@@ -49,10 +80,15 @@
 //! (InfoReplace fetches the list on every eviction; a copy of the lists cost O(frames)).
 //! A test holds it equal to running `evict` on a copy.
 //!
+//! With stale statistics a run's deactivations also go to the inactive head, so the
+//! walk holds for them too (the same test runs every variant).
+//!
 //! Cost: O(1) per hit and insertion; eviction amortized O(1) (each demotion follows an
 //! activation); one key-map lookup per miss and per eviction for shadows; victim list
 //! O(n). Memory: 21 bytes
 //! per frame (8 links, 8 key, 4 size, 1 flags) plus about 40 bytes per shadow entry.
+
+mod stale;
 
 use crate::history::HistoryRing;
 use crate::list::{Links, List};
@@ -77,6 +113,10 @@ pub struct Linux {
     active_ratio: f64,
     shadows: Option<HistoryRing>,
     nonresident_age: u64,
+    /// Refault activations so far (`WORKINGSET_ACTIVATE_FILE`).
+    refault_activations: u64,
+    /// With `stats_ms > 0`: reclaim in runs, gated by statistics flushed every period.
+    stats: Option<stale::StaleStats>,
 }
 
 impl Linux {
@@ -94,6 +134,40 @@ impl Linux {
             active_ratio: active_ratio.clamp(0.0, 1.0),
             shadows: shadow.then(|| HistoryRing::new(frames, 1)),
             nonresident_age: 0,
+            refault_activations: 0,
+            stats: None,
+        }
+    }
+
+    /// The same policy with the kernel's memory-cgroup statistics flushed only every
+    /// `period_ms` of wall-clock time (given by [`Policy::set_wall_clock`]): reclaim
+    /// runs and refault activation decide from the last flushed totals (module docs).
+    /// A period of 0 keeps the fresh model.
+    pub fn with_stale_stats(mut self, period_ms: u64, phase_ms: u64) -> Self {
+        self.stats = (period_ms > 0).then(|| stale::StaleStats::new(period_ms, phase_ms));
+        self
+    }
+
+    /// The active list's size as refault activation compares with it: exact with fresh
+    /// statistics, as last flushed otherwise.
+    fn workingset_size(&self) -> u64 {
+        match &self.stats {
+            Some(stats) => stats.flushed.active,
+            None => self.active_units,
+        }
+    }
+
+    /// Make room for one eviction: with fresh statistics, balance the lists now; with
+    /// stale ones, start a reclaim run when the last has freed its share, and move the
+    /// active units it deactivates.
+    fn reclaim(&mut self) {
+        let (active, inactive, ratio) = (self.active_units, self.inactive_units, self.active_ratio);
+        let Some(stats) = &mut self.stats else {
+            self.balance();
+            return;
+        };
+        if let Some(run) = stats.next_eviction(active, inactive, ratio) {
+            self.deactivate(run.deactivate);
         }
     }
 
@@ -116,15 +190,35 @@ impl Linux {
     fn balance(&mut self) {
         let total = (self.active_units + self.inactive_units) as f64;
         while self.active_units as f64 > self.active_ratio * total {
-            let Some(f) = self.links.pop_back(&mut self.active) else {
+            if !self.demote_tail() {
                 break;
-            };
-            let size = u64::from(self.size[f.index()]);
-            self.active_units -= size;
-            self.inactive_units += size;
-            self.links.push_front(&mut self.inactive, f);
-            self.flags[f.index()] &= !ACTIVE;
+            }
         }
+    }
+
+    /// Move at least `units` units (whole pages) from the active tail to the inactive
+    /// head, or the whole active list if it holds fewer.
+    fn deactivate(&mut self, units: u64) {
+        let target = self.active_units.saturating_sub(units);
+        while self.active_units > target {
+            if !self.demote_tail() {
+                break;
+            }
+        }
+    }
+
+    /// Demote the active tail to the inactive head, keeping its referenced flag; false
+    /// when the active list is empty.
+    fn demote_tail(&mut self) -> bool {
+        let Some(f) = self.links.pop_back(&mut self.active) else {
+            return false;
+        };
+        let size = u64::from(self.size[f.index()]);
+        self.active_units -= size;
+        self.inactive_units += size;
+        self.links.push_front(&mut self.inactive, f);
+        self.flags[f.index()] &= !ACTIVE;
+        true
     }
 
     fn unlink(&mut self, f: FrameId) {
@@ -172,7 +266,8 @@ impl Policy for Linux {
             None => false,
         };
         let distance = self.nonresident_age.wrapping_sub(eviction_age[0]);
-        if refault && distance <= self.active_units {
+        if refault && distance <= self.workingset_size() {
+            self.refault_activations += u64::from(size);
             self.links.push_front(&mut self.active, frame);
             self.active_units += u64::from(size);
             self.flags[f] = ACTIVE;
@@ -185,7 +280,7 @@ impl Policy for Linux {
     }
 
     fn evict(&mut self, _: &Access, evictable: &dyn Fn(FrameId) -> bool) -> Option<FrameId> {
-        self.balance();
+        self.reclaim();
         let victim = match self
             .links
             .iter_from_tail(&self.inactive)
@@ -207,6 +302,17 @@ impl Policy for Linux {
 
     fn remove(&mut self, frame: FrameId) {
         self.unlink(frame);
+    }
+
+    fn set_wall_clock(&mut self, now_ms: u64) {
+        let current = stale::Totals {
+            active: self.active_units,
+            inactive: self.inactive_units,
+            activations: self.refault_activations,
+        };
+        if let Some(stats) = &mut self.stats {
+            stats.clock(now_ms, current);
+        }
     }
 
     fn victims(&self, n: usize, evictable: &dyn Fn(FrameId) -> bool, out: &mut Vec<FrameId>) {
@@ -236,12 +342,25 @@ impl NamedPolicy for Linux {
             default: "true",
             help: "remember evicted pages and activate refaults closer than the active list",
         },
+        ParamInfo {
+            name: "stats_ms",
+            default: "0",
+            help: "memcg statistics flushed every this many ms of wall clock (the kernel: 2000); reclaim in 32-page runs gated by them; 0: fresh, lists balanced at every eviction",
+        },
+        ParamInfo {
+            name: "stats_phase_ms",
+            default: "0",
+            help: "with stats_ms: the first flush at this many ms (then every stats_ms); 0: at stats_ms",
+        },
     ];
 
     fn build(ctx: &BuildContext, params: &Params) -> Result<Self, ConfigError> {
         let ratio = params.fraction("active_ratio", 0.0, 1.0)?;
         let shadow = params.boolean("shadow")?;
-        let mut linux = Linux::new(crate::prealloc_frames(ctx.capacity), ratio, shadow);
+        let stats_ms = params.integer("stats_ms", 0, 3_600_000)?;
+        let phase_ms = params.integer("stats_phase_ms", 0, 3_600_000)?;
+        let mut linux = Linux::new(crate::prealloc_frames(ctx.capacity), ratio, shadow)
+            .with_stale_stats(stats_ms, phase_ms);
         if let Some(shadows) = &mut linux.shadows {
             shadows.set_key_space(ctx.key_space);
         }
@@ -315,6 +434,122 @@ mod tests {
         assert!(!c.policy().is_active(c.frame_of(3).unwrap()));
     }
 
+    /// Drive a cache of `capacity` with `trace`, the wall clock at `clock[i]` ms before
+    /// access `i`; return the hits and the final cache.
+    fn drive(
+        policy: Linux,
+        capacity: u64,
+        trace: &[u64],
+        clock: &[u64],
+    ) -> (Vec<bool>, crate::Cache<Linux>) {
+        let mut c = crate::Cache::new(policy, capacity);
+        let hits = trace
+            .iter()
+            .zip(clock)
+            .enumerate()
+            .map(|(t, (&k, &ms))| {
+                c.set_wall_clock(ms);
+                c.access(&crate::Access::unit(k, t as u64)).is_hit()
+            })
+            .collect();
+        (hits, c)
+    }
+
+    fn active_keys(c: &crate::Cache<Linux>, keys: &[u64]) -> Vec<u64> {
+        let active = |&&k: &&u64| c.frame_of(k).is_some_and(|f| c.policy().is_active(f));
+        keys.iter().filter(active).copied().collect()
+    }
+
+    #[test]
+    fn stale_statistics_leave_an_overfull_active_list_alone_until_a_flush() {
+        // capacity 4, ratio 0.5, no shadows, statistics flushed every 1000 ms.
+        //  1 1 2 2 3 3 -> active [3 2 1]; 4 -> inactive [4r]. All at 0 ms.
+        //  5: fresh: balance demotes 1 (active 3 > 2), evicts 4; inactive [5r 1].
+        //     stale: reclaim reads the unflushed totals (all 0): no new refault
+        //     activations, inactive not low: the run may not deactivate; it frees
+        //     4 >> 0 = 1 page of the 1-page inactive list: 4. inactive [5r].
+        //  6: fresh: evicts 1. stale: a new run, the same gate: evicts 5 (the newest).
+        //  1: fresh: a miss; stale: a hit (1 never left the active list).
+        let trace = [1, 1, 2, 2, 3, 3, 4, 5, 6, 1];
+        let at_zero = [0; 10];
+        let fresh = drive(Linux::new(4, 0.5, false), 4, &trace, &at_zero);
+        let stale = drive(
+            Linux::new(4, 0.5, false).with_stale_stats(1000, 0),
+            4,
+            &trace,
+            &at_zero,
+        );
+        assert!(!fresh.0[9]);
+        assert!(stale.0[9]);
+        assert_eq!(fresh.0[..9], stale.0[..9]);
+        assert_eq!(active_keys(&stale.1, &[1, 2, 3]), [1, 2, 3]);
+        // Fresh: 1 came back on the inactive list, evicting 5 ... the lists at half.
+        assert_eq!(active_keys(&fresh.1, &[1, 2, 3]), [2, 3]);
+
+        // The same up to 6, then a flush (1000 ms) of active 3, inactive 1 before 7:
+        // inactive_is_low(3, 1), so the run may deactivate: 3 >> 1 = 1, then 3 >> 0 = 3
+        // scanned: the whole active list goes to the inactive head, and 6 (the inactive
+        // tail) is freed. Fresh keeps 2 and 3 active and evicts 5.
+        let trace = [1, 1, 2, 2, 3, 3, 4, 5, 6, 7];
+        let clock = [0, 0, 0, 0, 0, 0, 0, 0, 0, 1000];
+        let (_, stale) = drive(
+            Linux::new(4, 0.5, false).with_stale_stats(1000, 0),
+            4,
+            &trace,
+            &clock,
+        );
+        assert_eq!(active_keys(&stale, &[1, 2, 3, 7]), Vec::<u64>::new());
+        assert!(!stale.contains(6) && stale.contains(1));
+        let (_, fresh) = drive(Linux::new(4, 0.5, false), 4, &trace, &clock);
+        assert_eq!(active_keys(&fresh, &[1, 2, 3, 7]), [2, 3]);
+        assert!(!fresh.contains(5) && fresh.contains(6));
+    }
+
+    #[test]
+    fn stale_refault_activation_compares_with_the_flushed_active_list() {
+        // As `refault_within_the_active_size_is_activated`: 3 refaults at distance 1
+        // while 2 units are active. Fresh: activated. Stale with no flush yet: the
+        // flushed active list is 0, so 3 goes to the inactive list. With a flush at
+        // 1000 ms before 5 (active 2 then): activated, as the fresh model does.
+        let trace = [1, 1, 2, 2, 3, 4, 5, 3];
+        let stale = || Linux::new(4, 0.5, true).with_stale_stats(1000, 0);
+        let (_, c) = drive(stale(), 4, &trace, &[0; 8]);
+        assert_eq!(active_keys(&c, &[3]), Vec::<u64>::new());
+        let flushed = [0, 0, 0, 0, 0, 0, 1000, 1000];
+        let (_, c) = drive(stale(), 4, &trace, &flushed);
+        assert_eq!(active_keys(&c, &[3]), [3]);
+        let (_, c) = drive(Linux::new(4, 0.5, true), 4, &trace, &[0; 8]);
+        assert_eq!(active_keys(&c, &[3]), [3]);
+    }
+
+    /// `stats_ms=0` is the fresh model: the same hits and the same residents as the
+    /// plain spec, on seeded random runs with a wall clock that moves.
+    #[test]
+    fn period_zero_is_the_plain_linux_policy() {
+        use crate::{BuildContext, Cache, PolicySpec};
+        use testutil::Rng;
+        testutil::explore(|seed| {
+            let mut rng = seed.rng();
+            for _ in 0..50 {
+                let capacity = rng.gen_range(1..60u64);
+                let build = |spec: &str| {
+                    let ctx = BuildContext::new(capacity, 0);
+                    Cache::new(PolicySpec::parse(spec).unwrap().build(&ctx).unwrap(), capacity)
+                };
+                let (mut plain, mut zero) = (build("linux"), build("linux:stats_ms=0"));
+                let mut ms = 0;
+                for t in 0..rng.gen_range(0..500u64) {
+                    ms += rng.gen_range(0..700u64);
+                    let a = crate::Access::unit(rng.gen_range(0..capacity * 3), t);
+                    plain.set_wall_clock(ms);
+                    zero.set_wall_clock(ms);
+                    assert_eq!(plain.access(&a).is_hit(), zero.access(&a).is_hit());
+                }
+                assert_eq!(plain.victims(capacity as usize), zero.victims(capacity as usize));
+            }
+        });
+    }
+
     /// The walk lists exactly what running `evict` on a copy of the lists would take, on
     /// seeded random runs: hits, misses, removals, byte sizes, every active ratio, with
     /// and without shadows, and random frames that may not be evicted (pinned or dirty).
@@ -328,9 +563,12 @@ mod tests {
                 let capacity = rng.gen_range(1..40u64);
                 let ratio = [0.0, 0.25, 0.5, 0.9, 1.0][rng.gen_range(0..5)];
                 let bytes = rng.gen_bool(0.3);
-                let policy = Linux::new(capacity as usize, ratio, rng.gen_bool(0.5));
+                let stats_ms = [0, 0, 1, 7][rng.gen_range(0..4)];
+                let policy = Linux::new(capacity as usize, ratio, rng.gen_bool(0.5))
+                    .with_stale_stats(stats_ms, 0);
                 let mut c = crate::Cache::new(policy, capacity);
                 for t in 0..rng.gen_range(0..300u64) {
+                    c.set_wall_clock(t);
                     let key = rng.gen_range(0..capacity * 2 + 1);
                     if rng.gen_bool(0.05) {
                         c.remove(key);

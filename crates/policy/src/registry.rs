@@ -187,6 +187,9 @@ macro_rules! policies {
             fn set_capacity(&mut self, capacity: u64) {
                 match self { $(AnyPolicy::$variant(p) => p.set_capacity(capacity)),* }
             }
+            fn set_wall_clock(&mut self, now_ms: u64) {
+                match self { $(AnyPolicy::$variant(p) => p.set_wall_clock(now_ms)),* }
+            }
         }
     };
 }

@@ -16,53 +16,103 @@
 //! on fast flash, milliseconds on a disk), so the threshold sits between the two on the
 //! devices this project measures; on a device faster than that the judge calls misses
 //! hits and the bank drifts toward larger mirrors.
+//!
+//! The same bank learns a kernel timer's phase instead ([`MirrorBank::phases`]): a
+//! model of reclaim with stale statistics (`linux:stats_ms=2000`) agrees with the
+//! kernel only when its flushes fall when the kernel's do, which a mirror cannot see;
+//! mirrors at phases spread over the period are judged by the request's span (slot
+//! granted to read end) against a threshold, exactly as the offline bank judges a
+//! request log ([`crate::replay_bank`], [`crate::bank_score`]), so the offline score
+//! forecasts this one.
 
 use std::collections::HashMap;
 
 use crate::backend::Job;
+use crate::bank_score::{Judge, Scores, ServiceTimes, MAX_MODELS};
 use crate::mirror::Mirror;
 use crate::oracle::{Oracle, Prediction};
+use crate::replay_bank::{phase_specs, stats_period};
 use crate::ServeError;
 
 /// Sizes of the bank relative to the estimate, smallest first.
 pub const FACTORS: [f64; 7] = [0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0];
 const GIVEN: usize = 3;
-/// Weight kept by the old score at each judgement: scores reflect the last ~200 reads.
-const DECAY: f64 = 0.995;
 
 /// Whether a read of `bytes` that took `read_ns` was served from the cache.
 pub fn judged_hit(bytes: u64, read_ns: u64) -> bool {
     read_ns <= 50_000 + bytes / 4
 }
 
-/// A bank of mirrors of one policy at several sizes.
+/// A bank of mirrors fed the same requests, predicting with the one that has agreed
+/// best with the judged reads ([`crate::bank_score`]): of one policy at several sizes
+/// ([`MirrorBank::new`]), or of a model of a kernel timer at several phases
+/// ([`MirrorBank::phases`]).
 #[derive(Debug)]
 pub struct MirrorBank {
     mirrors: Vec<Mirror>,
-    scores: Vec<f64>,
+    scores: Scores,
+    judge: Judge,
     /// Each in-service request's predictions (bit i: mirror i said hit), by job address.
     pending: HashMap<usize, u32>,
-    active: usize,
 }
 
 impl MirrorBank {
-    /// Mirrors of `policy` around `size_bytes`.
+    /// Mirrors of `policy` around `size_bytes`, judged by their reads' own times.
     pub fn new(policy: &str, size_bytes: u64) -> Result<Self, ServeError> {
         let mirrors = FACTORS
             .iter()
             .map(|f| Mirror::new(policy, ((size_bytes as f64) * f) as u64))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(MirrorBank {
-            scores: vec![0.0; mirrors.len()],
-            mirrors,
-            pending: HashMap::new(),
-            active: GIVEN,
-        })
+        Ok(Self::of(mirrors, GIVEN, Judge::Adaptive))
     }
 
-    /// The size factor of the mirror whose predictions are used now.
+    /// `count` mirrors of `spec` (a model with a timer, `linux:stats_ms=2000`) at
+    /// `size_bytes`, their timers' phases spread over the period
+    /// ([`phase_specs`]), judged as `judge` says; ties go to the first phase, as
+    /// offline ([`crate::replay_bank::evaluate_bank`]).
+    pub fn phases(
+        spec: &str,
+        size_bytes: u64,
+        count: u64,
+        judge: Judge,
+    ) -> Result<Self, ServeError> {
+        let period = stats_period(spec).ok_or_else(|| {
+            ServeError::config(
+                "mirror phases",
+                format!("{spec} has no timer to phase (no stats_ms above 0)"),
+            )
+        })?;
+        if count == 0 || count > MAX_MODELS as u64 {
+            return Err(ServeError::config(
+                "mirror phases",
+                format!("1 to {MAX_MODELS} phases, not {count}"),
+            ));
+        }
+        let mirrors = phase_specs(spec, period, count)
+            .iter()
+            .map(|s| Mirror::new(s, size_bytes))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self::of(mirrors, 0, judge))
+    }
+
+    fn of(mirrors: Vec<Mirror>, preferred: usize, judge: Judge) -> Self {
+        MirrorBank {
+            scores: Scores::new(mirrors.len(), preferred),
+            mirrors,
+            judge,
+            pending: HashMap::new(),
+        }
+    }
+
+    /// The index of the mirror whose predictions are used now (its size factor in
+    /// [`FACTORS`], or its phase's place in the period).
+    pub fn active(&self) -> usize {
+        self.scores.chosen()
+    }
+
+    /// The size factor of the mirror whose predictions are used now (a bank of sizes).
     pub fn active_factor(&self) -> f64 {
-        FACTORS[self.active]
+        FACTORS[self.active().min(FACTORS.len() - 1)]
     }
 
     fn key(job: &Job) -> usize {
@@ -72,7 +122,8 @@ impl MirrorBank {
 
 impl Oracle for MirrorBank {
     fn predict(&mut self, job: &Job) -> Prediction {
-        self.mirrors[self.active].predict(job)
+        let active = self.active();
+        self.mirrors[active].predict(job)
     }
 
     fn scheduled(&mut self, job: &Job) {
@@ -86,23 +137,20 @@ impl Oracle for MirrorBank {
         self.pending.insert(Self::key(job), bits);
     }
 
-    fn served(&mut self, job: &Job, read_ns: u64) {
+    fn served(&mut self, job: &Job, times: ServiceTimes) {
         let Some(bits) = self.pending.remove(&Self::key(job)) else {
             return;
         };
-        let hit = judged_hit(job.end - job.start, read_ns);
-        for (i, score) in self.scores.iter_mut().enumerate() {
-            let agreed = (bits >> i & 1 == 1) == hit;
-            *score = *score * DECAY + f64::from(u8::from(agreed));
+        let hit = self.judge.hit(job.end - job.start, times);
+        let before = self.active();
+        self.scores.judged(bits, hit);
+        if self.active() != before {
+            tracing::debug!(
+                from = before,
+                to = self.active(),
+                "mirror bank: another mirror predicts"
+            );
         }
-        let distance = |i: usize| i.abs_diff(GIVEN);
-        self.active = (0..self.scores.len())
-            .max_by(|&a, &b| {
-                self.scores[a]
-                    .total_cmp(&self.scores[b])
-                    .then(distance(b).cmp(&distance(a)))
-            })
-            .unwrap_or(GIVEN);
     }
 
     fn abandoned(&mut self, job: &Job) {
@@ -123,6 +171,14 @@ mod tests {
             start: 0,
             end: PAGE_BYTES,
             source: Source::Os(Arc::new(tempfile::tempfile().unwrap())),
+        }
+    }
+
+    /// A read of `ns` (the span no longer).
+    fn read(ns: u64) -> ServiceTimes {
+        ServiceTimes {
+            read_ns: ns,
+            span_ns: ns,
         }
     }
 
@@ -147,7 +203,7 @@ mod tests {
             for j in &jobs {
                 bank.scheduled(j);
                 // The real cache: a miss in the first round, hits after.
-                bank.served(j, if round == 0 { 5_000_000 } else { 2_000 });
+                bank.served(j, read(if round == 0 { 5_000_000 } else { 2_000 }));
             }
         }
         assert!(bank.active_factor() >= 4.0, "{}", bank.active_factor());
@@ -165,7 +221,7 @@ mod tests {
         for _ in 0..20 {
             for j in &jobs {
                 bank.scheduled(j);
-                bank.served(j, 5_000_000);
+                bank.served(j, read(5_000_000));
             }
         }
         assert!(bank.active_factor() <= 0.5, "{}", bank.active_factor());
@@ -173,5 +229,57 @@ mod tests {
         bank.scheduled(&jobs[0]);
         bank.abandoned(&jobs[0]);
         assert!(bank.pending.is_empty());
+    }
+
+    /// The offline bank's hand-worked sequence ([`crate::replay_bank`]'s test), live:
+    /// two pages; a is asked every other time, between new files. LRU keeps a and is
+    /// always right; FIFO evicts a at 3 (#3) and 5 (#7), so it calls a miss at #4 and
+    /// #8. The bank [fifo, lru] starts on fifo (ties go to the first, as in the bank of
+    /// phases); until #4 both agree with every judged read; #4's fast span (a hit fifo
+    /// called a miss) moves it to lru, which is right at #8. The reads' own times are
+    /// all fast: the judge by span does not look at them.
+    #[test]
+    fn a_bank_judged_by_span_moves_to_the_model_that_agrees() {
+        let a = 1;
+        let files = [a, 2, a, 3, a, 4, a, 5, a, 6];
+        let jobs: Vec<Job> = files.iter().map(|&f| job(f)).collect();
+        let mirrors = ["fifo", "lru"]
+            .iter()
+            .map(|p| Mirror::new(p, 2 * PAGE_BYTES).unwrap())
+            .collect();
+        let mut bank = MirrorBank::of(mirrors, 0, Judge::Within(1000));
+        let mut said = Vec::new();
+        for (n, j) in jobs.iter().enumerate() {
+            said.push(bank.predict(j));
+            bank.scheduled(j);
+            let hit = files[n] == a && n > 0;
+            let span_ns = if hit { 10_000 } else { 20_000_000 };
+            bank.served(
+                j,
+                ServiceTimes {
+                    read_ns: 10_000,
+                    span_ns,
+                },
+            );
+            assert_eq!(bank.active(), usize::from(n >= 4), "after #{n}");
+        }
+        use Prediction::{Hit, Miss};
+        assert_eq!(
+            said,
+            [Miss, Miss, Hit, Miss, Miss, Miss, Hit, Miss, Hit, Miss],
+            "fifo's wrong miss at #4, lru's right hit at #8"
+        );
+    }
+
+    /// A bank of phases needs a timer and 1 to 32 mirrors; its phases split the period.
+    #[test]
+    fn a_bank_of_phases_is_built_from_a_timer() {
+        let judge = Judge::Within(5000);
+        let bank = MirrorBank::phases("linux:stats_ms=2000", 1 << 20, 8, judge).unwrap();
+        assert_eq!((bank.mirrors.len(), bank.active()), (8, 0));
+        assert!(MirrorBank::phases("linux", 1 << 20, 8, judge).is_err());
+        assert!(MirrorBank::phases("linux:stats_ms=0", 1 << 20, 8, judge).is_err());
+        assert!(MirrorBank::phases("linux:stats_ms=2000", 1 << 20, 0, judge).is_err());
+        assert!(MirrorBank::phases("linux:stats_ms=2000", 1 << 20, 33, judge).is_err());
     }
 }

@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::cgroup_poll::CgroupPoll;
 use crate::ServeError;
 
 /// How the next queued request is chosen: the pluggable part of the one scheduler.
@@ -18,8 +19,9 @@ pub enum SchedulerChoice {
         policy: String,
         /// The estimate of the OS cache's size, in bytes.
         size_bytes: u64,
-        /// Correct the size from observed read times ([`crate::adaptive`]).
-        adaptive: bool,
+        /// One mirror, or a bank of them that learns from read times
+        /// ([`crate::adaptive`]).
+        bank: MirrorBanking,
     },
     /// Probe a few pages of each queued request with `preadv2(RWF_NOWAIT)`: a read that
     /// would block is a miss.
@@ -34,6 +36,26 @@ pub enum SchedulerChoice {
         policy: String,
         /// The pool's capacity in bytes.
         capacity_bytes: u64,
+    },
+}
+
+/// Whether the mirror is one model or a bank of variants of it judged by read times
+/// ([`crate::adaptive::MirrorBank`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MirrorBanking {
+    /// One mirror of the given policy and size.
+    Single,
+    /// The size corrected from the reads' own times: mirrors at 1/8 to 8 times it.
+    Sizes,
+    /// The phase of the policy's timer (`linux:stats_ms=2000`) learned online: `count`
+    /// mirrors with their flushes spread over the period, a read judged a hit when
+    /// its span (slot granted to read end) took at most `judge_us`, as the offline
+    /// bank judges a request log ([`crate::replay_bank`]).
+    Phases {
+        /// Mirrors in the bank (1 to 32).
+        count: u64,
+        /// The hit/miss threshold on a request's span, µs.
+        judge_us: u64,
     },
 }
 
@@ -95,6 +117,12 @@ pub struct ServeConfig {
     /// order, the prediction, the cached pages at service start, the service's times.
     /// Implies `report_actual`.
     pub trace: Option<PathBuf>,
+    /// Read the server's own memory cgroup's page-cache total periodically
+    /// ([`crate::cgroup_poll`]).
+    pub cgroup_poll: Option<CgroupPoll>,
+    /// The mirror takes its size from [`ServeConfig::cgroup_poll`]'s readings (needs
+    /// both, and the plain mirror: the adaptive one sizes itself from read times).
+    pub mirror_track: bool,
 }
 
 impl ServeConfig {
@@ -117,6 +145,8 @@ impl ServeConfig {
             open_file_ttl: Duration::from_secs(2),
             report_actual: false,
             trace: None,
+            cgroup_poll: None,
+            mirror_track: false,
         }
     }
 
@@ -148,6 +178,27 @@ impl ServeConfig {
         }
         if self.max_body_bytes == 0 {
             return Err(ServeError::config("max_body_bytes", "must be above zero"));
+        }
+        if self.cgroup_poll.is_some_and(|p| p.every.is_zero()) {
+            return Err(ServeError::config(
+                "cgroup poll",
+                "the interval must be above zero",
+            ));
+        }
+        if self.mirror_track {
+            let plain_mirror = matches!(
+                self.scheduler,
+                SchedulerChoice::Mirror {
+                    bank: MirrorBanking::Single,
+                    ..
+                }
+            );
+            if !plain_mirror || self.cgroup_poll.is_none() {
+                return Err(ServeError::config(
+                    "mirror track",
+                    "needs the plain mirror scheduler (not a bank) and a cgroup poll to follow",
+                ));
+            }
         }
         match &self.scheduler {
             SchedulerChoice::Mirror { size_bytes: 0, .. } => {
@@ -221,5 +272,37 @@ mod tests {
         c.validate().unwrap();
         c.in_service = 0;
         assert!(c.validate().is_err());
+    }
+
+    #[test]
+    fn tracking_needs_a_plain_mirror_and_a_poll() {
+        use linux::memcg_reading::CacheReading;
+        let mut c = ServeConfig::new("/tmp");
+        c.mirror_track = true;
+        assert!(c.validate().is_err(), "fifo cannot track");
+        c.scheduler = SchedulerChoice::Mirror {
+            policy: "linux".into(),
+            size_bytes: 80 << 20,
+            bank: MirrorBanking::Single,
+        };
+        assert!(c.validate().is_err(), "nothing to follow");
+        let poll = CgroupPoll {
+            reading: CacheReading::Usage,
+            every: Duration::from_millis(50),
+        };
+        c.cgroup_poll = Some(poll);
+        c.validate().unwrap();
+        c.cgroup_poll = Some(CgroupPoll {
+            every: Duration::ZERO,
+            ..poll
+        });
+        assert!(c.validate().is_err(), "a zero interval");
+        c.cgroup_poll = Some(poll);
+        c.scheduler = SchedulerChoice::Mirror {
+            policy: "linux".into(),
+            size_bytes: 80 << 20,
+            bank: MirrorBanking::Sizes,
+        };
+        assert!(c.validate().is_err(), "the adaptive bank sizes itself");
     }
 }

@@ -18,7 +18,10 @@
 //!   request would hit if served now (`fifo` does not know; `mirror` simulates; `nowait`,
 //!   `cachestat` and `pool` ask the real cache).
 //! * [`mirror`] — the simulated cache behind `mirror`, built from the policy registry;
-//!   [`adaptive`] — a bank of mirrors that corrects the size from observed read times.
+//!   [`adaptive`] — a bank of mirrors that corrects the size, or a timer's phase, from
+//!   observed read times ([`bank_score`]: how a bank judges reads, live and offline);
+//!   [`cgroup_poll`] — the page cache's size read from the server's memory cgroup, for a
+//!   mirror that tracks it (and the side effect of reading it on this kernel's reclaim).
 //! * [`scheduler`] — the bounded queue and the fixed number of service slots; one code
 //!   path whatever the oracle.
 //! * [`trace_log`] — `--trace`: one line per request of what the scheduler knew and what
@@ -33,6 +36,8 @@
 
 pub mod adaptive;
 pub mod backend;
+pub mod bank_score;
+pub mod cgroup_poll;
 pub mod config;
 mod deadline_io;
 mod error;
@@ -44,12 +49,13 @@ pub mod open_files;
 pub mod oracle;
 pub mod range;
 pub mod replay;
+pub mod replay_bank;
 pub mod safe_path;
 pub mod scheduler;
 pub mod server;
 pub mod trace_log;
 
-pub use config::{SchedulerChoice, ServeConfig};
+pub use config::{MirrorBanking, SchedulerChoice, ServeConfig};
 pub use error::ServeError;
 pub use server::{serve, RunningServer};
 

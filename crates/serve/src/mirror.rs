@@ -5,14 +5,18 @@
 //! uses the very policy code of the registry that replay, the DES and the pool use: what
 //! Dust names is what the mirror runs. Its size is an estimate: the experiment sweeps it
 //! from far too small to far too large. It can be read from a `bufcache dust --json`
-//! line (`verdict`, `size_estimate_pages`).
+//! line (`verdict`, `size_estimate_pages`), or follow a reading of the page cache's size
+//! ([`Mirror::track`], `--mirror-track`).
 
 use std::ops::Range;
 use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
 
 use policy::{Access, AnyPolicy, BuildContext, Cache, Policy, PolicySpec};
 
 use crate::backend::{Job, PAGE_BYTES};
+use crate::cgroup_poll::Reading;
 use crate::ServeError;
 
 /// Bits of a key holding the page number: files up to 2^24 pages (64 GiB) are told apart
@@ -24,6 +28,12 @@ pub struct Mirror {
     cache: Cache<AnyPolicy>,
     label: String,
     clock: u64,
+    /// When the mirror was made: the live mirror's wall clock counts from here
+    /// ([`policy::Policy::set_wall_clock`], for models of the kernel's timers).
+    epoch: Instant,
+    /// With tracking: the page cache's size as last read (bytes; 0: not yet), and the
+    /// reading last applied.
+    size_source: Option<(Reading, u64)>,
 }
 
 impl std::fmt::Debug for Mirror {
@@ -51,6 +61,8 @@ impl Mirror {
             cache: Cache::new(built, pages),
             label: spec.label(),
             clock: 0,
+            epoch: Instant::now(),
+            size_source: None,
         })
     }
 
@@ -99,9 +111,40 @@ impl Mirror {
         pages.all(|page| self.cache.contains(Self::key(inode, page)))
     }
 
-    /// The job is being served: its pages are read, in order.
+    /// From now on take the size from `reading` (bytes of page cache, 0 while unknown)
+    /// before each access: the given size stands until the first reading, then each
+    /// new reading resizes the mirror (shrinking evicts the policy's own victims, as a
+    /// smaller cache would have). Only the size is read, never which files are cached.
+    pub fn track(&mut self, reading: Reading) {
+        self.size_source = Some((reading, 0));
+    }
+
+    /// Apply a new size reading, if there is one.
+    fn follow_size(&mut self) {
+        let Some((reading, applied)) = &mut self.size_source else {
+            return;
+        };
+        let bytes = reading.load(Ordering::Relaxed);
+        if bytes == 0 || bytes == *applied {
+            return;
+        }
+        *applied = bytes;
+        self.cache.set_capacity((bytes / PAGE_BYTES).max(1));
+    }
+
+    /// The job is being served: its pages are read, in order, at the wall-clock time
+    /// since the mirror was made.
     pub fn access(&mut self, job: &Job) {
+        self.follow_size();
+        self.set_wall_clock(self.epoch.elapsed().as_millis() as u64);
         self.read(job.inode, job.pages());
+    }
+
+    /// The wall clock reads `now_ms` milliseconds: the live mirror's since it was made,
+    /// a replay's the request log's own times. Only policies that model a timer of the
+    /// kernel use it (`linux:stats_ms=2000`); the page reads' logical times are apart.
+    pub fn set_wall_clock(&mut self, now_ms: u64) {
+        self.cache.set_wall_clock(now_ms);
     }
 
     /// Pages `pages` of file `inode` are read, in order.
@@ -153,6 +196,36 @@ mod tests {
         assert!(m.predicts_hit(&a) && m.predicts_hit(&b) && !m.predicts_hit(&c));
         // An empty range is trivially cached.
         assert!(m.predicts_hit(&job(9, 0)));
+    }
+
+    /// LRU over two-page files, room for four pages, tracking a reading. No reading yet
+    /// (0): the given size stands. The reading drops to 2 pages: at c's access the mirror
+    /// shrinks first (a, the oldest, goes), then c's pages push b out. The reading rises
+    /// to 6 pages: a and b come back beside c, nothing is evicted.
+    #[test]
+    fn a_tracking_mirror_resizes_to_each_new_reading() {
+        let reading: Reading = Default::default();
+        let mut m = Mirror::new("lru", 4 * PAGE_BYTES).unwrap();
+        m.track(reading.clone());
+        let (a, b, c) = (job(1, 2), job(2, 2), job(3, 2));
+        m.access(&a);
+        m.access(&b);
+        assert_eq!(m.capacity_pages(), 4);
+        assert!(m.predicts_hit(&a) && m.predicts_hit(&b));
+        reading.store(2 * PAGE_BYTES, Ordering::Relaxed);
+        m.access(&c);
+        assert_eq!(m.capacity_pages(), 2);
+        assert!(!m.predicts_hit(&a) && !m.predicts_hit(&b) && m.predicts_hit(&c));
+        reading.store(6 * PAGE_BYTES + 100, Ordering::Relaxed);
+        m.access(&a);
+        m.access(&b);
+        assert_eq!(m.capacity_pages(), 6);
+        assert!(m.predicts_hit(&a) && m.predicts_hit(&b) && m.predicts_hit(&c));
+        // A reading below one page keeps one page.
+        reading.store(100, Ordering::Relaxed);
+        m.access(&c);
+        assert_eq!(m.capacity_pages(), 1);
+        assert!(!m.predicts_hit(&c) && !m.predicts_hit(&a));
     }
 
     #[test]

@@ -21,7 +21,9 @@ use rustix::io::{preadv2, Errno, ReadWriteFlags};
 
 use crate::adaptive::MirrorBank;
 use crate::backend::{Backend, Job, Source, PAGE_BYTES};
-use crate::config::SchedulerChoice;
+use crate::bank_score::{Judge, ServiceTimes};
+use crate::cgroup_poll::Reading;
+use crate::config::{MirrorBanking, SchedulerChoice};
 use crate::mirror::Mirror;
 use crate::ServeError;
 
@@ -62,8 +64,8 @@ pub trait Oracle: Send {
     fn predict(&mut self, job: &Job) -> Prediction;
     /// `job` has been chosen for service (the mirror reads its pages).
     fn scheduled(&mut self, _job: &Job) {}
-    /// `job`'s data was read in `read_ns` (the adaptive mirror learns from it).
-    fn served(&mut self, _job: &Job, _read_ns: u64) {}
+    /// `job`'s data was read, in `times` (the banks of mirrors learn from them).
+    fn served(&mut self, _job: &Job, _times: ServiceTimes) {}
     /// `job` was scheduled but will not be read (its client went away).
     fn abandoned(&mut self, _job: &Job) {}
 }
@@ -193,20 +195,41 @@ pub fn resident_pages(backend: &Backend, job: &Job) -> Option<u64> {
     linux::page_cache::cached_pages(file, pages.start * PAGE_BYTES, count * PAGE_BYTES).ok()
 }
 
-/// The oracle for a scheduler choice (and the backend it reads through).
-pub fn build(choice: &SchedulerChoice, backend: &Backend) -> Result<Box<dyn Oracle>, ServeError> {
+/// The oracle for a scheduler choice (and the backend it reads through); a plain mirror
+/// given `size_reading` follows it ([`Mirror::track`]).
+pub fn build(
+    choice: &SchedulerChoice,
+    backend: &Backend,
+    size_reading: Option<Reading>,
+) -> Result<Box<dyn Oracle>, ServeError> {
     Ok(match choice {
         SchedulerChoice::Fifo => Box::new(Oblivious),
         SchedulerChoice::Mirror {
             policy,
             size_bytes,
-            adaptive: false,
-        } => Box::new(Mirror::new(policy, *size_bytes)?),
+            bank: MirrorBanking::Single,
+        } => {
+            let mut mirror = Mirror::new(policy, *size_bytes)?;
+            if let Some(reading) = size_reading {
+                mirror.track(reading);
+            }
+            Box::new(mirror)
+        }
         SchedulerChoice::Mirror {
             policy,
             size_bytes,
-            adaptive: true,
+            bank: MirrorBanking::Sizes,
         } => Box::new(MirrorBank::new(policy, *size_bytes)?),
+        SchedulerChoice::Mirror {
+            policy,
+            size_bytes,
+            bank: MirrorBanking::Phases { count, judge_us },
+        } => Box::new(MirrorBank::phases(
+            policy,
+            *size_bytes,
+            *count,
+            Judge::Within(*judge_us),
+        )?),
         SchedulerChoice::NoWait => Box::new(NoWaitProbe),
         SchedulerChoice::Cachestat | SchedulerChoice::Pool { .. } => Box::new(GroundTruth {
             backend: backend.clone(),

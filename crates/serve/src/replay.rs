@@ -9,7 +9,10 @@
 //! kernel along one real sequence; the live runs then check the chosen model.
 //!
 //! A model is a policy and a size (as the live mirror's) and a [`Feed`]: when the
-//! request's pages enter the simulated cache.
+//! request's pages enter the simulated cache. Models of the kernel's timers
+//! (`linux:stats_ms=2000`) read the log's own clock: a request's pages enter at its
+//! logged start (the live mirror reads its clock when it chooses the request, a few
+//! milliseconds before), a completed read at its logged end.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -95,7 +98,7 @@ pub struct Scoring {
 
 impl Scoring {
     /// The ground truth of `r`, or `None` when it is not scored.
-    fn truth(&self, r: &TraceRecord) -> Option<Actual> {
+    pub(crate) fn truth(&self, r: &TraceRecord) -> Option<Actual> {
         if r.order < self.scored_from {
             return None;
         }
@@ -125,7 +128,7 @@ pub struct Score {
 }
 
 impl Score {
-    fn add(&mut self, predicted_hit: bool, actual: Actual) {
+    pub(crate) fn add(&mut self, predicted_hit: bool, actual: Actual) {
         self.compared += 1;
         match (predicted_hit, actual) {
             (true, Actual::Hit) => self.right_hits += 1,
@@ -158,7 +161,7 @@ impl Score {
     }
 }
 
-fn pages(r: &TraceRecord) -> Range<u64> {
+pub(crate) fn pages(r: &TraceRecord) -> Range<u64> {
     r.first_page..r.first_page + r.pages
 }
 
@@ -215,18 +218,15 @@ pub fn evaluate(
     }
     let mut score = Score::default();
     // Reads handed out and not yet ended, by end time (for Completed and ScheduledWait).
-    let mut running: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
+    let mut running = Running::new();
     // Files whose predicted-miss reads are in flight, with how many such reads.
     let mut in_flight: HashMap<u64, u32> = HashMap::new();
     let mut arriving = vec![false; trace.len()];
     for (i, r) in trace.iter().enumerate() {
-        while let Some(&Reverse((end, j))) = running.peek() {
-            if end > r.start_us {
-                break;
-            }
-            running.pop();
+        while let Some((end, j)) = pop_ended(&mut running, r.start_us) {
             let done = &trace[j];
             if feed == Feed::Completed {
+                mirror.set_wall_clock(end / 1000);
                 mirror.read(done.inode, pages(done));
             }
             if let Some(n) = arriving[j]
@@ -245,6 +245,7 @@ pub fn evaluate(
             score.add(hit, actual);
         }
         if feed != Feed::Completed {
+            mirror.set_wall_clock(r.start_us / 1000);
             mirror.read(r.inode, pages(r));
         }
         running.push(Reverse((r.end_us, i)));
@@ -254,6 +255,18 @@ pub fn evaluate(
         }
     }
     Ok(score)
+}
+
+/// Reads in service, by end time (µs) and place in the log.
+pub(crate) type Running = BinaryHeap<Reverse<(u64, usize)>>;
+
+/// The next read of `running` that ended by `now_us` (taken off), if any.
+pub(crate) fn pop_ended(running: &mut Running, now_us: u64) -> Option<(u64, usize)> {
+    let &Reverse((end, j)) = running.peek()?;
+    (end <= now_us).then(|| {
+        running.pop();
+        (end, j)
+    })
 }
 
 /// [`Feed::Timed`]: page reads and predictions merged by time.
@@ -275,9 +288,10 @@ fn timed(trace: &[TraceRecord], mirror: &mut Mirror, scoring: Scoring) -> Score 
     }
     events.sort_unstable();
     let mut score = Score::default();
-    for (_, kind, i, page) in events {
+    for (at, kind, i, page) in events {
         let r = &trace[i];
         if kind == 1 {
+            mirror.set_wall_clock(at / 1000);
             mirror.read_page(r.inode, page);
         } else if let Some(actual) = scoring.truth(r) {
             score.add(mirror.holds(r.inode, pages(r)), actual);

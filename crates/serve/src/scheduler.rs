@@ -16,6 +16,7 @@ use parking_lot::Mutex;
 use tokio::sync::oneshot;
 
 use crate::backend::Job;
+use crate::bank_score::ServiceTimes;
 use crate::oracle::{Oracle, Prediction};
 
 /// The queue was full: answer 503.
@@ -169,9 +170,9 @@ impl Scheduler {
         }
     }
 
-    /// `job`, holding a slot, was read in `read_ns`: tell the oracle.
-    pub fn served(&self, job: &Job, read_ns: u64) {
-        self.state.lock().oracle.served(job, read_ns);
+    /// `job`, holding a slot, was read, in `times`: tell the oracle.
+    pub fn served(&self, job: &Job, times: ServiceTimes) {
+        self.state.lock().oracle.served(job, times);
     }
 
     /// `job`, holding a slot, will not be read.

@@ -26,6 +26,8 @@ use tokio::sync::{watch, Semaphore};
 use tokio::task::JoinHandle;
 
 use crate::backend::{Backend, Job};
+use crate::bank_score::ServiceTimes;
+use crate::cgroup_poll::Poller;
 use crate::deadline_io::Deadline;
 use crate::in_flight::InFlight;
 use crate::open_files::{OpenFile, OpenFiles};
@@ -49,6 +51,8 @@ struct Context {
     in_flight: Arc<InFlight>,
     /// The request log (`--trace`), which implies `report_actual`.
     trace: Option<TraceLog>,
+    /// `--cgroup-poll`'s thread, stopped when the server's last connection ends.
+    _poller: Option<Poller>,
 }
 
 /// A server accepting connections in the background.
@@ -93,7 +97,17 @@ pub async fn serve(config: ServeConfig) -> Result<RunningServer, ServeError> {
         ));
     }
     let backend = oracle::backend_for(&config.scheduler)?;
-    let oracle = oracle::build(&config.scheduler, &backend)?;
+    let poller = config
+        .cgroup_poll
+        .map(Poller::start)
+        .transpose()
+        .map_err(|e| ServeError::config("cgroup poll", format!("starting its thread: {e}")))?;
+    let size_reading = poller.as_ref().filter(|_| config.mirror_track);
+    let oracle = oracle::build(
+        &config.scheduler,
+        &backend,
+        size_reading.map(Poller::latest),
+    )?;
     let trace = config.trace.as_deref().map(TraceLog::create).transpose()?;
     // The log also records what the cache held when each request was chosen.
     let probe: Option<Probe> = trace.as_ref().map(|_| {
@@ -117,6 +131,7 @@ pub async fn serve(config: ServeConfig) -> Result<RunningServer, ServeError> {
         report_actual: config.report_actual || trace.is_some(),
         in_flight: InFlight::new(),
         trace,
+        _poller: poller,
     });
     let listener = TcpListener::bind(config.listen)
         .await
@@ -330,6 +345,9 @@ async fn read_scheduled(
     // The ground truth first: the read brings the pages in. Both answers are quick
     // (a map lookup, or one cachestat). A miss whose pages another request in service
     // is reading is `joined`: it waits on that read and reads nothing itself.
+    // The span a bank of mirrors may judge, from here to the read's end, is what a
+    // request log records (`start_us`..`end_us`): live and offline judge alike.
+    let granted = std::time::Instant::now();
     let start_us = context.trace.as_ref().map(TraceLog::now_us);
     let pages = job.pages();
     let (cached, actual, _reading) = if context.report_actual {
@@ -363,7 +381,11 @@ async fn read_scheduled(
     let read_ns = started.elapsed().as_nanos() as u64;
     let data = match data {
         Ok(d) => {
-            context.scheduler.served(&job, read_ns);
+            let times = ServiceTimes {
+                read_ns,
+                span_ns: granted.elapsed().as_nanos() as u64,
+            };
+            context.scheduler.served(&job, times);
             d
         }
         Err(e) => {

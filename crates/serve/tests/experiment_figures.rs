@@ -48,6 +48,11 @@ fn point(
         failed: 0,
         round: None,
         mirror_policy: None,
+        cgroup_poll: None,
+        mirror_tracked: false,
+        cgroup_refaults: None,
+        cgroup_active_file_mib: None,
+        cgroup_inactive_file_mib: None,
     }
 }
 

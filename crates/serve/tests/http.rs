@@ -3,7 +3,7 @@
 use crate::common;
 
 use common::{config, exchange, get, tree, Conn};
-use serve::SchedulerChoice;
+use serve::{MirrorBanking, SchedulerChoice};
 
 #[tokio::test]
 async fn get_head_range_and_last_modified() {
@@ -194,7 +194,7 @@ async fn every_scheduler_serves_the_same_bytes() {
         SchedulerChoice::Mirror {
             policy: "clock".into(),
             size_bytes: 1 << 20,
-            adaptive: false,
+            bank: MirrorBanking::Single,
         },
     ] {
         let name = choice.name();

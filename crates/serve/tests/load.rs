@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serve::load::fileset::{make_files, FileSetSpec};
 use serve::load::{run, LoadConfig, LoopMode};
-use serve::SchedulerChoice;
+use serve::{MirrorBanking, SchedulerChoice};
 
 fn load_config(addr: std::net::SocketAddr, dir: &std::path::Path, mode: LoopMode) -> LoadConfig {
     LoadConfig {
@@ -30,7 +30,7 @@ async fn closed_and_open_loops_count_every_request() {
     let mirror = SchedulerChoice::Mirror {
         policy: "clock".into(),
         size_bytes: 64 << 20,
-        adaptive: true,
+        bank: MirrorBanking::Sizes,
     };
     let mut config = common::config(dir.path(), mirror);
     config.report_actual = true;

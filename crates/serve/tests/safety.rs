@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use common::{config, exchange, get, tree, Conn};
 use serve::backend::Backend;
-use serve::SchedulerChoice;
+use serve::{MirrorBanking, SchedulerChoice};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
 
@@ -205,7 +205,7 @@ async fn only_loopback_unless_allowed_and_bad_configs_are_errors() {
         SchedulerChoice::Mirror {
             policy: "belady".into(),
             size_bytes: 1 << 20,
-            adaptive: false,
+            bank: MirrorBanking::Single,
         },
     );
     assert!(serve::serve(c).await.is_err());

@@ -73,6 +73,9 @@ pub struct ExperimentConfig {
     /// The mirror's policy (`clock`, as the thesis' Linux 2.2; `linux` models today's
     /// active and inactive lists).
     pub mirror_policy: String,
+    /// The (plain) mirror lines are banks of this many phases of the policy's timer,
+    /// judged by a span of at most this many µs (`--mirror-phases`, `--mirror-judge-us`).
+    pub mirror_phases: Option<(u64, u64)>,
     /// By estimate: the mirror's size estimates as multiples of the nominal cache
     /// (`None`: 1/8 to 4, with the adaptive mirror from 1/8 and 4; given, only these
     /// and no adaptive lines, for a closer look around one estimate).
@@ -90,6 +93,14 @@ pub struct ExperimentConfig {
     /// Open loop: take this as fifo's capacity (requests/s) instead of measuring it, so
     /// that separate sweeps (say, of two mirror policies) offer the same rates.
     pub capacity_rps: Option<f64>,
+    /// Every page-cache line's server reads its cgroup's page cache this way
+    /// (`--cgroup-poll`; [`crate::cgroup_poll`]); `None`: no server polls.
+    pub cgroup_poll: Option<crate::cgroup_poll::CgroupPoll>,
+    /// The (plain) mirror lines take their size from those readings (`--mirror-track`).
+    pub mirror_track: bool,
+    /// Every mirror line's server writes its request log here (`--trace`), one file per
+    /// run, so that the run can be replayed offline through other mirror models.
+    pub trace_dir: Option<PathBuf>,
 }
 
 /// The by-estimate sweep's file sets.
@@ -159,6 +170,18 @@ impl ExperimentConfig {
                     "unknown line {bad:?}: expected some of {}",
                     Line::NAMES.join(", ")
                 ),
+            ));
+        }
+        if self.mirror_track && self.mirror_phases.is_some() {
+            return Err(ServeError::config(
+                "mirror-track",
+                "a bank of phases keeps the given size; track or bank, not both",
+            ));
+        }
+        if self.mirror_track && self.cgroup_poll.is_none() {
+            return Err(ServeError::config(
+                "mirror-track",
+                "needs --cgroup-poll: the readings to follow",
             ));
         }
         if self.rounds == 0 {
@@ -522,7 +545,7 @@ pub async fn run(
 mod tests {
     use super::*;
 
-    fn config(quick: bool, sweep: Sweep) -> ExperimentConfig {
+    pub(in crate::experiment) fn config(quick: bool, sweep: Sweep) -> ExperimentConfig {
         ExperimentConfig {
             server_bin: "bufcache".into(),
             scratch: "/nonexistent".into(),
@@ -538,6 +561,10 @@ mod tests {
             open_loads: None,
             rounds: 1,
             capacity_rps: None,
+            cgroup_poll: None,
+            mirror_track: false,
+            trace_dir: None,
+            mirror_phases: None,
         }
     }
 
@@ -650,6 +677,12 @@ mod tests {
             ("rounds", {
                 let mut b = c.clone();
                 b.rounds = 0;
+                b
+            }),
+            ("track or bank", {
+                let mut b = c.clone();
+                b.mirror_track = true;
+                b.mirror_phases = Some((8, 5000));
                 b
             }),
         ] {

@@ -78,6 +78,18 @@ pub struct Point {
     pub round: Option<usize>,
     /// Mirror: the simulated policy.
     pub mirror_policy: Option<String>,
+    /// The server's cgroup poll (`stat:50ms`, `usage:50ms`), if any; with
+    /// `mirror_tracked`, the mirror's size followed it.
+    pub cgroup_poll: Option<String>,
+    /// Mirror: whether its size followed the poll's readings.
+    pub mirror_tracked: bool,
+    /// At the end of the run, from the cgroup's `memory.stat`: file pages that refaulted
+    /// (`workingset_refault_file`, the whole run including warm-up) ...
+    pub cgroup_refaults: Option<u64>,
+    /// ... and the active and inactive file lists, MiB.
+    pub cgroup_active_file_mib: Option<f64>,
+    /// The inactive file list, MiB.
+    pub cgroup_inactive_file_mib: Option<f64>,
 }
 
 fn mib(bytes: u64) -> f64 {
@@ -91,6 +103,17 @@ pub(super) struct RunFacts {
     pub cache_bytes: u64,
     pub cgroup_cache_bytes: Option<u64>,
     pub disk_limit_mb_s: Option<u64>,
+    pub cgroup_poll: Option<String>,
+    pub mirror_tracked: bool,
+    pub cgroup_lists: CgroupLists,
+}
+
+/// The cgroup's reclaim counters at the end of a run (see [`Point::cgroup_refaults`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct CgroupLists {
+    pub refaults: Option<u64>,
+    pub active_file_bytes: Option<u64>,
+    pub inactive_file_bytes: Option<u64>,
 }
 
 impl Point {
@@ -141,6 +164,11 @@ impl Point {
             failed: r.rejected + r.errors,
             round: None,
             mirror_policy: facts.mirror_policy,
+            cgroup_poll: facts.cgroup_poll,
+            mirror_tracked: facts.mirror_tracked,
+            cgroup_refaults: facts.cgroup_lists.refaults,
+            cgroup_active_file_mib: facts.cgroup_lists.active_file_bytes.map(mib),
+            cgroup_inactive_file_mib: facts.cgroup_lists.inactive_file_bytes.map(mib),
         }
     }
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
-use super::point::RunFacts;
+use super::point::{CgroupLists, RunFacts};
 use super::{ExperimentConfig, Line, Measure, Point, WorkloadPlan, IN_SERVICE};
 use crate::backend::PAGE_BYTES;
 use crate::load::fileset::Manifest;
@@ -105,13 +105,28 @@ async fn start_server(
     })
 }
 
+/// The mirror a line ran, as its CSV row names it: the policy, and the bank of phases
+/// where the plain mirror lines run one.
+fn mirror_label(line: &Line, config: &ExperimentConfig) -> String {
+    match (line, config.mirror_phases) {
+        (Line::Mirror { .. }, Some((count, judge_us))) => format!(
+            "{} phases={count} judge_us={judge_us}",
+            config.mirror_policy
+        ),
+        _ => config.mirror_policy.clone(),
+    }
+}
+
 /// The `bufcache serve` arguments of a line, and the mirror's size where it has one.
+/// The page-cache lines poll their cgroup as `config` says, and the plain mirror
+/// follows the readings when asked; the pool's cache is its own, so it does neither.
 fn server_args(
     line: &Line,
-    mirror_policy: &str,
+    config: &ExperimentConfig,
     cache_bytes: u64,
     files: usize,
 ) -> (Vec<String>, Option<u64>) {
+    let mirror_policy = config.mirror_policy.as_str();
     let mut args: Vec<String> = vec!["--scheduler".into()];
     let mut mirror_bytes = None;
     match line {
@@ -124,8 +139,15 @@ fn server_args(
                 mirror_policy.into(),
             ]);
             args.extend(["--mirror-size".into(), bytes.to_string()]);
-            if matches!(line, Line::AdaptiveMirror { .. }) {
-                args.push("--mirror-adaptive".into());
+            match (line, config.mirror_phases) {
+                (Line::AdaptiveMirror { .. }, _) => args.push("--mirror-adaptive".into()),
+                (_, Some((count, judge_us))) => args.extend([
+                    "--mirror-phases".into(),
+                    count.to_string(),
+                    "--mirror-judge-us".into(),
+                    judge_us.to_string(),
+                ]),
+                _ => {}
             }
         }
         Line::Pool => {
@@ -142,7 +164,36 @@ fn server_args(
         _ => files,
     };
     args.extend(["--open-files".into(), open_files.max(1).to_string()]);
+    if let Some(poll) = config.cgroup_poll.filter(|_| *line != Line::Pool) {
+        args.extend([
+            "--cgroup-poll".into(),
+            poll.reading.name().into(),
+            "--cgroup-poll-ms".into(),
+            poll.every.as_millis().max(1).to_string(),
+        ]);
+        if config.mirror_track && matches!(line, Line::Mirror { .. }) {
+            args.push("--mirror-track".into());
+        }
+    }
     (args, mirror_bytes)
+}
+
+/// `--trace FILE` for a mirror line when the experiment keeps request logs: a new file
+/// in the trace folder, named by the line, its size estimate and the wall-clock
+/// millisecond the run starts (so rounds and sweeps never overwrite one another).
+fn trace_args(line: &Line, config: &ExperimentConfig) -> Result<Vec<String>, ServeError> {
+    let (Some(dir), Line::Mirror { ratio } | Line::AdaptiveMirror { ratio }) =
+        (&config.trace_dir, line)
+    else {
+        return Ok(Vec::new());
+    };
+    std::fs::create_dir_all(dir).map_err(ServeError::io("creating the trace folder", dir))?;
+    let since_epoch = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_millis();
+    let file = dir.join(format!("{}-{ratio}-{since_epoch}.jsonl", line.name()));
+    Ok(vec!["--trace".into(), file.display().to_string()])
 }
 
 /// The cgroup of a run: the page cache limited to the nominal cache (the pool reads with
@@ -191,12 +242,9 @@ pub(super) async fn run_line(
     line: &Line,
     measure: Measure,
 ) -> Result<Point, ServeError> {
-    let (args, mirror_bytes) = server_args(
-        line,
-        &run.config.mirror_policy,
-        run.cache_bytes,
-        run.manifest.files.len(),
-    );
+    let (mut args, mirror_bytes) =
+        server_args(line, run.config, run.cache_bytes, run.manifest.files.len());
+    args.extend(trace_args(line, run.config)?);
     drop_cached(&run.manifest.paths(run.dir))?;
     let cgroup = cgroup_for(run.config, run.dir, line, run.cache_bytes, run.cgroups)?;
     let server = start_server(&run.config.server_bin, run.dir, &args, cgroup.as_ref()).await?;
@@ -221,16 +269,30 @@ pub(super) async fn run_line(
         } => open_loop(base, rate_per_s, seconds).await,
     };
     let cgroup_cache = cgroup.as_ref().and_then(|c| c.cache_bytes());
+    let cgroup_lists = cgroup
+        .as_ref()
+        .map(|c| CgroupLists {
+            refaults: c.stat("workingset_refault_file"),
+            active_file_bytes: c.stat("active_file"),
+            inactive_file_bytes: c.stat("inactive_file"),
+        })
+        .unwrap_or_default();
+    let polled = run.config.cgroup_poll.filter(|_| *line != Line::Pool);
     let ServerProcess { mut child, .. } = server;
     let _ = child.kill().await;
     drop(cgroup);
     let r = report?;
     let facts = RunFacts {
         mirror_bytes,
-        mirror_policy: mirror_bytes.map(|_| run.config.mirror_policy.clone()),
+        mirror_policy: mirror_bytes.map(|_| mirror_label(line, run.config)),
         cache_bytes: run.cache_bytes,
         cgroup_cache_bytes: cgroup_cache,
         disk_limit_mb_s: (run.cgroups && run.config.disk_mb_s > 0).then_some(run.config.disk_mb_s),
+        cgroup_poll: polled.map(|p| format!("{}:{}ms", p.reading.name(), p.every.as_millis())),
+        mirror_tracked: polled.is_some()
+            && run.config.mirror_track
+            && matches!(line, Line::Mirror { .. }),
+        cgroup_lists,
     };
     Ok(Point::new(run.manifest, line, measure, facts, &r))
 }
@@ -267,11 +329,15 @@ async fn open_loop(
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::config;
+    use super::super::Sweep;
     use super::*;
+    use crate::cgroup_poll::CgroupPoll;
 
     #[test]
     fn each_line_gets_its_scheduler_and_every_file_stays_open() {
-        let (args, mirror) = server_args(&Line::Mirror { ratio: 0.5 }, "clock", 80 << 20, 200);
+        let mut c = config(false, Sweep::ByEstimate);
+        let (args, mirror) = server_args(&Line::Mirror { ratio: 0.5 }, &c, 80 << 20, 200);
         assert_eq!(mirror, Some(40 << 20));
         assert_eq!(
             args.join(" "),
@@ -280,8 +346,8 @@ mod tests {
                 40 << 20
             )
         );
-        let (args, mirror) = server_args(&Line::Pool, "clock", 1 << 20, 3);
-        assert!(server_args(&Line::Pool, "clock", 1, 12_000)
+        let (args, mirror) = server_args(&Line::Pool, &c, 1 << 20, 3);
+        assert!(server_args(&Line::Pool, &c, 1, 12_000)
             .0
             .ends_with(&["--open-files".into(), "4096".into()]));
         assert_eq!(mirror, None);
@@ -289,9 +355,69 @@ mod tests {
             args.join(" "),
             "--scheduler pool --pool-policy clock --pool-size 1048576 --open-files 3"
         );
-        let (args, _) = server_args(&Line::AdaptiveMirror { ratio: 4.0 }, "linux", 4096, 1);
+        c.mirror_policy = "linux".into();
+        let (args, _) = server_args(&Line::AdaptiveMirror { ratio: 4.0 }, &c, 4096, 1);
         assert!(args.contains(&"--mirror-adaptive".to_string()));
         assert_eq!(args[3], "linux");
-        assert_eq!(server_args(&Line::NoWait, "clock", 1, 1).0[1], "nowait");
+        assert_eq!(server_args(&Line::NoWait, &c, 1, 1).0[1], "nowait");
+        // A bank of phases runs on the plain mirror lines; the adaptive ones keep theirs.
+        c.mirror_phases = Some((8, 5000));
+        let (args, _) = server_args(&Line::Mirror { ratio: 1.0 }, &c, 4096, 1);
+        assert!(args
+            .join(" ")
+            .contains("--mirror-phases 8 --mirror-judge-us 5000"));
+        assert_eq!(
+            mirror_label(&Line::Mirror { ratio: 1.0 }, &c),
+            "linux phases=8 judge_us=5000"
+        );
+        let (args, _) = server_args(&Line::AdaptiveMirror { ratio: 4.0 }, &c, 4096, 1);
+        assert!(!args.contains(&"--mirror-phases".to_string()));
+        assert_eq!(
+            mirror_label(&Line::AdaptiveMirror { ratio: 4.0 }, &c),
+            "linux"
+        );
+    }
+
+    /// Only mirror lines log, each run to a new file of the trace folder.
+    #[test]
+    fn mirror_lines_log_into_the_trace_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = config(false, Sweep::ByEstimate);
+        assert!(trace_args(&Line::Mirror { ratio: 1.0 }, &c)
+            .unwrap()
+            .is_empty());
+        c.trace_dir = Some(dir.path().join("logs"));
+        assert!(trace_args(&Line::Fifo, &c).unwrap().is_empty());
+        assert!(trace_args(&Line::Pool, &c).unwrap().is_empty());
+        let args = trace_args(&Line::Mirror { ratio: 0.5 }, &c).unwrap();
+        assert_eq!(args[0], "--trace");
+        let file = std::path::Path::new(&args[1]);
+        assert_eq!(file.parent(), Some(dir.path().join("logs").as_path()));
+        let name = file.file_name().unwrap().to_str().unwrap();
+        assert!(
+            name.starts_with("mirror-0.5-") && name.ends_with(".jsonl"),
+            "{name}"
+        );
+        assert!(dir.path().join("logs").is_dir());
+    }
+
+    /// A poll goes to every page-cache line but the pool; tracking only to the plain
+    /// mirror.
+    #[test]
+    fn the_poll_goes_to_page_cache_lines_and_tracking_to_the_mirror() {
+        use linux::memcg_reading::CacheReading;
+        let mut c = config(false, Sweep::ByEstimate);
+        c.cgroup_poll = Some(CgroupPoll {
+            reading: CacheReading::Stat,
+            every: Duration::from_millis(50),
+        });
+        c.mirror_track = true;
+        let poll = "--cgroup-poll stat --cgroup-poll-ms 50";
+        let args = |line: Line| server_args(&line, &c, 80 << 20, 200).0.join(" ");
+        assert!(args(Line::Fifo).ends_with(poll));
+        assert!(args(Line::Cachestat).ends_with(poll));
+        assert!(args(Line::Mirror { ratio: 1.0 }).ends_with(&format!("{poll} --mirror-track")));
+        assert!(args(Line::AdaptiveMirror { ratio: 1.0 }).ends_with(poll));
+        assert!(!args(Line::Pool).contains("--cgroup-poll"));
     }
 }
