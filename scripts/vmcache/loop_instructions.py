@@ -24,10 +24,14 @@ STEP = "shr    $0x1e,"
 
 
 def costs(path):
-    """Per function: instructions (calls included) and executions of each address."""
-    names, total, at = {}, {}, {}
+    """Per function: each event's total (calls included), the events' names, and the
+    executions of each address."""
+    names, total, at, events = {}, {}, {}, ["Ir"]
     fn, addr, call = None, 0, False
     for line in open(path):
+        if line.startswith("events:"):
+            events = line.split()[1:]
+            continue
         m = re.match(r"(c?fn)=\((\d+)\)(?: (.*))?", line)
         if m:
             if m.group(3):
@@ -38,7 +42,7 @@ def costs(path):
         if line.startswith("calls="):
             call = True
             continue
-        m = re.match(r"(0x[0-9a-f]+|\+\d+|-\d+|\*)\s+\S+\s+(\d+)", line)
+        m = re.match(r"(0x[0-9a-f]+|\+\d+|-\d+|\*)\s+\S+((?:\s+\d+)+)", line)
         if not m or fn is None:
             continue
         a = m.group(1)
@@ -46,13 +50,15 @@ def costs(path):
             addr = int(a, 16)
         elif a[0] in "+-":
             addr += int(a)
-        n = int(m.group(2))
-        total[fn] = total.get(fn, 0) + n
+        n = [int(x) for x in m.group(2).split()]
+        t = total.setdefault(fn, [0] * len(events))
+        for i, x in enumerate(n):
+            t[i] += x
         if not call:
             at.setdefault(fn, {})
-            at[fn][addr] = at[fn].get(addr, 0) + n
+            at[fn][addr] = at[fn].get(addr, 0) + n[0]
         call = False
-    return total, at
+    return total, at, events
 
 
 def main():
@@ -62,11 +68,14 @@ def main():
     dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", binary],
                          capture_output=True, text=True, check=True).stdout
     steps = {int(l.split(":")[0], 16) for l in dis.splitlines() if STEP in l and ":" in l}
-    total, at = costs(out)
-    for fn in sorted(total, key=lambda f: -total[f]):
+    total, at, events = costs(out)
+    for fn in sorted(total, key=lambda f: -total[f][0]):
         ops = max((n for a, n in at.get(fn, {}).items() if a in steps), default=0)
         if ops > 1000:
-            print(f"{total[fn] / ops:7.1f} instructions/op over {ops:,.0f} ops: {fn[:100]}")
+            misses = "".join(f" {e} {total[fn][events.index(e)] / ops:.2f}"
+                             for e in ("D1mr", "DLmr") if e in events)
+            print(f"{total[fn][0] / ops:7.1f} instructions/op{misses} over {ops:,.0f} ops: "
+                  f"{fn[:100]}")
 
 
 if __name__ == "__main__":
