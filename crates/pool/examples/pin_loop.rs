@@ -1,10 +1,12 @@
 //! Bare loops over the pool's hit paths, for instruction counts and profiles without a
 //! benchmark harness around them: pin + unpin of a random resident page, a 64-byte `read`
 //! or `write` of one, an 8- or 64-byte `read_optimistic` (no pin), next to a 64-byte
-//! `pread` of the same offsets from a file in the OS page cache.
+//! `pread` of the same offsets from a file in the OS page cache. `opt8r` is `opt8` at a
+//! random 8-byte word of the page, as `bench pool`'s optimistic row and vmcache's reads
+//! take it (with a fixed line a page, the data of 4096 pages stay in the L2 cache).
 //!
 //! ```text
-//! target/release/examples/pin_loop [mapped|hashed] [pin|read64|write64|opt8|opt64|pread64]
+//! target/release/examples/pin_loop [mapped|hashed] [pin|read64|write64|opt8|opt8r|opt64|pread64]
 //! N=1000000 valgrind --tool=callgrind target/release/examples/pin_loop ...  # minus N=0
 //! PAGES=65536 target/release/examples/pin_loop mapped pin   # 256 MiB resident
 //! ```
@@ -50,13 +52,15 @@ fn main() {
     let file = std::fs::File::open(&path).unwrap();
     // xorshift: a seeded page sequence costing a few instructions per step
     let mut x = 12345u64;
-    let mut next_page = move || {
+    let mut next = move || {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        // multiply-shift, not `%`: with `pages` known only at run time that is a division
-        ((u128::from(x) * u128::from(pages)) >> 64) as u64
+        x
     };
+    // multiply-shift, not `%`: with `pages` known only at run time that is a division
+    let page_of = |x: u64| ((u128::from(x) * u128::from(pages)) >> 64) as u64;
+    let mut next_page = || page_of(next());
     let start = std::time::Instant::now();
     // one loop per operation, so that choosing the operation is not part of the cost
     match what.as_str() {
@@ -70,6 +74,15 @@ fn main() {
             let len = if what == "opt8" { 8 } else { 64 };
             for _ in 0..n {
                 let got = pool.read_optimistic(f, next_page() * PS + 128, &mut buf[..len]);
+                std::hint::black_box((got.unwrap(), &buf));
+            }
+        }
+        "opt8r" => {
+            for _ in 0..n {
+                // one draw gives both: the page from its high bits, the word from its low
+                let x = next();
+                let at = page_of(x) * PS + (x & (PS / 8 - 1)) * 8;
+                let got = pool.read_optimistic(f, at, &mut buf[..8]);
                 std::hint::black_box((got.unwrap(), &buf));
             }
         }

@@ -49,6 +49,11 @@ impl CachedRead for MmapCopy {
 }
 
 /// Random reads of `transfer` bytes at offsets aligned to `transfer` within `file_bytes`.
+///
+/// Each read's bytes go to `black_box` by their address, as vmcache's loop hands
+/// `buf.data()` to an empty `asm volatile` (`scripts/vmcache/micro.cpp`): the bytes must
+/// still be written, but `black_box(&buf)` also made the `Vec` itself (pointer, length)
+/// live in memory, stored and reloaded on every read, which is no part of a read.
 pub(crate) fn random_reads<R: CachedRead>(
     reader: &R,
     file_bytes: u64,
@@ -63,7 +68,7 @@ pub(crate) fn random_reads<R: CachedRead>(
         until_stopped(stop, || {
             let offset = rng.below(slots) * transfer as u64;
             reader.read_at(offset, &mut buf)?;
-            black_box(&buf);
+            black_box(buf.as_ptr());
             Ok(())
         })
     })

@@ -92,9 +92,7 @@ impl<'a> Snapshot<'a> {
             .checked_add(len)
             .is_some_and(|end| end <= self.frames.page_size));
         if (offset | len).is_multiple_of(8) {
-            for (k, d) in dst.chunks_exact_mut(8).enumerate() {
-                d.copy_from_slice(&word(self.frame, offset + 8 * k).to_ne_bytes());
-            }
+            copy_words(self.frame, offset, dst);
         } else {
             copy_unaligned(self.frame, offset, dst);
         }
@@ -109,6 +107,36 @@ impl<'a> Snapshot<'a> {
         fence(Ordering::Acquire);
         let now = self.state.load(Ordering::Relaxed);
         (now ^ self.seen) & (EXCLUSIVE | VERSION_MASK) == 0
+    }
+}
+
+/// [`Snapshot::copy`] of a range of whole aligned words (`offset` and `dst.len()`
+/// multiples of 8, the range inside the frame): one atomic load and one store a word.
+///
+/// The first word is copied before any loop, and the loop for the others runs only for
+/// longer ranges: a loop over all the words (the first form, over `chunks_exact_mut`) is
+/// unrolled four times with a remainder loop, and setting that up cost an 8-byte read
+/// 15 of its instructions (`scripts/vmcache/loop_instructions.py`). Instructions matter on the optimistic hit even when its data
+/// miss the cache: how many reads' misses the CPU overlaps depends on how many reads fit
+/// its reorder window (`docs/performance.md`, "Issue 17, fourth round").
+#[inline(always)]
+fn copy_words(frame: NonNull<u8>, offset: usize, dst: &mut [u8]) {
+    let len = dst.len();
+    if len == 0 {
+        return;
+    }
+    let to = dst.as_mut_ptr();
+    // SAFETY: `len` is a non-zero multiple of 8, so `dst` has at least 8 bytes.
+    unsafe { to.cast::<u64>().write_unaligned(word(frame, offset)) };
+    let mut at = 8;
+    while at < len {
+        // SAFETY: `at + 8 <= len`: `at` and `len` are multiples of 8 and `at < len`.
+        unsafe {
+            to.add(at)
+                .cast::<u64>()
+                .write_unaligned(word(frame, offset + at))
+        };
+        at += 8;
     }
 }
 
