@@ -115,10 +115,11 @@ impl<'a> Snapshot<'a> {
 ///
 /// The first word is copied before any loop, and the loop for the others runs only for
 /// longer ranges: a loop over all the words (the first form, over `chunks_exact_mut`) is
-/// unrolled four times with a remainder loop, and setting that up cost an 8-byte read
-/// 15 of its instructions (`scripts/vmcache/loop_instructions.py`). Instructions matter on the optimistic hit even when its data
-/// miss the cache: how many reads' misses the CPU overlaps depends on how many reads fit
-/// its reorder window (`docs/performance.md`, "Issue 17, fourth round").
+/// unrolled four times with a remainder loop, and setting that up cost an 8-byte read 15
+/// of its instructions (`scripts/vmcache/loop_instructions.py`). Instructions matter on
+/// the optimistic hit even when its data miss the cache: how many reads' misses the CPU
+/// overlaps depends on how many reads fit its reorder window (`docs/performance.md`,
+/// "Issue 17, fourth round").
 #[inline(always)]
 fn copy_words(frame: NonNull<u8>, offset: usize, dst: &mut [u8]) {
     let len = dst.len();
