@@ -172,6 +172,19 @@ fn unsafe_or_bad_arguments_fail_cleanly() {
         &["serve", "--root", files, "--mirror-track"],
         &["--cgroup-poll"],
     );
+    // Observed flushes need a mirror to tell (a plain one, or a bank of phases that logs
+    // them); the tracepoint is checked only after that.
+    fails(
+        &[
+            "serve",
+            "--root",
+            files,
+            "--listen",
+            "127.0.0.1:0",
+            "--mirror-flush-events",
+        ],
+        &["mirror flush events", "mirror scheduler"],
+    );
     // A bank of phases needs a policy with a timer, and 1 to 32 mirrors.
     let phases = |policy: &'static str, count: &'static str| {
         [
