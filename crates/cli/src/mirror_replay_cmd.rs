@@ -9,14 +9,15 @@ use clap::Args;
 use serve::config::parse_size;
 use serve::replay::{self, Feed, Score, Scoring};
 use serve::replay_bank::{evaluate_bank, phase_specs, stats_period, Judge};
-use serve::trace_log::read_trace;
+use serve::trace_log::read_log;
 
 use crate::util;
 
 /// `bufcache mirror-replay`.
 #[derive(Args, Debug)]
 pub struct MirrorReplayArgs {
-    /// The log written by `bufcache serve --trace FILE`.
+    /// The log written by `bufcache serve --trace FILE` (its statistics flushes, logged
+    /// by servers with --mirror-flush-events, go to models with stats_events=true).
     #[arg(long, value_name = "FILE")]
     pub trace: PathBuf,
     /// The mirrors' sizes, comma-separated (e.g. 70M,80M).
@@ -98,7 +99,8 @@ fn json_line(policy: &str, bytes: u64, feed: &str, phase_bank: u64, s: &Score) -
 
 /// Run `bufcache mirror-replay`.
 pub fn run(a: MirrorReplayArgs) -> Result<()> {
-    let trace = read_trace(&a.trace)?;
+    let log = read_log(&a.trace)?;
+    let (trace, flushes) = (&log.records, &log.flushes_us);
     let scoring = Scoring {
         scored_from: a.skip,
         at_choice: a.at_choice,
@@ -109,8 +111,13 @@ pub fn run(a: MirrorReplayArgs) -> Result<()> {
         .map(|f| Feed::parse(f))
         .collect::<Result<Vec<_>, _>>()?;
     let mut table = format!(
-        "{} requests logged\n{:<34} {:>8} {:>8} {:>6} {:>7} {:>7} {:>6}\n",
+        "{} requests logged{}\n{:<34} {:>8} {:>8} {:>6} {:>7} {:>7} {:>6}\n",
         trace.len(),
+        if flushes.is_empty() {
+            String::new()
+        } else {
+            format!(", {} statistics flushes", flushes.len())
+        },
         "model",
         "agree",
         "+joined",
@@ -120,7 +127,7 @@ pub fn run(a: MirrorReplayArgs) -> Result<()> {
         "n"
     );
     let mut json = String::new();
-    let recorded = replay::recorded(&trace, scoring);
+    let recorded = replay::recorded(trace, scoring);
     if recorded.compared > 0 {
         table.push_str(&row("(the live predictions)", &recorded));
     }
@@ -128,7 +135,7 @@ pub fn run(a: MirrorReplayArgs) -> Result<()> {
         let bytes = parse_size(size)?;
         for policy in &a.policies {
             for &feed in &feeds {
-                let s = replay::evaluate(&trace, policy, bytes, feed, scoring)?;
+                let s = replay::evaluate(trace, flushes, policy, bytes, feed, scoring)?;
                 let label = format!("{policy} {size} {}", feed.name());
                 table.push_str(&row(&label, &s));
                 json.push_str(&json_line(policy, bytes, feed.name(), 0, &s)?);
@@ -138,7 +145,7 @@ pub fn run(a: MirrorReplayArgs) -> Result<()> {
             };
             let specs = phase_specs(policy, period, a.phase_bank);
             let judge = a.judge_us.map_or(Judge::Adaptive, Judge::Within);
-            let s = evaluate_bank(&trace, &specs, bytes, judge, scoring)?;
+            let s = evaluate_bank(trace, flushes, &specs, bytes, judge, scoring)?;
             let label = format!("{policy} {size} bank of {} phases", a.phase_bank);
             table.push_str(&row(&label, &s));
             json.push_str(&json_line(policy, bytes, "scheduled", a.phase_bank, &s)?);
@@ -147,7 +154,7 @@ pub fn run(a: MirrorReplayArgs) -> Result<()> {
     if a.json {
         return util::emit(&json);
     }
-    let d = replay::miss_depths(&trace);
+    let d = replay::miss_depths(trace);
     table.push_str(&format!(
         "logged misses by pages cached at service start: none {}, up to 1/4 {}, up to 1/2 {}, up to 3/4 {}, more {}\n",
         d[0], d[1], d[2], d[3], d[4]

@@ -62,6 +62,13 @@ pub struct ServeArgs {
     /// this many µs of its slot being granted (the offline bank's --judge-us).
     #[arg(long, value_name = "US", default_value_t = 5000)]
     pub mirror_judge_us: u64,
+    /// mirror: tell the mirror's model each time the kernel flushes this server's
+    /// memory cgroup statistics (watched through the memcg:memcg_flush_stats
+    /// tracepoint, which flushes nothing; root, Linux 6.14+), for
+    /// --mirror-policy linux:stats_events=true; with --trace the flushes are logged too
+    /// (a bank of --mirror-phases keeps its timers and only logs them).
+    #[arg(long, conflicts_with = "mirror_adaptive")]
+    pub mirror_flush_events: bool,
     /// pool: the pool's policy.
     #[arg(long, default_value = "clock")]
     pub pool_policy: String,
@@ -219,6 +226,7 @@ pub fn run_serve(a: ServeArgs) -> Result<()> {
     config.trace = a.trace.clone();
     config.cgroup_poll = a.poll.poll()?;
     config.mirror_track = a.poll.mirror_track;
+    config.mirror_flush_events = a.mirror_flush_events;
     serve::server::raise_open_file_limit();
     // Response buffers (a whole file each) go back to the system when freed, instead of
     // growing glibc's arenas into the memory the page cache lives in (`linux::heap`).
@@ -380,6 +388,12 @@ pub struct CacheAwareArgs {
     /// With --mirror-phases: the span below which a read is judged a hit, µs.
     #[arg(long, value_name = "US", default_value_t = 5000)]
     pub mirror_judge_us: u64,
+    /// The mirror lines' servers watch the kernel flush their cgroup's statistics and
+    /// tell the mirror (`bufcache serve --mirror-flush-events`; e.g. with
+    /// --mirror-policy linux:stats_events=true; a bank of --mirror-phases only logs
+    /// them, with --trace-dir).
+    #[arg(long)]
+    pub mirror_flush_events: bool,
     /// The mirror's size estimates as multiples of the nominal cache, comma-separated
     /// (e.g. 0.75,0.875,1); replaces the default 1/8 to 4 and the adaptive lines.
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
@@ -434,6 +448,7 @@ pub fn run_experiment(a: CacheAwareArgs) -> Result<()> {
         disk_mb_s: a.disk_mb_s,
         mirror_policy: a.mirror_policy.clone(),
         mirror_phases: a.mirror_phases.map(|count| (count, a.mirror_judge_us)),
+        mirror_flush_events: a.mirror_flush_events,
         mirror_ratios: a.mirror_ratios.clone(),
         workloads: experiment::Workloads::parse(&a.workloads)?,
         lines: a.lines.clone(),

@@ -153,3 +153,38 @@ fn a_phase_bank_is_scored_for_policies_with_a_statistics_period() {
     assert_eq!(json[2]["agreement"], 0.75);
     assert_eq!(json[1]["phase_bank"], 0);
 }
+
+/// Flush lines (`--mirror-flush-events` servers log them) are read with the requests:
+/// the header counts them and models told of flushes run on them; a flush line that is
+/// not a number of µs is refused with its line. (What a flush does to a model is worked
+/// out by hand in `serve::replay`'s tests.)
+#[test]
+fn a_logs_flush_lines_are_counted_and_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = log(dir.path(), "{\"flush_us\":120}\n{\"flush_us\":250}\n");
+    let trace = trace.to_str().unwrap();
+    let args = [
+        "mirror-replay",
+        "--trace",
+        trace,
+        "--sizes",
+        "16K",
+        "--policies",
+        "linux:stats_events=true",
+        "--feeds",
+        "scheduled",
+    ];
+    let text = ok(&args);
+    assert!(
+        text.starts_with("4 requests logged, 2 statistics flushes\n"),
+        "{text}"
+    );
+    // Both files fit in 16K whatever the statistics say: 4 of 4.
+    let json = json_lines(&ok(&[&args[..], &["--json"]].concat()));
+    assert_eq!(json[0]["agreement"], 1.0);
+    let bad = log(dir.path(), "{\"flush_us\":\"soon\"}\n");
+    fails(
+        &["mirror-replay", "--trace", bad.to_str().unwrap()],
+        &["run.jsonl", "line 5"],
+    );
+}

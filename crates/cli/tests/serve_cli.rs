@@ -172,6 +172,18 @@ fn unsafe_or_bad_arguments_fail_cleanly() {
         &["serve", "--root", files, "--mirror-track"],
         &["--cgroup-poll"],
     );
+    // A server on loopback with `extra` arguments.
+    let on_loopback = |extra: &[&'static str]| -> Vec<&str> {
+        let mut args = vec!["serve", "--root", files, "--listen", "127.0.0.1:0"];
+        args.extend_from_slice(extra);
+        args
+    };
+    // Observed flushes need a mirror to tell (a plain one, or a bank of phases that logs
+    // them); the tracepoint is checked only after that.
+    fails(
+        &on_loopback(&["--mirror-flush-events"]),
+        &["mirror flush events", "mirror scheduler"],
+    );
     // A bank of phases needs a policy with a timer, and 1 to 32 mirrors.
     let phases = |policy: &'static str, count: &'static str| {
         [
@@ -196,16 +208,7 @@ fn unsafe_or_bad_arguments_fail_cleanly() {
         &["1 to 32 phases, not 33"],
     );
     fails(
-        &[
-            "serve",
-            "--root",
-            files,
-            "--listen",
-            "127.0.0.1:0",
-            "--cgroup-poll",
-            "usage",
-            "--mirror-track",
-        ],
+        &on_loopback(&["--cgroup-poll", "usage", "--mirror-track"]),
         &["mirror track", "mirror scheduler"],
     );
     fails(

@@ -13,11 +13,15 @@
 //!   page cache under test is bounded without touching the rest of the machine.
 //! * [`device`]: the block device's own read counters, because a result about caching
 //!   whose misses never reached the disk proves nothing.
+//! * [`memcg_reading`]: a memory cgroup's page cache read with or without flushing its
+//!   statistics; [`memcg_flushes`]: the kernel's statistics flushes watched through a
+//!   tracepoint, which flushes nothing.
 
 pub mod cgroup;
 pub mod device;
 mod error;
 pub mod heap;
+pub mod memcg_flushes;
 pub mod memcg_reading;
 pub mod page_cache;
 

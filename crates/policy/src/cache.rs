@@ -345,6 +345,12 @@ impl<P: Policy, I: KeyIndex> Cache<P, I> {
         self.policy.set_wall_clock(now_ms);
     }
 
+    /// Tell the policy the modelled system's statistics were flushed
+    /// ([`Policy::flush_stats`]).
+    pub fn flush_stats(&mut self) {
+        self.policy.flush_stats();
+    }
+
     /// The keys the next `n` evictions would remove, in order (Burnett's victim list).
     pub fn victims(&self, n: usize) -> Vec<u64> {
         let mut frames = Vec::with_capacity(n);

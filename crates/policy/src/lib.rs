@@ -301,6 +301,13 @@ pub trait Policy {
     fn set_wall_clock(&mut self, now_ms: u64) {
         let _ = now_ms;
     }
+
+    /// The system being modelled has just refreshed the statistics it decides from (the
+    /// kernel flushed its memory-cgroup statistics, seen by the server through a
+    /// tracepoint): for policies that model decisions on stale statistics (the `linux`
+    /// policy's `stats_events`), observed rather than timed flushes. The default ignores
+    /// it.
+    fn flush_stats(&mut self) {}
 }
 
 /// The outcome of [`Policy::contest`]: which of a newcomer and its victim stays.

@@ -63,6 +63,11 @@
 //! reclaim then sees zeros (no activation, no deactivation unless the inactive list
 //! runs dry). The constants assume one unit is one 4 KiB page, as the server's mirror
 //! counts; the phase of the kernel's worker is unknown to a mirror (`stats_phase_ms`).
+//! With `stats_events = true` there is no timer: the totals are refreshed when the
+//! driver says the kernel flushed them ([`Policy::flush_stats`]; the server observes
+//! the kernel's flushes through a tracepoint, which flushes nothing), so the period,
+//! its phase and the worker's drift (its re-queued timer runs 2016-2020 ms here) need
+//! no guessing.
 //!
 //! Deviations: no mapped pages, no anonymous list, no `VM_EXEC` protection, no
 //! per-cgroup lists, no LRU batching (pagevecs); the lists are balanced at each eviction
@@ -146,6 +151,24 @@ impl Linux {
     pub fn with_stale_stats(mut self, period_ms: u64, phase_ms: u64) -> Self {
         self.stats = (period_ms > 0).then(|| stale::StaleStats::new(period_ms, phase_ms));
         self
+    }
+
+    /// The same policy with the statistics flushed only when the driver says the
+    /// modelled kernel flushed them ([`Policy::flush_stats`]), not on a timer: the
+    /// server can observe the kernel's flushes (`bufcache serve --mirror-flush-events`),
+    /// so neither period nor phase has to be guessed.
+    pub fn with_observed_flushes(mut self) -> Self {
+        self.stats = Some(stale::StaleStats::on_events());
+        self
+    }
+
+    /// The totals a flush would publish now.
+    fn totals(&self) -> stale::Totals {
+        stale::Totals {
+            active: self.active_units,
+            inactive: self.inactive_units,
+            activations: self.refault_activations,
+        }
     }
 
     /// The active list's size as refault activation compares with it: exact with fresh
@@ -305,13 +328,16 @@ impl Policy for Linux {
     }
 
     fn set_wall_clock(&mut self, now_ms: u64) {
-        let current = stale::Totals {
-            active: self.active_units,
-            inactive: self.inactive_units,
-            activations: self.refault_activations,
-        };
+        let current = self.totals();
         if let Some(stats) = &mut self.stats {
             stats.clock(now_ms, current);
+        }
+    }
+
+    fn flush_stats(&mut self) {
+        let current = self.totals();
+        if let Some(stats) = &mut self.stats {
+            stats.flush(current);
         }
     }
 
@@ -352,6 +378,11 @@ impl NamedPolicy for Linux {
             default: "0",
             help: "with stats_ms: the first flush at this many ms (then every stats_ms); 0: at stats_ms",
         },
+        ParamInfo {
+            name: "stats_events",
+            default: "false",
+            help: "stale statistics as with stats_ms, flushed only when the driver observes the kernel flush them (bufcache serve --mirror-flush-events), not on a timer",
+        },
     ];
 
     fn build(ctx: &BuildContext, params: &Params) -> Result<Self, ConfigError> {
@@ -361,6 +392,17 @@ impl NamedPolicy for Linux {
         let phase_ms = params.integer("stats_phase_ms", 0, 3_600_000)?;
         let mut linux = Linux::new(crate::prealloc_frames(ctx.capacity), ratio, shadow)
             .with_stale_stats(stats_ms, phase_ms);
+        if params.boolean("stats_events")? {
+            if stats_ms > 0 {
+                return Err(ConfigError::BadValue {
+                    policy: "linux",
+                    param: "stats_events",
+                    value: "true".into(),
+                    expected: "stats_ms=0 (its flushes come from the driver, not a timer)".into(),
+                });
+            }
+            linux = linux.with_observed_flushes();
+        }
         if let Some(shadows) = &mut linux.shadows {
             shadows.set_key_space(ctx.key_space);
         }
@@ -520,6 +562,41 @@ mod tests {
         assert_eq!(active_keys(&c, &[3]), [3]);
         let (_, c) = drive(Linux::new(4, 0.5, true), 4, &trace, &[0; 8]);
         assert_eq!(active_keys(&c, &[3]), [3]);
+    }
+
+    /// Observed flushes act as timed ones at the same moment: the second sequence of
+    /// `stale_statistics_leave_an_overfull_active_list_alone_until_a_flush`, with the
+    /// flush told before 7 instead of timed at 1000 ms, empties the active list the
+    /// same way; without it (the clock moving, no flush told) 1 2 3 stay active.
+    #[test]
+    fn an_observed_flush_is_a_timed_one_at_that_moment() {
+        let trace = [1, 1, 2, 2, 3, 3, 4, 5, 6, 7];
+        let run = |flush_before_last: bool| {
+            let mut c = crate::Cache::new(Linux::new(4, 0.5, false).with_observed_flushes(), 4);
+            for (t, &k) in trace.iter().enumerate() {
+                c.set_wall_clock(1000 * t as u64);
+                if flush_before_last && t == trace.len() - 1 {
+                    c.flush_stats();
+                }
+                c.access(&crate::Access::unit(k, t as u64));
+            }
+            c
+        };
+        let told = run(true);
+        assert_eq!(active_keys(&told, &[1, 2, 3, 7]), Vec::<u64>::new());
+        assert!(!told.contains(6) && told.contains(1));
+        let untold = run(false);
+        assert_eq!(active_keys(&untold, &[1, 2, 3, 7]), [1, 2, 3]);
+        // The spec: stats_events builds it; with a timer as well it is refused.
+        let ctx = crate::BuildContext::new(4, 0);
+        assert!(crate::PolicySpec::parse("linux:stats_events=true")
+            .unwrap()
+            .build(&ctx)
+            .is_ok());
+        assert!(crate::PolicySpec::parse("linux:stats_events=true:stats_ms=2000")
+            .unwrap()
+            .build(&ctx)
+            .is_err());
     }
 
     /// `stats_ms=0` is the fresh model: the same hits and the same residents as the

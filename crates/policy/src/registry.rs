@@ -190,6 +190,9 @@ macro_rules! policies {
             fn set_wall_clock(&mut self, now_ms: u64) {
                 match self { $(AnyPolicy::$variant(p) => p.set_wall_clock(now_ms)),* }
             }
+            fn flush_stats(&mut self) {
+                match self { $(AnyPolicy::$variant(p) => p.flush_stats()),* }
+            }
         }
     };
 }

@@ -123,6 +123,14 @@ pub struct ServeConfig {
     /// The mirror takes its size from [`ServeConfig::cgroup_poll`]'s readings (needs
     /// both, and the plain mirror: the adaptive one sizes itself from read times).
     pub mirror_track: bool,
+    /// The mirror's model is told each time the kernel flushes the server's memory
+    /// cgroup's statistics, watched through a tracepoint ([`crate::flush_watch`]; root,
+    /// Linux 6.14 and later). Models that ignore flushes (all but
+    /// `linux:stats_events=true`) predict as without it: a control for the watching. A
+    /// bank of phases keeps its timers; the flushes then only go to the request log, to
+    /// replay the bank's own schedule against the kernel's real flushes. Not with the
+    /// bank of sizes.
+    pub mirror_flush_events: bool,
 }
 
 impl ServeConfig {
@@ -147,6 +155,7 @@ impl ServeConfig {
             trace: None,
             cgroup_poll: None,
             mirror_track: false,
+            mirror_flush_events: false,
         }
     }
 
@@ -185,20 +194,31 @@ impl ServeConfig {
                 "the interval must be above zero",
             ));
         }
-        if self.mirror_track {
-            let plain_mirror = matches!(
-                self.scheduler,
-                SchedulerChoice::Mirror {
-                    bank: MirrorBanking::Single,
-                    ..
-                }
-            );
-            if !plain_mirror || self.cgroup_poll.is_none() {
-                return Err(ServeError::config(
-                    "mirror track",
-                    "needs the plain mirror scheduler (not a bank) and a cgroup poll to follow",
-                ));
+        let plain_mirror = matches!(
+            self.scheduler,
+            SchedulerChoice::Mirror {
+                bank: MirrorBanking::Single,
+                ..
             }
+        );
+        let phase_bank = matches!(
+            self.scheduler,
+            SchedulerChoice::Mirror {
+                bank: MirrorBanking::Phases { .. },
+                ..
+            }
+        );
+        if self.mirror_flush_events && !plain_mirror && !phase_bank {
+            return Err(ServeError::config(
+                "mirror flush events",
+                "need the mirror scheduler (a plain mirror or a bank of phases)",
+            ));
+        }
+        if self.mirror_track && (!plain_mirror || self.cgroup_poll.is_none()) {
+            return Err(ServeError::config(
+                "mirror track",
+                "needs the plain mirror scheduler (not a bank) and a cgroup poll to follow",
+            ));
         }
         match &self.scheduler {
             SchedulerChoice::Mirror { size_bytes: 0, .. } => {

@@ -42,6 +42,7 @@ pub mod config;
 mod deadline_io;
 mod error;
 pub mod experiment;
+pub mod flush_watch;
 pub mod in_flight;
 pub mod load;
 pub mod mirror;

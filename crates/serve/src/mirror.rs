@@ -17,6 +17,7 @@ use policy::{Access, AnyPolicy, BuildContext, Cache, Policy, PolicySpec};
 
 use crate::backend::{Job, PAGE_BYTES};
 use crate::cgroup_poll::Reading;
+use crate::flush_watch::FlushCount;
 use crate::ServeError;
 
 /// Bits of a key holding the page number: files up to 2^24 pages (64 GiB) are told apart
@@ -34,6 +35,9 @@ pub struct Mirror {
     /// With tracking: the page cache's size as last read (bytes; 0: not yet), and the
     /// reading last applied.
     size_source: Option<(Reading, u64)>,
+    /// With observed flushes: the count of the kernel's flushes, and the count last
+    /// applied.
+    flush_source: Option<(FlushCount, u64)>,
 }
 
 impl std::fmt::Debug for Mirror {
@@ -63,6 +67,7 @@ impl Mirror {
             clock: 0,
             epoch: Instant::now(),
             size_source: None,
+            flush_source: None,
         })
     }
 
@@ -119,6 +124,32 @@ impl Mirror {
         self.size_source = Some((reading, 0));
     }
 
+    /// From now on flush the model's statistics ([`policy::Policy::flush_stats`]) before
+    /// an access whenever `count` (the kernel's flushes, [`crate::flush_watch`]) has moved
+    /// since the last: several flushes between two accesses amount to one, as they
+    /// would have for the kernel's reclaim.
+    pub fn follow_flushes(&mut self, count: FlushCount) {
+        let seen = count.load(Ordering::Acquire);
+        self.flush_source = Some((count, seen));
+    }
+
+    /// Apply the kernel's flushes seen since the last access, if any.
+    fn follow_flushes_seen(&mut self) {
+        let Some((count, applied)) = &mut self.flush_source else {
+            return;
+        };
+        let seen = count.load(Ordering::Acquire);
+        if seen != *applied {
+            *applied = seen;
+            self.cache.flush_stats();
+        }
+    }
+
+    /// The modelled kernel flushed its statistics (a replay's logged flush).
+    pub fn flush_stats(&mut self) {
+        self.cache.flush_stats();
+    }
+
     /// Apply a new size reading, if there is one.
     fn follow_size(&mut self) {
         let Some((reading, applied)) = &mut self.size_source else {
@@ -137,6 +168,7 @@ impl Mirror {
     pub fn access(&mut self, job: &Job) {
         self.follow_size();
         self.set_wall_clock(self.epoch.elapsed().as_millis() as u64);
+        self.follow_flushes_seen();
         self.read(job.inode, job.pages());
     }
 
@@ -226,6 +258,43 @@ mod tests {
         m.access(&c);
         assert_eq!(m.capacity_pages(), 1);
         assert!(!m.predicts_hit(&c) && !m.predicts_hit(&a));
+    }
+
+    /// The hand-worked sequence of the policy's `an_observed_flush_is_a_timed_one_at_that_moment`
+    /// in whole files of one page, in a mirror of 4 pages (`linux:stats_events=true`,
+    /// no shadows): 1 1 2 2 3 3 put 1 2 3 on the active list; 4 5 6 go through the
+    /// inactive one. A flush seen before 7 (the count moved) lets reclaim empty the
+    /// active list, so 6 is evicted and 1 stays, inactive; without it 6 stays evicted
+    /// only because the inactive list is all reclaim may take, and 1 2 3 stay active.
+    /// Two flushes before one access are one; a count that does not move flushes nothing.
+    #[test]
+    fn a_mirror_flushes_its_model_when_the_kernel_flushed() {
+        let spec = "linux:stats_events=true:shadow=false";
+        let run = |flushes_before_7: u64| {
+            let count = FlushCount::default();
+            let mut m = Mirror::new(spec, 4 * PAGE_BYTES).unwrap();
+            m.follow_flushes(count.clone());
+            for f in [1, 1, 2, 2, 3, 3, 4, 5, 6] {
+                m.access(&job(f, 1));
+            }
+            count.fetch_add(flushes_before_7, Ordering::Release);
+            m.access(&job(7, 1));
+            m
+        };
+        let flushed = run(2);
+        assert!(flushed.predicts_hit(&job(1, 1)) && !flushed.predicts_hit(&job(6, 1)));
+        // After the flush the whole active list went to the inactive head: three more
+        // new files push 1 2 3 out (a stale list would have kept them).
+        let mut f = flushed;
+        for k in [8, 9, 10] {
+            f.access(&job(k, 1));
+        }
+        assert!(!f.predicts_hit(&job(1, 1)) && !f.predicts_hit(&job(3, 1)));
+        let mut unflushed = run(0);
+        for k in [8, 9, 10] {
+            unflushed.access(&job(k, 1));
+        }
+        assert!(unflushed.predicts_hit(&job(1, 1)) && unflushed.predicts_hit(&job(3, 1)));
     }
 
     #[test]

@@ -24,6 +24,7 @@ use crate::backend::{Backend, Job, Source, PAGE_BYTES};
 use crate::bank_score::{Judge, ServiceTimes};
 use crate::cgroup_poll::Reading;
 use crate::config::{MirrorBanking, SchedulerChoice};
+use crate::flush_watch::FlushCount;
 use crate::mirror::Mirror;
 use crate::ServeError;
 
@@ -196,11 +197,13 @@ pub fn resident_pages(backend: &Backend, job: &Job) -> Option<u64> {
 }
 
 /// The oracle for a scheduler choice (and the backend it reads through); a plain mirror
-/// given `size_reading` follows it ([`Mirror::track`]).
+/// given `size_reading` follows it ([`Mirror::track`]), given `flushes` flushes its
+/// model with the kernel ([`Mirror::follow_flushes`]).
 pub fn build(
     choice: &SchedulerChoice,
     backend: &Backend,
     size_reading: Option<Reading>,
+    flushes: Option<FlushCount>,
 ) -> Result<Box<dyn Oracle>, ServeError> {
     Ok(match choice {
         SchedulerChoice::Fifo => Box::new(Oblivious),
@@ -212,6 +215,9 @@ pub fn build(
             let mut mirror = Mirror::new(policy, *size_bytes)?;
             if let Some(reading) = size_reading {
                 mirror.track(reading);
+            }
+            if let Some(count) = flushes {
+                mirror.follow_flushes(count);
             }
             Box::new(mirror)
         }

@@ -12,7 +12,9 @@
 //! request's pages enter the simulated cache. Models of the kernel's timers
 //! (`linux:stats_ms=2000`) read the log's own clock: a request's pages enter at its
 //! logged start (the live mirror reads its clock when it chooses the request, a few
-//! milliseconds before), a completed read at its logged end.
+//! milliseconds before), a completed read at its logged end. Models told of the
+//! kernel's flushes (`linux:stats_events=true`) flush before the first read fed after
+//! each logged flush (the log's `flush_us` lines, [`crate::trace_log::RequestLog`]).
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -202,19 +204,54 @@ pub fn miss_depths(trace: &[TraceRecord]) -> [u64; 5] {
     out
 }
 
+/// The kernel's logged statistics flushes (µs, ascending), handed to a model in time
+/// order.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Flushes<'a> {
+    times_us: &'a [u64],
+    next: usize,
+}
+
+impl<'a> Flushes<'a> {
+    pub(crate) fn new(times_us: &'a [u64]) -> Self {
+        Flushes { times_us, next: 0 }
+    }
+
+    /// Whether a flush fell at or before `now_us` since the last call that said so.
+    pub(crate) fn due(&mut self, now_us: u64) -> bool {
+        let before = self.next;
+        while self.times_us.get(self.next).is_some_and(|&t| t <= now_us) {
+            self.next += 1;
+        }
+        self.next > before
+    }
+}
+
+/// Feed `r`'s pages to `mirror` at `at_us`, flushing first if a logged flush came due.
+fn feed(mirror: &mut Mirror, flushes: &mut Flushes, r: &TraceRecord, at_us: u64) {
+    mirror.set_wall_clock(at_us / 1000);
+    if flushes.due(at_us) {
+        mirror.flush_stats();
+    }
+    mirror.read(r.inode, pages(r));
+}
+
 /// Replay `trace` (in schedule order, as [`crate::trace_log::read_trace`] returns it)
-/// through a mirror of `policy` and `size_bytes` fed as `feed`, and score its
-/// predictions as `scoring` says.
+/// through a mirror of `policy` and `size_bytes` fed as `feed`, with the kernel's
+/// statistics flushes at `flushes_us` (empty if not logged), and score its predictions
+/// as `scoring` says.
 pub fn evaluate(
     trace: &[TraceRecord],
+    flushes_us: &[u64],
     policy: &str,
     size_bytes: u64,
     feed: Feed,
     scoring: Scoring,
 ) -> Result<Score, ServeError> {
     let mut mirror = Mirror::new(policy, size_bytes)?;
+    let mut flushes = Flushes::new(flushes_us);
     if feed == Feed::Timed {
-        return Ok(timed(trace, &mut mirror, scoring));
+        return Ok(timed(trace, flushes_us, &mut mirror, scoring));
     }
     let mut score = Score::default();
     // Reads handed out and not yet ended, by end time (for Completed and ScheduledWait).
@@ -226,8 +263,7 @@ pub fn evaluate(
         while let Some((end, j)) = pop_ended(&mut running, r.start_us) {
             let done = &trace[j];
             if feed == Feed::Completed {
-                mirror.set_wall_clock(end / 1000);
-                mirror.read(done.inode, pages(done));
+                self::feed(&mut mirror, &mut flushes, done, end);
             }
             if let Some(n) = arriving[j]
                 .then(|| in_flight.get_mut(&done.inode))
@@ -245,8 +281,7 @@ pub fn evaluate(
             score.add(hit, actual);
         }
         if feed != Feed::Completed {
-            mirror.set_wall_clock(r.start_us / 1000);
-            mirror.read(r.inode, pages(r));
+            self::feed(&mut mirror, &mut flushes, r, r.start_us);
         }
         running.push(Reverse((r.end_us, i)));
         if !hit {
@@ -269,10 +304,15 @@ pub(crate) fn pop_ended(running: &mut Running, now_us: u64) -> Option<(u64, usiz
     })
 }
 
-/// [`Feed::Timed`]: page reads and predictions merged by time.
-fn timed(trace: &[TraceRecord], mirror: &mut Mirror, scoring: Scoring) -> Score {
-    // (time, 0 = predict / 1 = read, record, page)
-    let mut events: Vec<(u64, u8, usize, u64)> = Vec::new();
+/// [`Feed::Timed`]: page reads, flushes and predictions merged by time.
+fn timed(
+    trace: &[TraceRecord],
+    flushes_us: &[u64],
+    mirror: &mut Mirror,
+    scoring: Scoring,
+) -> Score {
+    // (time, 0 = predict / 1 = flush / 2 = read, record, page)
+    let mut events: Vec<(u64, u8, usize, u64)> = flushes_us.iter().map(|&t| (t, 1, 0, 0)).collect();
     for (i, r) in trace.iter().enumerate() {
         events.push((r.start_us, 0, i, 0));
         let spread = r.actual != Some(Actual::Hit);
@@ -283,7 +323,7 @@ fn timed(trace: &[TraceRecord], mirror: &mut Mirror, scoring: Scoring) -> Score 
             } else {
                 r.start_us
             };
-            events.push((at, 1, i, page));
+            events.push((at, 2, i, page));
         }
     }
     events.sort_unstable();
@@ -291,6 +331,8 @@ fn timed(trace: &[TraceRecord], mirror: &mut Mirror, scoring: Scoring) -> Score 
     for (at, kind, i, page) in events {
         let r = &trace[i];
         if kind == 1 {
+            mirror.flush_stats();
+        } else if kind == 2 {
             mirror.set_wall_clock(at / 1000);
             mirror.read_page(r.inode, page);
         } else if let Some(actual) = scoring.truth(r) {
@@ -309,7 +351,7 @@ mod tests {
 
     /// An LRU mirror of `pages` pages fed as `feed`, every request scored.
     fn lru(trace: &[TraceRecord], pages: u64, feed: Feed) -> Score {
-        evaluate(trace, "lru", pages * PAGE, feed, Scoring::default()).unwrap()
+        evaluate(trace, &[], "lru", pages * PAGE, feed, Scoring::default()).unwrap()
     }
 
     /// A two-page request for file `inode`, scheduled `order`-th, served from `start` to
@@ -401,6 +443,54 @@ mod tests {
         }
         let s = of(Feed::Timed);
         assert_eq!((s.false_hits, s.right_misses), (0, 4));
+    }
+
+    /// The mirror's hand-worked flush (`a_mirror_flushes_its_model_when_the_kernel_flushed`)
+    /// from a log: one-page files 1 1 2 2 3 3 4 5 6 7 8 9 10 1, one after another, every
+    /// 100 µs, in a 4-page `linux:stats_events=true:shadow=false` model. A logged flush
+    /// between 6 and 7 lets reclaim empty the active list, and the last request for 1 is
+    /// predicted a miss (right: the kernel missed); with no flush logged the stale model
+    /// keeps 1 active and predicts a hit. Every feed sees the flush alike here.
+    #[test]
+    fn logged_flushes_reach_models_told_of_them() {
+        let files = [1, 1, 2, 2, 3, 3, 4, 5, 6, 7, 8, 9, 10, 1];
+        let trace: Vec<TraceRecord> = files
+            .iter()
+            .enumerate()
+            .map(|(n, &f)| {
+                let t = 100 * n as u64;
+                TraceRecord {
+                    pages: 1,
+                    ..req(n as u64, f, t, t + 10, Actual::Miss)
+                }
+            })
+            .collect();
+        let scoring = Scoring {
+            scored_from: 13,
+            at_choice: false,
+        };
+        let spec = "linux:stats_events=true:shadow=false";
+        for feed in Feed::ALL {
+            let score =
+                |flushes: &[u64]| evaluate(&trace, flushes, spec, 4 * PAGE, feed, scoring).unwrap();
+            assert_eq!(score(&[850]).right_misses, 1, "{feed:?}");
+            assert_eq!(score(&[]).false_hits, 1, "{feed:?}");
+        }
+        // The fresh model ignores flushes.
+        let fresh = |flushes: &[u64]| {
+            evaluate(
+                &trace,
+                flushes,
+                "linux:shadow=false",
+                4 * PAGE,
+                Feed::Scheduled,
+                scoring,
+            )
+            .unwrap()
+        };
+        assert_eq!(fresh(&[850]), fresh(&[]));
+        let mut f = Flushes::new(&[5, 7, 20]);
+        assert!(!f.due(4) && f.due(7) && !f.due(8) && f.due(100) && !f.due(200));
     }
 
     #[test]

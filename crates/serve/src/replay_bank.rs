@@ -16,7 +16,7 @@ use crate::backend::PAGE_BYTES;
 pub use crate::bank_score::{Judge, MAX_MODELS};
 use crate::bank_score::{Scores, ServiceTimes};
 use crate::mirror::Mirror;
-use crate::replay::{pages, pop_ended, Running, Score, Scoring};
+use crate::replay::{pages, pop_ended, Flushes, Running, Score, Scoring};
 use crate::trace_log::TraceRecord;
 use crate::ServeError;
 
@@ -31,10 +31,12 @@ fn judged(judge: Judge, r: &TraceRecord) -> bool {
     judge.hit(r.pages * PAGE_BYTES, times)
 }
 
-/// Replay `trace` through a bank of `specs` (policies, each at `size_bytes`), judging
-/// reads as `judge` says, and score the bank's predictions as `scoring` says.
+/// Replay `trace` through a bank of `specs` (policies, each at `size_bytes`), with the
+/// kernel's flushes at `flushes_us` (for models told of them), judging reads as `judge`
+/// says, and score the bank's predictions as `scoring` says.
 pub fn evaluate_bank(
     trace: &[TraceRecord],
+    flushes_us: &[u64],
     specs: &[String],
     size_bytes: u64,
     judge: Judge,
@@ -56,15 +58,20 @@ pub fn evaluate_bank(
     let mut running = Running::new();
     let mut said_hit = vec![0u32; trace.len()];
     let mut score = Score::default();
+    let mut flushes = Flushes::new(flushes_us);
     for (i, r) in trace.iter().enumerate() {
         while let Some((_, j)) = pop_ended(&mut running, r.start_us) {
             scores.judged(said_hit[j], judged(judge, &trace[j]));
         }
+        let flush = flushes.due(r.start_us);
         for (k, m) in mirrors.iter_mut().enumerate() {
             if m.holds(r.inode, pages(r)) {
                 said_hit[i] |= 1 << k;
             }
             m.set_wall_clock(r.start_us / 1000);
+            if flush {
+                m.flush_stats();
+            }
             m.read(r.inode, pages(r));
         }
         if let Some(actual) = scoring.truth(r) {
@@ -135,28 +142,29 @@ mod tests {
         let size = 2 * PAGE_BYTES;
         let all = Scoring::default();
         let alone = |p: &str| {
-            crate::replay::evaluate(&trace, p, size, crate::replay::Feed::Scheduled, all).unwrap()
+            crate::replay::evaluate(&trace, &[], p, size, crate::replay::Feed::Scheduled, all)
+                .unwrap()
         };
         assert_eq!(alone("fifo").false_misses, 2);
         assert_eq!(alone("lru").false_misses, 0);
         let specs = ["fifo".to_string(), "lru".to_string()];
-        let bank = evaluate_bank(&trace, &specs, size, Judge::Adaptive, all).unwrap();
+        let bank = evaluate_bank(&trace, &[], &specs, size, Judge::Adaptive, all).unwrap();
         assert_eq!(
             (bank.compared, bank.false_misses, bank.false_hits),
             (10, 1, 0)
         );
         // A bank of one is that model.
         // The same with a judge by span: 10 µs hits, 20 ms misses either side of 1 ms.
-        let by_span = evaluate_bank(&trace, &specs, size, Judge::Within(1000), all).unwrap();
+        let by_span = evaluate_bank(&trace, &[], &specs, size, Judge::Within(1000), all).unwrap();
         assert_eq!(by_span, bank);
         // A judge that calls everything a miss keeps the bank on fifo (the two agree
         // on every miss, and fifo's wrong calls are misses): fifo's score.
-        let blind = evaluate_bank(&trace, &specs, size, Judge::Within(1), all).unwrap();
+        let blind = evaluate_bank(&trace, &[], &specs, size, Judge::Within(1), all).unwrap();
         assert_eq!(blind, alone("fifo"));
         // A bank of one is that model.
-        let one = evaluate_bank(&trace, &specs[..1], size, Judge::Adaptive, all).unwrap();
+        let one = evaluate_bank(&trace, &[], &specs[..1], size, Judge::Adaptive, all).unwrap();
         assert_eq!(one, alone("fifo"));
-        assert!(evaluate_bank(&trace, &[], size, Judge::Adaptive, all).is_err());
+        assert!(evaluate_bank(&trace, &[], &[], size, Judge::Adaptive, all).is_err());
     }
 
     #[test]

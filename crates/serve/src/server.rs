@@ -29,6 +29,7 @@ use crate::backend::{Backend, Job};
 use crate::bank_score::ServiceTimes;
 use crate::cgroup_poll::Poller;
 use crate::deadline_io::Deadline;
+use crate::flush_watch::{FlushSink, FlushWatch};
 use crate::in_flight::InFlight;
 use crate::open_files::{OpenFile, OpenFiles};
 use crate::oracle::{self, resident_pages, Actual};
@@ -50,9 +51,11 @@ struct Context {
     /// Reads in service, kept only with `report_actual` (for the `joined` ground truth).
     in_flight: Arc<InFlight>,
     /// The request log (`--trace`), which implies `report_actual`.
-    trace: Option<TraceLog>,
+    trace: Option<Arc<TraceLog>>,
     /// `--cgroup-poll`'s thread, stopped when the server's last connection ends.
     _poller: Option<Poller>,
+    /// `--mirror-flush-events`' thread, the same.
+    _flush_watch: Option<FlushWatch>,
 }
 
 /// A server accepting connections in the background.
@@ -103,12 +106,27 @@ pub async fn serve(config: ServeConfig) -> Result<RunningServer, ServeError> {
         .transpose()
         .map_err(|e| ServeError::config("cgroup poll", format!("starting its thread: {e}")))?;
     let size_reading = poller.as_ref().filter(|_| config.mirror_track);
+    let trace = config
+        .trace
+        .as_deref()
+        .map(TraceLog::create)
+        .transpose()?
+        .map(Arc::new);
+    // The kernel's flushes go to the request log as well, for a replay to flush with.
+    let flush_watch = config
+        .mirror_flush_events
+        .then(|| {
+            let log = trace.clone();
+            let sink = log.map(|l| Box::new(move |ns| l.write_flush(ns)) as FlushSink);
+            FlushWatch::start(sink)
+        })
+        .transpose()?;
     let oracle = oracle::build(
         &config.scheduler,
         &backend,
         size_reading.map(Poller::latest),
+        flush_watch.as_ref().map(FlushWatch::count),
     )?;
-    let trace = config.trace.as_deref().map(TraceLog::create).transpose()?;
     // The log also records what the cache held when each request was chosen.
     let probe: Option<Probe> = trace.as_ref().map(|_| {
         let backend = backend.clone();
@@ -132,6 +150,7 @@ pub async fn serve(config: ServeConfig) -> Result<RunningServer, ServeError> {
         in_flight: InFlight::new(),
         trace,
         _poller: poller,
+        _flush_watch: flush_watch,
     });
     let listener = TcpListener::bind(config.listen)
         .await
@@ -348,7 +367,7 @@ async fn read_scheduled(
     // The span a bank of mirrors may judge, from here to the read's end, is what a
     // request log records (`start_us`..`end_us`): live and offline judge alike.
     let granted = std::time::Instant::now();
-    let start_us = context.trace.as_ref().map(TraceLog::now_us);
+    let start_us = context.trace.as_ref().map(|log| log.now_us());
     let pages = job.pages();
     let (cached, actual, _reading) = if context.report_actual {
         let cached = resident_pages(&context.backend, &job);

@@ -52,10 +52,29 @@ pub struct TraceRecord {
     pub end_us: u64,
 }
 
+/// A flush line of the log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct FlushLine {
+    /// Microseconds from the server's start to the kernel's flush.
+    flush_us: u64,
+}
+
+/// A log read back: the requests in schedule order, and the kernel's statistics
+/// flushes (µs on the requests' clock, ascending; none unless the server watched them).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RequestLog {
+    /// The requests.
+    pub records: Vec<TraceRecord>,
+    /// The flushes.
+    pub flushes_us: Vec<u64>,
+}
+
 /// The log: lines written as requests finish (not in schedule order; readers sort).
 #[derive(Debug)]
 pub struct TraceLog {
     epoch: Instant,
+    /// `CLOCK_MONOTONIC` at `epoch`, ns (the kernel's trace clock, for flush lines).
+    epoch_mono_ns: u64,
     out: Mutex<LineWriter<File>>,
 }
 
@@ -63,8 +82,11 @@ impl TraceLog {
     /// Create (or truncate) the log at `path`.
     pub fn create(path: &Path) -> Result<Self, ServeError> {
         let file = File::create(path).map_err(ServeError::io("creating the trace", path))?;
+        let epoch = Instant::now();
         Ok(TraceLog {
-            epoch: Instant::now(),
+            epoch_mono_ns: linux::memcg_flushes::mono_now_ns()
+                .saturating_sub(epoch.elapsed().as_nanos() as u64),
+            epoch,
             out: Mutex::new(LineWriter::new(file)),
         })
     }
@@ -77,6 +99,16 @@ impl TraceLog {
     /// Append one record. A failed write is logged and the log goes on: the trace is a
     /// diagnostic and must never stop the server from serving.
     pub fn write(&self, record: &TraceRecord) {
+        self.write_line(record);
+    }
+
+    /// Append a flush of the kernel's statistics at `mono_ns` (`CLOCK_MONOTONIC`).
+    pub fn write_flush(&self, mono_ns: u64) {
+        let flush_us = mono_ns.saturating_sub(self.epoch_mono_ns) / 1000;
+        self.write_line(&FlushLine { flush_us });
+    }
+
+    fn write_line(&self, record: &impl Serialize) {
         let line = match serde_json::to_string(record) {
             Ok(l) => l,
             Err(e) => return tracing::warn!("trace record: {e}"),
@@ -87,24 +119,35 @@ impl TraceLog {
     }
 }
 
-/// Read a log, in schedule order. Blank lines are skipped; anything else that is not a
-/// record is an error naming its line.
+/// Read a log's requests, in schedule order ([`read_log`] without the flushes).
 pub fn read_trace(path: &Path) -> Result<Vec<TraceRecord>, ServeError> {
+    Ok(read_log(path)?.records)
+}
+
+/// Read a log: the requests in schedule order, the flushes in time order. Blank lines
+/// are skipped; anything else that is neither a record nor a flush is an error naming
+/// its line.
+pub fn read_log(path: &Path) -> Result<RequestLog, ServeError> {
     let file = File::open(path).map_err(ServeError::io("opening the trace", path))?;
-    let mut records = Vec::new();
+    let mut log = RequestLog::default();
     for (i, line) in BufReader::new(file).lines().enumerate() {
         let line = line.map_err(ServeError::io("reading the trace", path))?;
         if line.trim().is_empty() {
+            continue;
+        }
+        if let Ok(flush) = serde_json::from_str::<FlushLine>(&line) {
+            log.flushes_us.push(flush.flush_us);
             continue;
         }
         let record: TraceRecord = serde_json::from_str(&line).map_err(|e| ServeError::Parse {
             path: path.to_path_buf(),
             why: format!("line {}: {e}", i + 1),
         })?;
-        records.push(record);
+        log.records.push(record);
     }
-    records.sort_by_key(|r| r.order);
-    Ok(records)
+    log.records.sort_by_key(|r| r.order);
+    log.flushes_us.sort_unstable();
+    Ok(log)
 }
 
 #[cfg(test)]
@@ -134,8 +177,18 @@ mod tests {
         let (late, early) = (record(1, Actual::Joined), record(0, Actual::Hit));
         log.write(&late);
         log.write(&early);
+        // A flush 2 ms after the log began, written between the records.
+        log.write_flush(log.epoch_mono_ns + 2_000_000);
         drop(log);
-        assert_eq!(read_trace(&path).unwrap(), vec![early, late]);
+        assert_eq!(
+            read_trace(&path).unwrap(),
+            vec![early.clone(), late.clone()]
+        );
+        let both = read_log(&path).unwrap();
+        assert_eq!(
+            (both.records, both.flushes_us),
+            (vec![early, late], vec![2000])
+        );
         std::fs::write(&path, "{\"order\":1}\n").unwrap();
         let err = read_trace(&path).unwrap_err().to_string();
         assert!(err.contains("line 1"), "{err}");

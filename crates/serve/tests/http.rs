@@ -174,6 +174,7 @@ async fn the_request_log_records_each_get_and_replays() {
     let scoring = serve::replay::Scoring::default();
     let s = serve::replay::evaluate(
         &trace,
+        &[],
         "lru",
         1 << 20,
         serve::replay::Feed::Scheduled,

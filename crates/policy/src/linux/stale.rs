@@ -30,13 +30,8 @@ pub struct Totals {
 /// The statistics as reclaim sees them, and reclaim's own state between runs.
 #[derive(Clone, Debug)]
 pub struct StaleStats {
-    /// Milliseconds between flushes (`FLUSH_TIME`, 2 s in the kernel); at least 1.
-    period_ms: u64,
-    /// Where in the period the flushes fall (the kernel's worker keeps its own phase,
-    /// unknown to a mirror started at some moment): flushes at `phase + k * period`.
-    phase_ms: u64,
-    /// The wall-clock millisecond of the next periodic flush.
-    next_flush_ms: u64,
+    /// When the flushes fall, if on a timer; `None`: only when told ([`Self::flush`]).
+    timer: Option<Timer>,
     /// The totals as of the last flush (all zero before the first).
     pub flushed: Totals,
     /// Reclaim's snapshot of the flushed activation count, taken at the end of each
@@ -44,6 +39,18 @@ pub struct StaleStats {
     snapshot: u64,
     /// Units the current run has yet to free; a new run starts when it reaches zero.
     credit: u64,
+}
+
+/// The kernel's periodic flush as a model can place it: a period and a phase.
+#[derive(Clone, Copy, Debug)]
+struct Timer {
+    /// Milliseconds between flushes (`FLUSH_TIME`, 2 s in the kernel); at least 1.
+    period_ms: u64,
+    /// Where in the period the flushes fall (the kernel's worker keeps its own phase,
+    /// unknown to a mirror started at some moment): flushes at `phase + k * period`.
+    phase_ms: u64,
+    /// The wall-clock millisecond of the next periodic flush.
+    next_flush_ms: u64,
 }
 
 /// One reclaim run's decision: how many inactive units it frees, and how many active
@@ -62,10 +69,22 @@ impl StaleStats {
     pub fn new(period_ms: u64, phase_ms: u64) -> Self {
         let period_ms = period_ms.max(1);
         let phase_ms = phase_ms % period_ms;
-        StaleStats {
+        let timer = Timer {
             period_ms,
             phase_ms,
             next_flush_ms: if phase_ms == 0 { period_ms } else { phase_ms },
+        };
+        StaleStats {
+            timer: Some(timer),
+            ..Self::on_events()
+        }
+    }
+
+    /// Statistics flushed only when [`Self::flush`] says so (the kernel's own flushes,
+    /// observed), none flushed yet.
+    pub fn on_events() -> Self {
+        StaleStats {
+            timer: None,
             flushed: Totals::default(),
             snapshot: 0,
             credit: 0,
@@ -74,13 +93,21 @@ impl StaleStats {
 
     /// Wall-clock time is `now_ms`: if a periodic flush has come due since the last
     /// one, the totals become `current`. Flushes fall on multiples of the period; several
-    /// missed ones amount to one, as the worker's would.
+    /// missed ones amount to one, as the worker's would. Without a timer, nothing.
     pub fn clock(&mut self, now_ms: u64, current: Totals) {
-        if now_ms >= self.next_flush_ms {
+        let Some(t) = &mut self.timer else {
+            return;
+        };
+        if now_ms >= t.next_flush_ms {
             self.flushed = current;
-            let since = now_ms - self.phase_ms;
-            self.next_flush_ms = (since / self.period_ms + 1) * self.period_ms + self.phase_ms;
+            let since = now_ms - t.phase_ms;
+            t.next_flush_ms = (since / t.period_ms + 1) * t.period_ms + t.phase_ms;
         }
+    }
+
+    /// A flush now: the totals become `current`.
+    pub fn flush(&mut self, current: Totals) {
+        self.flushed = current;
     }
 
     /// Whether an eviction starts a new reclaim run (the previous one has freed its
@@ -218,6 +245,25 @@ mod tests {
         assert_eq!(s.flushed.active, 50);
         s.clock(6000, now);
         assert_eq!(s.flushed.active, 100);
+    }
+
+    /// Without a timer the clock never flushes; each flush takes the totals of its
+    /// moment, and the gate reads them as after a timed flush.
+    #[test]
+    fn observed_flushes_replace_the_timer() {
+        let mut s = StaleStats::on_events();
+        let now = Totals {
+            active: 100,
+            inactive: 10,
+            activations: 5,
+        };
+        s.clock(2000, now);
+        s.clock(1_000_000, now);
+        assert_eq!(s.flushed, Totals::default());
+        assert_eq!(s.decide(100, 10, 0.5).deactivate, 0);
+        s.flush(now);
+        assert_eq!(s.flushed, now);
+        assert!(s.decide(100, 10, 0.5).deactivate > 0);
     }
 
     #[test]

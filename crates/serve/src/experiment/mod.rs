@@ -76,6 +76,10 @@ pub struct ExperimentConfig {
     /// The (plain) mirror lines are banks of this many phases of the policy's timer,
     /// judged by a span of at most this many µs (`--mirror-phases`, `--mirror-judge-us`).
     pub mirror_phases: Option<(u64, u64)>,
+    /// The plain mirror lines' servers tell the mirror when the kernel flushes their
+    /// cgroup's statistics (`--mirror-flush-events`, [`crate::flush_watch`]; a bank of
+    /// phases only logs them).
+    pub mirror_flush_events: bool,
     /// By estimate: the mirror's size estimates as multiples of the nominal cache
     /// (`None`: 1/8 to 4, with the adaptive mirror from 1/8 and 4; given, only these
     /// and no adaptive lines, for a closer look around one estimate).
@@ -565,6 +569,7 @@ mod tests {
             mirror_track: false,
             trace_dir: None,
             mirror_phases: None,
+            mirror_flush_events: false,
         }
     }
 

@@ -108,11 +108,17 @@ async fn start_server(
 /// The mirror a line ran, as its CSV row names it: the policy, and the bank of phases
 /// where the plain mirror lines run one.
 fn mirror_label(line: &Line, config: &ExperimentConfig) -> String {
+    let watched = if config.mirror_flush_events {
+        " flush_events"
+    } else {
+        ""
+    };
     match (line, config.mirror_phases) {
         (Line::Mirror { .. }, Some((count, judge_us))) => format!(
-            "{} phases={count} judge_us={judge_us}",
+            "{} phases={count} judge_us={judge_us}{watched}",
             config.mirror_policy
         ),
+        (Line::Mirror { .. }, None) => format!("{}{watched}", config.mirror_policy),
         _ => config.mirror_policy.clone(),
     }
 }
@@ -148,6 +154,9 @@ fn server_args(
                     judge_us.to_string(),
                 ]),
                 _ => {}
+            }
+            if config.mirror_flush_events && matches!(line, Line::Mirror { .. }) {
+                args.push("--mirror-flush-events".into());
             }
         }
         Line::Pool => {
@@ -279,7 +288,12 @@ pub(super) async fn run_line(
         .unwrap_or_default();
     let polled = run.config.cgroup_poll.filter(|_| *line != Line::Pool);
     let ServerProcess { mut child, .. } = server;
+    let pid = child.id();
     let _ = child.kill().await;
+    // Killed, the server could not remove its tracefs instance (--mirror-flush-events).
+    if let Some(pid) = pid.filter(|_| run.config.mirror_flush_events) {
+        linux::memcg_flushes::remove_instance(pid);
+    }
     drop(cgroup);
     let r = report?;
     let facts = RunFacts {
@@ -375,6 +389,32 @@ mod tests {
         assert_eq!(
             mirror_label(&Line::AdaptiveMirror { ratio: 4.0 }, &c),
             "linux"
+        );
+        // Observed flushes: the plain mirror lines only, and their label says so.
+        c.mirror_phases = None;
+        c.mirror_flush_events = true;
+        c.mirror_policy = "linux:stats_events=true".into();
+        let (args, _) = server_args(&Line::Mirror { ratio: 1.0 }, &c, 4096, 1);
+        assert!(args.contains(&"--mirror-flush-events".to_string()));
+        assert_eq!(
+            mirror_label(&Line::Mirror { ratio: 1.0 }, &c),
+            "linux:stats_events=true flush_events"
+        );
+        let (args, _) = server_args(&Line::AdaptiveMirror { ratio: 4.0 }, &c, 4096, 1);
+        assert!(!args.contains(&"--mirror-flush-events".to_string()));
+        assert!(!server_args(&Line::Fifo, &c, 1, 1)
+            .0
+            .contains(&"--mirror-flush-events".to_string()));
+        // With a bank of phases the flushes are watched (and logged) too.
+        c.mirror_phases = Some((8, 5000));
+        c.mirror_policy = "linux:stats_ms=2000".into();
+        let (args, _) = server_args(&Line::Mirror { ratio: 1.0 }, &c, 4096, 1);
+        assert!(args
+            .join(" ")
+            .contains("--mirror-phases 8 --mirror-judge-us 5000 --mirror-flush-events"));
+        assert_eq!(
+            mirror_label(&Line::Mirror { ratio: 1.0 }, &c),
+            "linux:stats_ms=2000 phases=8 judge_us=5000 flush_events"
         );
     }
 
