@@ -343,13 +343,9 @@ pub fn approximate(
         }
         (_, Some(plan)) => (None, Some(NestedShards::new(&plan, config.byte_mode))),
     };
-    let hot = config
-        .hot
-        .enabled()
-        .then(|| HotKeys::new(config.hot, config.sample_seed));
-    let nested = match (nested, &hot) {
-        (Some(n), Some(_)) => Some(n.stratified(config.hot.limit)),
-        (nested, _) => nested,
+    let nested = match nested {
+        Some(n) if config.hot.enabled() => Some(n.stratified(config.hot.limit)),
+        nested => nested,
     };
     let buckets = match &known {
         Some(caps) => Buckets::Edges(caps.clone()),
@@ -364,12 +360,20 @@ pub fn approximate(
     // sizes when there are levels (the base sizes' error comes from keys far below the
     // hottest, and a plain base estimator spares the hot requests a second stack), the
     // base estimator otherwise.
-    let base_stratified = hot.is_some() && nested.is_none();
+    let base_stratified = config.hot.enabled() && nested.is_none();
     let shards = if base_stratified {
         Shards::stratified(sampling, buckets)
     } else {
         Shards::new(sampling, buckets, config.byte_mode)
     };
+    // The detector promotes only keys some stratified estimator may keep as promoted.
+    let hot = config.hot.enabled().then(|| {
+        let candidates = match &nested {
+            Some(n) => n.hot_filter().unwrap_or_else(|| shards.hot_filter()),
+            None => shards.hot_filter(),
+        };
+        HotKeys::new(config.hot, config.sample_seed, candidates)
+    });
     let levels: Vec<SpatialFilter> = mini
         .as_ref()
         .map_or(Vec::new(), |(_, plan)| plan.levels().to_vec());
