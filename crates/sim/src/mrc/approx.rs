@@ -113,8 +113,9 @@ pub struct ApproxConfig {
     /// where its rate ends above the main sample's; in byte mode it ignores this.
     pub min_sampled: u64,
     /// Stratified SHARDS ([`super::hot`]): up to `hot.limit` of the hottest keys, found
-    /// during the pass, are tracked at rate 1 by the estimator and its nested levels, the
-    /// rest sampled at the rate. Off (limit 0) by default; object-mode SHARDS only.
+    /// during the pass, are sampled at the square root of each estimator's rate (rate 1 at
+    /// fixed size) by the estimator and its nested levels, the rest at the rate. Off
+    /// (limit 0) by default; object-mode SHARDS only.
     pub hot: HotConfig,
 }
 
@@ -289,10 +290,10 @@ pub struct ApproxResult {
     pub sampled_requests: u64,
     /// Keys held by SHARDS at the end.
     pub sampled_keys: u64,
-    /// Stratified SHARDS: keys promoted to rate 1 (0 when not stratified).
+    /// Stratified SHARDS: keys promoted to the hot stratum (0 when not stratified).
     pub hot_keys: u64,
-    /// Stratified SHARDS: requests to promoted keys from their promotion on, each kept
-    /// at weight 1.
+    /// Stratified SHARDS: requests to promoted keys from their promotion on, of those
+    /// under the promoted stratum's threshold (the requests the levels take for them).
     pub hot_requests: u64,
     /// Stratified SHARDS: the request at which the last of `hot.limit` keys was promoted
     /// (the detector's work ends there), `None` when fewer were.

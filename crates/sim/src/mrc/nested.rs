@@ -199,11 +199,11 @@ impl NestedShards {
         }
     }
 
-    /// The same levels stratified ([`super::hot`]): each keeps the promoted keys at
-    /// weight 1 besides its hash sample ([`Shards::bounded_stratified`]; a
-    /// [`super::weighted::WeightedStack`], since a promoted key and a sampled one move a
-    /// position by different amounts), and holds up to `hot_limit` of them more. Object
-    /// mode only.
+    /// The same levels stratified ([`super::hot`]): each keeps the promoted keys under
+    /// its wider threshold, at weight `1 / sqrt(R)`, besides its hash sample
+    /// ([`Shards::bounded_stratified`]; a [`super::weighted::WeightedStack`], since a
+    /// promoted key and a sampled one move a position by different amounts), and holds up
+    /// to `hot_limit` of them more. Object mode only.
     pub fn stratified(self, hot_limit: usize) -> Self {
         let levels = self
             .levels

@@ -3,8 +3,9 @@
 //!
 //! A stratified nested SHARDS level ([`super::nested`], [`super::hot`]) answers a few
 //! sizes, so of a reuse it needs only one thing: the smallest of its sizes the reuse hits
-//! at. A promoted key above the reused one counts one object and a hash-sampled key
-//! `1 / R`, and a size `c` hits when `1 + hot keys above + sampled keys above / R <= c`,
+//! at. A promoted key above the reused one counts `1 / p` objects (`p`, the promoted
+//! stratum's rate, is `sqrt(R)` or 1: [`super::hot::Strata`]) and a hash-sampled key
+//! `1 / R`, and a size `c` hits when `1 + hot keys above / p + sampled keys above / R <= c`,
 //! the very expression the stratified Fenwick stack's distance is scored with
 //! ([`super::stack::StreamingStack::strata_bounded`]). (A plain level, where every key
 //! weighs one, has a simpler stack whose markers move one key at a time:
