@@ -53,6 +53,23 @@ fn zipf_trace(seed: testutil::Seed, n: usize, keys: usize, alpha: f64) -> Vec<Re
     unit_requests(&keys)
 }
 
+/// `method` at `caps` objects with `min_sampled`, `hot` and `sample_seed`.
+fn config_at(
+    caps: &[u64],
+    sample_seed: u64,
+    method: Method,
+    min_sampled: u64,
+    hot: HotConfig,
+) -> ApproxConfig {
+    ApproxConfig {
+        sizes: sizes(caps),
+        min_sampled,
+        sample_seed,
+        hot,
+        ..ApproxConfig::new(method)
+    }
+}
+
 fn misses(r: &ApproxResult) -> Vec<f64> {
     r.curves[0].points.iter().map(|p| p.misses).collect()
 }
@@ -63,13 +80,8 @@ fn with_nothing_promoted_it_is_plain_shards() {
         let plain_trace = mixed_trace(seed, 30_000, 3_000);
         let deleting = with_deletes(plain_trace.clone(), 97);
         let caps = [20, 100, 300, 1_000, 2_000];
-        let config = |method, min_sampled, hot| ApproxConfig {
-            sizes: sizes(&caps),
-            min_sampled,
-            sample_seed: seed.value(),
-            hot,
-            ..ApproxConfig::new(method)
-        };
+        let config =
+            |method, min_sampled, hot| config_at(&caps, seed.value(), method, min_sampled, hot);
         // Without levels, at a fixed rate and at fixed size: point for point.
         for method in [Method::ShardsRate(0.05), Method::ShardsSize(800)] {
             let plain = run(&deleting, &config(method, 0, HotConfig::off()));
@@ -118,13 +130,8 @@ fn with_every_key_promoted_it_is_plain_shards_at_the_promoted_rate() {
         let reqs = mixed_trace(seed, 30_000, 3_000);
         let exact = StackDistances::compute(&CompactTrace::from_requests(&reqs)).unwrap();
         let caps: Vec<u64> = (1..=20).map(|i| i * 150).collect();
-        let config = |method, min_sampled, hot| ApproxConfig {
-            sizes: sizes(&caps),
-            min_sampled,
-            sample_seed: seed.value(),
-            hot,
-            ..ApproxConfig::new(method)
-        };
+        let config =
+            |method, min_sampled, hot| config_at(&caps, seed.value(), method, min_sampled, hot);
         // Fixed size starts at rate 1, and so does its promoted stratum: with every key
         // promoted (and a budget that holds them all) every point is exact.
         let got = run(
