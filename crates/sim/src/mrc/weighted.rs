@@ -584,6 +584,36 @@ mod tests {
         assert_eq!((s.live_bytes(), s.hot_bytes()), (5, 5));
     }
 
+    #[test]
+    fn hand_worked_promoted_stratum_below_rate_one() {
+        // Sampled keys at 1/4 (4 objects each), promoted ones at 1/2 (2 objects each).
+        // Sizes 5 and 9 objects: a reuse hits at 5 with at most 4 objects above it, at 9
+        // with at most 8, and a key stays while at most 8 objects are above it.
+        let mut s = WeightedStack::new(&[5, 9], strata(0.25, 0.5), 8);
+        assert_eq!(s.access(1, 1, false), None);
+        assert_eq!(s.access(10, 1, true), None);
+        assert_eq!(s.access(2, 1, false), None);
+        // Stack 2 10 1: above 1, 4 + 2 = 6 objects: 1 + 6 = 7 hits at 9 only (band 1).
+        assert_eq!(s.access(1, 1, false), Some(1));
+        // Stack 1 2 10: above 10, 4 + 4 = 8 objects, at the bound: held, band 1.
+        assert_eq!(s.access(10, 1, true), Some(1));
+        // Stack 10 1 2: above 2, 2 + 4 = 6 objects (band 1).
+        assert_eq!(s.access(2, 1, false), Some(1));
+        // Stack 2 10 1: above 10, 4 objects: 1 + 4 = 5 hits at 5 (band 0).
+        assert_eq!(s.access(10, 1, true), Some(0));
+        s.check().unwrap();
+        // Stack 10 2 1, then a new sampled key 3 on top: above 1, 4 + 2 + 4 = 10 objects,
+        // past the bound: 1 leaves.
+        assert_eq!(s.access(3, 1, false), None);
+        assert_eq!(s.len(), 3);
+        // 1 comes back as a new key on top (stack 1 3 10 2), and 2, now under 4 + 4 + 2 =
+        // 10 objects, leaves in turn.
+        assert_eq!(s.access(1, 1, false), None);
+        s.check().unwrap();
+        assert_eq!(s.len(), 3);
+        assert_eq!(s.live_weight(), STRATUM_HOT + 2 * STRATUM_SAMPLED);
+    }
+
     /// A count drawn from `count` of values drawn from `values`, sorted, without repeats.
     fn sorted_draws(
         rng: &mut impl rand::Rng,
