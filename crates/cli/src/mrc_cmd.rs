@@ -56,9 +56,9 @@ pub struct MrcArgs {
     #[arg(long, value_name = "N", default_value_t = sim::mrc::DEFAULT_MIN_SAMPLED)]
     pub min_sampled: u64,
     /// shards and shards-fixed (--ignore-size): promote up to N of the hottest keys, found
-    /// during the pass, and sample them at the square root of the rate (shards-fixed: at
-    /// rate 1), the rest at --rate (stratified sampling; see docs/mrc.md). 0, the default,
-    /// samples every key alike.
+    /// during the pass, and sample them at the square root of each estimator's rate (a
+    /// shards-fixed sample without levels: at rate 1), the rest at its rate (stratified
+    /// sampling; see docs/mrc.md). 0, the default, samples every key alike.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub hot: usize,
     /// Leave out SHARDS' first-bucket adjustment (see docs/mrc.md).
