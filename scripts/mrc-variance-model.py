@@ -16,7 +16,13 @@ which moves the miss ratio by the curve's slope times that. Promoting the H hott
 environment variables) replace the default rates (0.01, 0.1125) and sizes; with SIZES set
 the last line per rate gives the expected mean absolute error over those sizes
 (sqrt(2/pi) x the standard deviation of each, no promotion), the floor of a 20-point MAE
-when they are the base-rate points. Needs numpy.
+when they are the base-rate points. PROMOTED="LIMIT:EXPONENT,..." models the second
+stratum instead (docs/mrc.md, "A second stratum"): LIMIT keys promoted among those the
+rate R^EXPONENT keeps, so the LIMIT / R^EXPONENT hottest keys are sampled at R^EXPONENT
+(weight R^-EXPONENT) and the rest at R; per rate and pair it prints the promoted requests
+the pass keeps, the candidates' requests and the expected mean absolute error over SIZES
+(EXPONENT 0: every promoted request kept, the stratification before 2026-11-25; 1: none
+apart, plain sampling). Needs numpy.
 """
 import os
 import sys
@@ -44,6 +50,20 @@ def miss_ratio(c):
 
 RATES = [float(r) for r in os.environ.get("RATES", "0.01,0.1125").split(",")]
 SIZES = [int(c) for c in os.environ.get("SIZES", "4445,9197,19030,39382,81484,242525").split(",")]
+if "PROMOTED" in os.environ:
+    pairs = [(int(a), float(b)) for a, b in (x.split(":") for x in os.environ["PROMOTED"].split(","))]
+    misses = {c: lam * np.exp(-p * che(c)) for c in SIZES}
+    for R in RATES:
+        for limit, exponent in pairs:
+            ph = R ** exponent
+            hot = int(min(K, limit / ph))
+            sds = [np.sqrt((1 / ph - 1) * (misses[c][:hot] ** 2).sum() + (1 / R - 1) * (misses[c][hot:] ** 2).sum()) / N
+                   for c in SIZES]
+            share = lam[:hot].sum() / N
+            print(f"R={R} limit {limit} promoted rate {ph:.4f} (the {hot:,} hottest keys): promoted requests kept"
+                  f" {ph * share * N / 1e6:.1f}M, candidates' requests {ph * N / 1e6:.1f}M,"
+                  f" expected MAE over the {len(SIZES)} sizes {np.sqrt(2 / np.pi) * np.mean(sds):.5f}")
+    sys.exit(0)
 for R in RATES:
     expected = 0.0
     for c in SIZES:

@@ -55,9 +55,10 @@ pub struct MrcArgs {
     /// of each point is in the output.
     #[arg(long, value_name = "N", default_value_t = sim::mrc::DEFAULT_MIN_SAMPLED)]
     pub min_sampled: u64,
-    /// shards and shards-fixed (--ignore-size): track up to N of the hottest keys, found
-    /// during the pass, at rate 1 and sample the rest at --rate (stratified sampling; see
-    /// docs/mrc.md). 0, the default, samples every key alike.
+    /// shards and shards-fixed (--ignore-size): promote up to N of the hottest keys, found
+    /// during the pass, and sample them at the square root of each estimator's rate (a
+    /// shards-fixed sample without levels: at rate 1), the rest at its rate (stratified
+    /// sampling; see docs/mrc.md). 0, the default, samples every key alike.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub hot: usize,
     /// Leave out SHARDS' first-bucket adjustment (see docs/mrc.md).
@@ -108,7 +109,7 @@ pub(crate) struct Point {
     pub resolved: Option<bool>,
     /// Sampled curves: the rate that served this size (raised at small sizes).
     pub rate: Option<f64>,
-    /// Stratified SHARDS: whether this size's estimator tracked the hot keys at rate 1.
+    /// Stratified SHARDS: whether this size's estimator sampled the hot keys apart.
     pub hot: Option<bool>,
 }
 

@@ -7,6 +7,7 @@ use policy::{PolicySpec, POLICIES};
 use rand::Rng;
 use sim::mrc::histogram::Buckets;
 use sim::mrc::hot::{HotConfig, HotKeys};
+use sim::mrc::SpatialFilter;
 use sim::mrc::{
     approximate, key_hash, sweep, ApproxConfig, ApproxResult, Method, Sampling, Shards,
     StackDistances,
@@ -298,7 +299,7 @@ fn fixed_size_never_holds_more_than_its_budget() {
                     every: rng.gen_range(1..4),
                     threshold: rng.gen_range(1..4),
                 };
-                HotKeys::new(config, seed.value())
+                HotKeys::new(config, seed.value(), SpatialFilter::with_rate(1.0))
             });
             let mut shards = match hot {
                 Some(_) => Shards::stratified(Sampling::Samples(budget), Buckets::LogLinear),

@@ -113,8 +113,9 @@ pub struct ApproxConfig {
     /// where its rate ends above the main sample's; in byte mode it ignores this.
     pub min_sampled: u64,
     /// Stratified SHARDS ([`super::hot`]): up to `hot.limit` of the hottest keys, found
-    /// during the pass, are tracked at rate 1 by the estimator and its nested levels, the
-    /// rest sampled at the rate. Off (limit 0) by default; object-mode SHARDS only.
+    /// during the pass, are sampled at the square root of each estimator's rate (rate 1 at
+    /// fixed size) by the estimator and its nested levels, the rest at the rate. Off
+    /// (limit 0) by default; object-mode SHARDS only.
     pub hot: HotConfig,
 }
 
@@ -289,10 +290,10 @@ pub struct ApproxResult {
     pub sampled_requests: u64,
     /// Keys held by SHARDS at the end.
     pub sampled_keys: u64,
-    /// Stratified SHARDS: keys promoted to rate 1 (0 when not stratified).
+    /// Stratified SHARDS: keys promoted to the hot stratum (0 when not stratified).
     pub hot_keys: u64,
-    /// Stratified SHARDS: requests to promoted keys from their promotion on, each kept
-    /// at weight 1.
+    /// Stratified SHARDS: requests to promoted keys from their promotion on, of those
+    /// under the promoted stratum's threshold (the requests the levels take for them).
     pub hot_requests: u64,
     /// Stratified SHARDS: the request at which the last of `hot.limit` keys was promoted
     /// (the detector's work ends there), `None` when fewer were.
@@ -343,13 +344,9 @@ pub fn approximate(
         }
         (_, Some(plan)) => (None, Some(NestedShards::new(&plan, config.byte_mode))),
     };
-    let hot = config
-        .hot
-        .enabled()
-        .then(|| HotKeys::new(config.hot, config.sample_seed));
-    let nested = match (nested, &hot) {
-        (Some(n), Some(_)) => Some(n.stratified(config.hot.limit)),
-        (nested, _) => nested,
+    let nested = match nested {
+        Some(n) if config.hot.enabled() => Some(n.stratified(config.hot.limit)),
+        nested => nested,
     };
     let buckets = match &known {
         Some(caps) => Buckets::Edges(caps.clone()),
@@ -364,12 +361,20 @@ pub fn approximate(
     // sizes when there are levels (the base sizes' error comes from keys far below the
     // hottest, and a plain base estimator spares the hot requests a second stack), the
     // base estimator otherwise.
-    let base_stratified = hot.is_some() && nested.is_none();
+    let base_stratified = config.hot.enabled() && nested.is_none();
     let shards = if base_stratified {
         Shards::stratified(sampling, buckets)
     } else {
         Shards::new(sampling, buckets, config.byte_mode)
     };
+    // The detector promotes only keys some stratified estimator may keep as promoted.
+    let hot = config.hot.enabled().then(|| {
+        let candidates = match &nested {
+            Some(n) => n.hot_filter().unwrap_or_else(|| shards.hot_filter()),
+            None => shards.hot_filter(),
+        };
+        HotKeys::new(config.hot, config.sample_seed, candidates)
+    });
     let levels: Vec<SpatialFilter> = mini
         .as_ref()
         .map_or(Vec::new(), |(_, plan)| plan.levels().to_vec());

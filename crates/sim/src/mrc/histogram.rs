@@ -70,8 +70,8 @@ pub struct CurvePoint {
     /// False when the sample is too thin to see this size at all: a capacity that holds
     /// less than one sampled object ([`super::approx::min_resolved_capacity`]).
     pub resolved: bool,
-    /// True when the estimator that served this point tracked promoted keys at rate 1
-    /// besides its sample (stratified SHARDS, [`super::hot`]).
+    /// True when the estimator that served this point sampled promoted keys apart, at a
+    /// higher rate than the rest (stratified SHARDS, [`super::hot`]).
     pub hot: bool,
 }
 

@@ -1,33 +1,51 @@
-//! Stratified sampling: the hottest keys tracked at rate 1, the rest hash-sampled.
+//! Stratified sampling: the hottest keys sampled at a higher rate than the rest.
 //!
 //! **Why.** A spatial sample at rate `R` makes every sampled key stand for `1 / R` keys. On
 //! a skewed trace a few thousand keys fill every small cache and carry a large share of
 //! the requests; at `R = 0.01` a sample holds a handful of them, and whether it holds one
 //! more or one fewer moves every stack distance by `1 / R` objects and every small size's
-//! misses by a hot key's worth. Tracking those keys exactly (each at weight 1) and sampling
-//! the rest removes their share of the variance.
+//! misses by a hot key's worth. Sampling those keys at a higher rate than the rest (at
+//! rate 1 they would be exact) removes most of their share of the variance.
 //!
 //! **Two strata.** A key is *promoted* once its count in a request sample ([`HotKeys`])
-//! reaches a threshold, up to a bound of `limit` keys. From then on every request to it is
-//! kept at weight 1; every other key is kept when its hash is under the rate's threshold,
-//! at weight `1 / R`. A stack distance is the sum of the weights of the distinct keys above
-//! (the stack stores each key's stratum with its latest access: [`STRATUM_SAMPLED`] and
+//! reaches a threshold, up to a bound of `limit` keys. Every other key is kept when its
+//! hash is under the rate's threshold, at weight `1 / R`. A promoted key is kept when its
+//! hash is under a wider threshold, that of rate `sqrt(R)` ([`hot_rate`]), at weight
+//! `1 / sqrt(R)`; at fixed size, whose rate starts at 1, promoted keys are kept at rate 1.
+//! A stack distance is the sum of the weights of the distinct keys above (the stack
+//! stores each key's stratum with its latest access: [`STRATUM_SAMPLED`] and
 //! [`STRATUM_HOT`] packed into one integer, so one Fenwick tree, or the markers of a
-//! nested level's [`super::weighted::WeightedStack`], count both exactly), and
-//! a reuse scores `1 + hot others + sampled others / R` objects ([`strata_objects`]). The
-//! first-bucket adjustment is unchanged: the trace's requests minus the samples' weight,
-//! which is the hash-sampled stratum's shortfall alone (hot requests weigh what they are).
+//! nested level's [`super::weighted::WeightedStack`], count both exactly), and a reuse
+//! scores `1 + hot others / sqrt(R) + sampled others / R` objects ([`Strata::objects`]).
+//! The first-bucket adjustment is unchanged: the trace's requests minus the samples'
+//! weight.
 //!
-//! **Why it stays unbiased.** Which keys are promoted depends on the trace and on a request
-//! sample drawn with a seeded generator, never on a key's hash: so whatever a key's stratum
-//! at a request, the hash sample keeps it with probability `R` independently, and its
-//! weight, `1 / R` or 1, is the inverse of its inclusion probability. A key counts in a
-//! distance with the stratum of its latest access, which is again weight 1 for sure or
-//! `1 / R` with probability `R`: unbiased either way. What promotion costs is its moment:
-//! a promoted key that was not in the hash sample is not in the stack, so its first access
-//! after promotion is scored as a first access (a miss of weight 1 at every size) though
-//! it may hit. That is at most `limit` requests of weight 1 in the whole trace: a bias of
-//! at most `limit / N` of miss ratio (4,096 keys in 50 million requests: 8e-5).
+//! **Promoted keys are sampled too** (since 2026-11-25; before, every request of a
+//! promoted key was kept, at weight 1). What stratifying removes is the variance of the
+//! hot keys' misses, `(1 / R - 1) m^2` for a key with `m` misses at a size; kept at rate
+//! `p` a key adds `(1 / p - 1) m^2` and costs `p` of its requests. At `p = 1` the hot
+//! keys cost every one of their requests (on a Zipf 0.9 trace the top 4,096 keys draw a
+//! third of all requests, and each goes through a nested level's stack); at
+//! `p = sqrt(R)`, the geometric mean of `R` and 1, a hot key costs `sqrt(R)` of its
+//! requests and keeps a variance `sqrt(R)` times the hash stratum's. With the same
+//! number of promoted keys, found among the keys under the wider threshold (so they are
+//! about the `limit / sqrt(R)` hottest), the variance model (`scripts/mrc-variance-model.py`,
+//! docs/mrc.md) gives the same expected error on the 50M Zipf trace's level (rate 0.1125)
+//! as promoting the top `limit` at rate 1, for 40% of the hot requests. Only keys under
+//! the wider threshold are candidates, so the detector looks at no other request.
+//!
+//! **Why it stays unbiased.** Which keys are promoted depends on the trace, on a request
+//! sample drawn with a seeded generator, and on whether a key's hash is under the wider
+//! threshold, never on where under it: so given that a key is a candidate, its hash is
+//! uniform there, and it is under the hash stratum's threshold with probability `R / p`.
+//! A promoted key is kept with probability `p` at weight `1 / p`, any other key with
+//! probability `R` at weight `1 / R`: each the inverse of its inclusion probability. A
+//! key counts in a distance with the stratum of its latest access: unbiased either way.
+//! What promotion costs is its moment: a promoted key that was not in the hash sample is
+//! not in the stack, so its first access after promotion is scored as a first access
+//! (a miss of its weight at every size) though it may hit. That is at most `limit`
+//! requests in the whole trace: a bias of at most `limit / (p N)` of miss ratio (4,096
+//! keys at `p = 0.34` in 50 million requests: 2.4e-4).
 //!
 //! **Finding the hot keys** in one pass, cheaply: a request sample (gaps drawn uniformly
 //! from `1..2 every`, from a seeded generator, so that no periodic pattern aliases with it)
@@ -44,17 +62,61 @@ use policy::{FrameId, HashIndex, KeyIndex};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
+use super::filter::SpatialFilter;
+
 /// The stack weight of a hash-sampled key: its count goes in the high half of a packed
 /// weight.
 pub const STRATUM_SAMPLED: u64 = 1 << 32;
 /// The stack weight of a promoted key: its count goes in the low half.
 pub const STRATUM_HOT: u64 = 1;
 
-/// Objects a packed weight of other keys stands for at `rate`: each promoted key is one
-/// object, each hash-sampled key `1 / rate`.
-#[inline]
-pub fn strata_objects(packed: u64, rate: f64) -> f64 {
-    (packed & (STRATUM_SAMPLED - 1)) as f64 + (packed >> 32) as f64 / rate
+/// The rate of the promoted stratum of an estimator sampling the other keys at `rate`:
+/// `sqrt(rate)`, the geometric mean of `rate` and 1 (see the module docs, "Promoted keys
+/// are sampled too"). At rate 1 it is 1.
+pub fn hot_rate(rate: f64) -> f64 {
+    rate.sqrt()
+}
+
+/// The two strata's rates of a stratified estimator: hash-sampled keys at `rate`, promoted
+/// keys at `hot_rate` (at least `rate`). Each counts `1 / rate` of its stratum's objects.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Strata {
+    /// The rate of the hash-sampled stratum.
+    pub rate: f64,
+    /// The rate of the promoted stratum.
+    pub hot_rate: f64,
+}
+
+impl Strata {
+    /// The strata of an estimator at `rate`, promoted keys kept under the filter of
+    /// [`hot_rate`]`(rate)` ([`Strata::hot_filter`]) and weighed by its exact rate.
+    pub fn at(rate: f64) -> Self {
+        Strata {
+            rate,
+            hot_rate: SpatialFilter::with_rate(hot_rate(rate)).rate(),
+        }
+    }
+
+    /// Both strata at rate 1: promoted keys kept whatever their hash, at weight 1 (the
+    /// unbounded stratified stack, whose distances are converted by its estimator).
+    pub fn exact() -> Self {
+        Strata {
+            rate: 1.0,
+            hot_rate: 1.0,
+        }
+    }
+
+    /// The filter a promoted key's hash must pass to be kept.
+    pub fn hot_filter(&self) -> SpatialFilter {
+        SpatialFilter::with_rate(self.hot_rate)
+    }
+
+    /// Objects a packed weight of other keys stands for: each promoted key `1 / hot_rate`
+    /// objects, each hash-sampled key `1 / rate`.
+    #[inline]
+    pub fn objects(&self, packed: u64) -> f64 {
+        (packed & (STRATUM_SAMPLED - 1)) as f64 / self.hot_rate + (packed >> 32) as f64 / self.rate
+    }
 }
 
 /// How hot keys are found ([`super::ApproxConfig::hot`]).
@@ -102,6 +164,8 @@ const FILTER_BITS: u32 = 16;
 #[derive(Debug)]
 pub struct HotKeys {
     config: HotConfig,
+    /// The keys that may be promoted: those the widest promoted stratum keeps.
+    candidates: SpatialFilter,
     /// Bit `hash >> (64 - FILTER_BITS)` is set when some promoted key has those top bits.
     filter: Vec<u64>,
     /// The promoted keys' hashes.
@@ -119,12 +183,16 @@ pub struct HotKeys {
 }
 
 impl HotKeys {
-    /// A detector for `config`, its request sample drawn from `seed`.
-    pub fn new(config: HotConfig, seed: u64) -> Self {
+    /// A detector for `config`, its request sample drawn from `seed`, promoting only keys
+    /// whose hash `candidates` keeps (the widest [`Strata::hot_filter`] of the estimators
+    /// it serves: no other key could be kept as promoted, so the detector neither counts
+    /// nor remembers them).
+    pub fn new(config: HotConfig, seed: u64, candidates: SpatialFilter) -> Self {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
         let countdown = gap(&mut rng, config.every);
         HotKeys {
             config,
+            candidates,
             filter: vec![0; 1 << (FILTER_BITS - 6)],
             promoted: FixedHashMap::default(),
             countdown,
@@ -137,10 +205,14 @@ impl HotKeys {
     }
 
     /// True when the key hashing to `hash` is promoted (it may be promoted by this very
-    /// request): the detector sees every request through here.
+    /// request): the detector sees every request through here, and samples those of
+    /// candidate keys.
     #[inline]
     pub fn observe(&mut self, hash: u64) -> bool {
         self.seen += 1;
+        if hash > self.candidates.threshold() {
+            return false;
+        }
         if self.is_promoted(hash) {
             self.hot_requests += 1;
             return true;
@@ -184,7 +256,8 @@ impl HotKeys {
         self.promoted.len()
     }
 
-    /// Requests to promoted keys, from each one's promotion on.
+    /// Requests to promoted keys, from each one's promotion on (all of them are
+    /// candidates).
     pub fn hot_requests(&self) -> u64 {
         self.hot_requests
     }
@@ -349,6 +422,7 @@ mod tests {
                 threshold: 1,
             },
             7,
+            SpatialFilter::with_rate(1.0),
         );
         assert!(hot.observe(10));
         assert!(hot.observe(20));
@@ -366,7 +440,7 @@ mod tests {
         // Key 1 is half of the requests, keys 1000.. are each seen once: at one request in
         // 8 and a threshold of 8, key 1 is promoted within its first ~130 requests and no
         // key seen once ever is.
-        let mut hot = HotKeys::new(HotConfig::new(16), 3);
+        let mut hot = HotKeys::new(HotConfig::new(16), 3, SpatialFilter::with_rate(1.0));
         let mut first_hot = None;
         for i in 0..20_000u64 {
             let key = if i % 2 == 0 { 1 } else { 1000 + i };

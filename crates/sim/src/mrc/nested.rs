@@ -199,11 +199,11 @@ impl NestedShards {
         }
     }
 
-    /// The same levels stratified ([`super::hot`]): each keeps the promoted keys at
-    /// weight 1 besides its hash sample ([`Shards::bounded_stratified`]; a
-    /// [`super::weighted::WeightedStack`], since a promoted key and a sampled one move a
-    /// position by different amounts), and holds up to `hot_limit` of them more. Object
-    /// mode only.
+    /// The same levels stratified ([`super::hot`]): each keeps the promoted keys under
+    /// its wider threshold, at weight `1 / sqrt(R)`, besides its hash sample
+    /// ([`Shards::bounded_stratified`]; a [`super::weighted::WeightedStack`], since a
+    /// promoted key and a sampled one move a position by different amounts), and holds up
+    /// to `hot_limit` of them more. Object mode only.
     pub fn stratified(self, hot_limit: usize) -> Self {
         let levels = self
             .levels
@@ -255,12 +255,22 @@ impl NestedShards {
         }
     }
 
-    /// Feeds a request to a promoted key to every level (stratified levels only).
+    /// Feeds a request to a promoted key to every level (stratified levels only; each
+    /// keeps it when the hash passes its own promoted stratum's filter).
     #[inline]
     pub fn access_hot(&mut self, hash: u64, size: u32) {
         for (level, _) in &mut self.levels {
             level.access_hot(hash, size);
         }
+    }
+
+    /// The widest promoted stratum's filter of the levels (stratified levels; the keys
+    /// that may be promoted at all), `None` without levels.
+    pub fn hot_filter(&self) -> Option<SpatialFilter> {
+        self.levels
+            .iter()
+            .map(|(l, _)| l.hot_filter())
+            .max_by_key(|f| f.threshold())
     }
 
     /// Feeds a delete to every level that samples its key.

@@ -33,9 +33,10 @@
 //!   Without it, the curve is normalized by the sampled weight.
 //!
 //! * **Stratified** ([`Shards::stratified`], [`super::hot`]): requests to promoted keys
-//!   ([`Shards::access_hot`]) are kept whatever their hash, at weight 1, and count as one
-//!   object in the distances above them; the rest is sampled as above. At fixed size the
-//!   promoted keys count against the budget.
+//!   ([`Shards::access_hot`]) are kept when their hash passes the promoted stratum's wider
+//!   filter (rate `sqrt(R)`, [`super::hot::hot_rate`]; at fixed size, rate 1), at weight
+//!   `1 / sqrt(R)`, and count as that many objects in the distances above them; the rest
+//!   is sampled as above. At fixed size the promoted keys count against the budget.
 //!
 //! Deletes drop the key from the stack (its next access is cold), and are not requests.
 
@@ -45,7 +46,7 @@ use hashbrown::HashSet;
 
 use super::filter::SpatialFilter;
 use super::histogram::{Buckets, CurvePoint, DistanceHistogram, Weight};
-use super::hot::{strata_objects, STRATUM_SAMPLED};
+use super::hot::{Strata, STRATUM_SAMPLED};
 use super::segments::SegmentedStack;
 use super::stack::StreamingStack;
 use super::weighted::WeightedStack;
@@ -67,8 +68,12 @@ pub struct Shards {
     rate: f64,
     /// Hashes of the held keys, largest on top, and the budget (fixed size only).
     held: Option<(BinaryHeap<u64>, usize)>,
-    /// Stratified: distances weigh promoted keys as one object each.
+    /// Stratified: distances weigh promoted keys as `1 / hot_rate` objects each.
     stratified: bool,
+    /// Stratified: the promoted stratum's rate and the largest hash it keeps (rate 1 at
+    /// fixed size, whose rate falls from 1 during the pass).
+    hot_rate: f64,
+    hot_threshold: u64,
     /// Fixed size, stratified: hashes in `held` whose keys were promoted since (they left
     /// the hash-sampled stratum; the heap cannot drop them in place).
     promoted_in_heap: HashSet<u64>,
@@ -153,14 +158,14 @@ impl Stack {
     /// `rate`: the stack distance scaled (`stratified`: promoted keys above count one
     /// object each, [`strata_objects`]), or a weighted stack's band's own size.
     #[inline]
-    fn scaled(&self, found: u64, size: u32, hot: bool, rate: f64, stratified: bool) -> f64 {
+    fn scaled(&self, found: u64, size: u32, hot: bool, strata: Strata, stratified: bool) -> f64 {
         match self {
             Stack::Weighted(s) => s.band_distance(found as usize),
             Stack::Window(s) if stratified => {
-                1.0 + strata_objects(found - s.stratum_weight(size, hot), rate)
+                1.0 + strata.objects(found - s.stratum_weight(size, hot))
             }
-            Stack::Window(s) => scaled_distance(found, s.stratum_weight(size, hot), rate),
-            Stack::Segments(_) => scaled_distance(found, 1, rate),
+            Stack::Window(s) => scaled_distance(found, s.stratum_weight(size, hot), strata.rate),
+            Stack::Segments(_) => scaled_distance(found, 1, strata.rate),
         }
     }
 
@@ -223,6 +228,8 @@ impl Shards {
             rate: filter.rate(),
             held,
             stratified: false,
+            hot_rate: 1.0,
+            hot_threshold: u64::MAX,
             promoted_in_heap: HashSet::new(),
             stack: Stack::Window(StreamingStack::new(byte_mode)),
             histogram: DistanceHistogram::new(buckets),
@@ -270,16 +277,22 @@ impl Shards {
     /// A stratified estimator (object mode, [`super::hot`]): [`Shards::access`] for the
     /// hash-sampled stratum, [`Shards::access_hot`] for promoted keys.
     pub fn stratified(sampling: Sampling, buckets: Buckets) -> Self {
+        let plain = Shards::new(sampling, buckets, false);
+        // A fixed-size sample starts at rate 1, and so does its promoted stratum.
+        let strata = Strata::at(plain.rate);
         Shards {
             stratified: true,
+            hot_rate: strata.hot_rate,
+            hot_threshold: strata.hot_filter().threshold(),
             stack: Stack::Window(StreamingStack::strata()),
-            ..Shards::new(sampling, buckets, false)
+            ..plain
         }
     }
 
     /// [`Shards::bounded`], stratified (object mode): its stack holds a key while the
-    /// keys above it stand for at most the largest capacity less one objects, promoted
-    /// keys one each, so it drops only keys whose next access misses at every capacity.
+    /// keys above it stand for at most the largest capacity less one objects (promoted
+    /// keys `1 / sqrt(rate)` each, [`Strata::at`]), so it drops only keys whose next
+    /// access misses at every capacity.
     /// It holds at most the sampled keys of [`stack_bound`] plus the promoted ones. The
     /// stack is a [`WeightedStack`] with a marker at each capacity: its curve is
     /// the stratified Fenwick stack's ([`StreamingStack::strata_bounded`]) exactly, for a
@@ -291,15 +304,19 @@ impl Shards {
         sizes.sort_unstable();
         sizes.dedup();
         let bound = largest.saturating_sub(1);
+        let plain = Shards::new(Sampling::Rate(rate), Buckets::Edges(capacities), false);
+        let strata = Strata::at(plain.rate);
         let stack = if sizes.is_empty() {
-            Stack::Window(StreamingStack::strata_bounded(rate, bound))
+            Stack::Window(StreamingStack::strata_bounded(strata, bound))
         } else {
-            Stack::Weighted(WeightedStack::new(&sizes, rate, bound))
+            Stack::Weighted(WeightedStack::new(&sizes, strata, bound))
         };
         Shards {
             stratified: true,
+            hot_rate: strata.hot_rate,
+            hot_threshold: strata.hot_filter().threshold(),
             stack,
-            ..Shards::new(Sampling::Rate(rate), Buckets::Edges(capacities), false)
+            ..plain
         }
     }
 
@@ -361,7 +378,8 @@ impl Shards {
     }
 
     /// Feeds a read or write of a promoted key (a stratified estimator,
-    /// [`Shards::stratified`]): kept whatever its hash, at weight 1.
+    /// [`Shards::stratified`]): kept when its hash passes the promoted stratum's filter
+    /// ([`Shards::hot_filter`]), at weight `1 / hot_rate`.
     #[inline]
     pub fn access_hot(&mut self, hash: u64, size: u32) {
         debug_assert!(
@@ -370,7 +388,28 @@ impl Shards {
         );
         self.requests += 1;
         self.bytes += u64::from(size);
+        if hash > self.hot_threshold {
+            return;
+        }
         self.record(hash, size, true);
+    }
+
+    /// The rates of the two strata now (a stratified estimator's; the promoted one is
+    /// the sampled one's in a plain estimator, where it is not used).
+    fn strata(&self) -> Strata {
+        Strata {
+            rate: self.rate,
+            hot_rate: if self.stratified {
+                self.hot_rate
+            } else {
+                self.rate
+            },
+        }
+    }
+
+    /// The largest hash a promoted key may have to be kept (`u64::MAX` at rate 1).
+    pub fn hot_filter(&self) -> SpatialFilter {
+        SpatialFilter::with_threshold(self.hot_threshold)
     }
 
     /// Scores a kept request: its weight (`1 / R`, or 1 for a promoted key) at its scaled
@@ -378,15 +417,15 @@ impl Shards {
     #[inline]
     fn record(&mut self, hash: u64, size: u32, hot: bool) {
         self.sampled_requests += 1;
-        let rate = self.rate;
-        let scale = if hot { 1.0 } else { 1.0 / rate };
+        let strata = self.strata();
+        let scale = 1.0 / if hot { strata.hot_rate } else { strata.rate };
         let weight = Weight {
             requests: scale,
             bytes: f64::from(size) * scale,
         };
         match self.stack.access(hash, size, hot) {
             Some(found) => {
-                let distance = self.stack.scaled(found, size, hot, rate, self.stratified);
+                let distance = self.stack.scaled(found, size, hot, strata, self.stratified);
                 self.histogram.add(distance, weight);
                 if hot && self.held.is_some() && hash <= self.filter.threshold() {
                     // It may have been held as a sampled key: its hash stays in the
@@ -487,12 +526,14 @@ impl Shards {
     /// sizes) scaled by the rate. Deleted keys are not counted.
     pub fn working_set(&self) -> Weight {
         if self.stratified {
-            // Promoted keys are counted once, the sampled ones scaled.
+            // Each stratum scaled by its own rate.
             let (weight, hot_bytes) = self.stack.strata_totals();
             let bytes = self.stack.live_bytes();
+            let strata = self.strata();
             return Weight {
-                requests: strata_objects(weight, self.rate),
-                bytes: hot_bytes as f64 + (bytes - hot_bytes) as f64 / self.rate,
+                requests: strata.objects(weight),
+                bytes: hot_bytes as f64 / strata.hot_rate
+                    + (bytes - hot_bytes) as f64 / strata.rate,
             };
         }
         Weight {

@@ -31,7 +31,7 @@
 
 use policy::{FrameId, HashIndex, KeyIndex};
 
-use super::hot::{strata_objects, STRATUM_HOT, STRATUM_SAMPLED};
+use super::hot::{Strata, STRATUM_HOT, STRATUM_SAMPLED};
 
 /// Smallest window, so that small streams do not rebuild often.
 const MIN_SLOTS: usize = 1024;
@@ -43,9 +43,10 @@ enum Weighing {
     Objects,
     /// Its size, at least 1.
     Bytes,
-    /// [`STRATUM_HOT`] or [`STRATUM_SAMPLED`] by the stratum of its latest access; `rate`
-    /// converts the weight above a key to objects for a bounded stack's trimming.
-    Strata { rate: f64 },
+    /// [`STRATUM_HOT`] or [`STRATUM_SAMPLED`] by the stratum of its latest access; the
+    /// strata's rates convert the weight above a key to objects for a bounded stack's
+    /// trimming.
+    Strata(Strata),
 }
 
 /// A live slot: the size and stratum of the access that took it.
@@ -126,18 +127,19 @@ impl StreamingStack {
     /// An empty stratified stack (object mode, [`super::hot`]): a key accessed as
     /// promoted weighs [`STRATUM_HOT`], otherwise [`STRATUM_SAMPLED`], so that a distance
     /// less the key's own weight packs the promoted and the sampled keys above it
-    /// ([`strata_objects`]).
+    /// ([`Strata::objects`]).
     pub fn strata() -> Self {
-        StreamingStack::with_weighing(Weighing::Strata { rate: 1.0 })
+        StreamingStack::with_weighing(Weighing::Strata(Strata::exact()))
     }
 
     /// A bounded stratified stack: it holds a key while the keys above it stand for at
-    /// most `bound` objects at `rate` ([`strata_objects`]), so that a stack serving sizes
-    /// up to `bound + 1` objects drops only keys whose next access misses at all of them.
-    pub fn strata_bounded(rate: f64, bound: u64) -> Self {
+    /// most `bound` objects at `strata`'s rates ([`Strata::objects`]), so that a stack
+    /// serving sizes up to `bound + 1` objects drops only keys whose next access misses at
+    /// all of them.
+    pub fn strata_bounded(strata: Strata, bound: u64) -> Self {
         StreamingStack {
             bound: Some(bound),
-            ..StreamingStack::with_weighing(Weighing::Strata { rate })
+            ..StreamingStack::with_weighing(Weighing::Strata(strata))
         }
     }
 
@@ -173,8 +175,8 @@ impl StreamingStack {
         match self.weighing {
             Weighing::Objects => 1,
             Weighing::Bytes => u64::from(held.size.max(1)),
-            Weighing::Strata { .. } if held.hot => STRATUM_HOT,
-            Weighing::Strata { .. } => STRATUM_SAMPLED,
+            Weighing::Strata(_) if held.hot => STRATUM_HOT,
+            Weighing::Strata(_) => STRATUM_SAMPLED,
         }
     }
 
@@ -258,7 +260,7 @@ impl StreamingStack {
             };
             let above = self.live_weight - self.weight(held);
             let within = match self.weighing {
-                Weighing::Strata { rate } => strata_objects(above, rate) <= bound as f64,
+                Weighing::Strata(strata) => strata.objects(above) <= bound as f64,
                 _ => above < bound,
             };
             if within {

@@ -3,8 +3,9 @@
 //!
 //! A stratified nested SHARDS level ([`super::nested`], [`super::hot`]) answers a few
 //! sizes, so of a reuse it needs only one thing: the smallest of its sizes the reuse hits
-//! at. A promoted key above the reused one counts one object and a hash-sampled key
-//! `1 / R`, and a size `c` hits when `1 + hot keys above + sampled keys above / R <= c`,
+//! at. A promoted key above the reused one counts `1 / p` objects (`p`, the promoted
+//! stratum's rate, is `sqrt(R)` or 1: [`super::hot::Strata`]) and a hash-sampled key
+//! `1 / R`, and a size `c` hits when `1 + hot keys above / p + sampled keys above / R <= c`,
 //! the very expression the stratified Fenwick stack's distance is scored with
 //! ([`super::stack::StreamingStack::strata_bounded`]). (A plain level, where every key
 //! weighs one, has a simpler stack whose markers move one key at a time:
@@ -39,38 +40,39 @@
 
 use policy::{FrameId, HashIndex, KeyIndex};
 
-use super::hot::{strata_objects, STRATUM_HOT, STRATUM_SAMPLED};
+use super::hot::{Strata, STRATUM_HOT, STRATUM_SAMPLED};
 
 /// No node.
 const NIL: u32 = u32::MAX;
 
 /// The sizes, what a marker's position means, and how far the stack reaches: marker `i`
-/// holds the keys with `1 + strata_objects(above, rate) <= caps[i]`; the stack holds
-/// those with `strata_objects(above, rate) <= bound`.
+/// holds the keys with `1 + strata.objects(above) <= caps[i]`; the stack holds those with
+/// `strata.objects(above) <= bound`.
 #[derive(Debug)]
 struct Fit {
     caps: Vec<u64>,
-    rate: f64,
+    strata: Strata,
     bound: u64,
     /// Per marker, indexed by the sampled keys above: how many promoted keys above still
     /// fit (see [`promoted_that_fit`]).
     fitting: Vec<Vec<u32>>,
 }
 
-/// For a size of `cap` objects at `rate`, indexed by `s` sampled keys above a reuse:
+/// For a size of `cap` objects at `strata`'s rates, indexed by `s` sampled keys above a reuse:
 /// the number of promoted keys above it that still let it hit, i.e. it hits with `h`
 /// promoted keys above exactly when `h` is below the entry (and `s` within the table).
 /// Each entry is found with the very float comparison the Fenwick stack's distance is
 /// scored with, so a marker asks a table instead of dividing, and answers the same. Its
 /// length is the sampled keys a reuse at that size may have above it, at most `rate x
 /// cap`: a few thousand entries, of which a marker touches the few around where it sits.
-fn promoted_that_fit(cap: u64, rate: f64) -> Vec<u32> {
-    let fits = |h: u64, s: u64| 1.0 + strata_objects(s << 32 | h, rate) <= cap as f64;
+fn promoted_that_fit(cap: u64, strata: Strata) -> Vec<u32> {
+    let fits = |h: u64, s: u64| 1.0 + strata.objects(s << 32 | h) <= cap as f64;
     let mut table = Vec::new();
     let mut s = 0u64;
     while s < u64::from(u32::MAX) && fits(0, s) {
         // Within a unit of the answer; step to the exact edge.
-        let mut h = (cap as f64 - 1.0 - s as f64 / rate).max(0.0) as u64;
+        let room = cap as f64 - 1.0 - s as f64 / strata.rate;
+        let mut h = (room * strata.hot_rate).max(0.0) as u64;
         while h > 0 && !fits(h, s) {
             h -= 1;
         }
@@ -95,7 +97,7 @@ impl Fit {
     /// True when a key with `above` over it stays in the stack.
     #[inline]
     fn holds(&self, above: u64) -> bool {
-        strata_objects(above, self.rate) <= self.bound as f64
+        self.strata.objects(above) <= self.bound as f64
     }
 
     /// Bytes of the tables.
@@ -145,19 +147,19 @@ pub struct WeightedStack {
 }
 
 impl WeightedStack {
-    /// A stratified stack at `rate` for the sizes `caps` (objects, sorted, without
-    /// repeats, not empty): band `i` holds the keys whose reuse hits first at `caps[i]`,
-    /// a promoted key weighing one object and a sampled one `1 / rate`; a key leaves once
-    /// the keys above it stand for more than `bound` objects (as
-    /// [`super::stack::StreamingStack::strata_bounded`]).
-    pub fn new(caps: &[u64], rate: f64, bound: u64) -> Self {
+    /// A stratified stack at `strata`'s rates for the sizes `caps` (objects, sorted,
+    /// without repeats, not empty): band `i` holds the keys whose reuse hits first at
+    /// `caps[i]`, a promoted key weighing `1 / hot_rate` objects and a sampled one
+    /// `1 / rate`; a key leaves once the keys above it stand for more than `bound` objects
+    /// (as [`super::stack::StreamingStack::strata_bounded`]).
+    pub fn new(caps: &[u64], strata: Strata, bound: u64) -> Self {
         assert!(!caps.is_empty(), "a segmented stack needs a size");
         debug_assert!(caps.windows(2).all(|w| w[0] < w[1]));
         let fit = Fit {
             caps: caps.to_vec(),
-            rate,
+            strata,
             bound,
-            fitting: caps.iter().map(|&c| promoted_that_fit(c, rate)).collect(),
+            fitting: caps.iter().map(|&c| promoted_that_fit(c, strata)).collect(),
         };
         let markers = caps.len();
         let markers_fit = u16::try_from(markers).is_ok_and(|m| m < u16::MAX);
@@ -517,16 +519,26 @@ impl WeightedStack {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mrc::hot::hot_rate;
     use crate::mrc::stack::StreamingStack;
+
+    /// Sampled keys at `rate`, promoted ones at `hot_rate`.
+    fn strata(rate: f64, hot_rate: f64) -> Strata {
+        Strata { rate, hot_rate }
+    }
 
     #[test]
     fn promoted_that_fit_by_hand() {
         // Rate 1/2, 4 objects: 1 + h + 2 s <= 4, so h <= 3 with no sampled key above,
         // h <= 1 with one, and two sampled keys never fit.
-        assert_eq!(promoted_that_fit(4, 0.5), [4, 2]);
+        assert_eq!(promoted_that_fit(4, strata(0.5, 1.0)), [4, 2]);
         // Rate 1: the exact depth, whatever the stratum.
-        assert_eq!(promoted_that_fit(3, 1.0), [3, 2, 1]);
-        assert!(promoted_that_fit(0, 0.5).is_empty());
+        assert_eq!(promoted_that_fit(3, strata(1.0, 1.0)), [3, 2, 1]);
+        assert!(promoted_that_fit(0, strata(0.5, 1.0)).is_empty());
+        // Sampled keys at 1/4 (4 objects each), promoted ones at 1/2 (2 objects each), 10
+        // objects: 1 + 2 h + 4 s <= 10, so h <= 4 with no sampled key above, h <= 2 with
+        // one, h = 0 with two, and three never fit.
+        assert_eq!(promoted_that_fit(10, strata(0.25, 0.5)), [5, 3, 1]);
     }
 
     #[test]
@@ -534,7 +546,7 @@ mod tests {
         // Rate 1/2: a sampled key above stands for 2 objects, a promoted one for 1. Sizes
         // 2 and 4 objects: a reuse hits at 2 with at most 1 object above it, at 4 with at
         // most 3, and a key stays while at most 3 objects are above it.
-        let mut s = WeightedStack::new(&[2, 4], 0.5, 3);
+        let mut s = WeightedStack::new(&[2, 4], strata(0.5, 1.0), 3);
         assert_eq!(s.access(1, 1, false), None);
         assert_eq!(s.access(10, 1, true), None);
         assert_eq!(s.access(2, 1, false), None);
@@ -572,6 +584,36 @@ mod tests {
         assert_eq!((s.live_bytes(), s.hot_bytes()), (5, 5));
     }
 
+    #[test]
+    fn hand_worked_promoted_stratum_below_rate_one() {
+        // Sampled keys at 1/4 (4 objects each), promoted ones at 1/2 (2 objects each).
+        // Sizes 5 and 9 objects: a reuse hits at 5 with at most 4 objects above it, at 9
+        // with at most 8, and a key stays while at most 8 objects are above it.
+        let mut s = WeightedStack::new(&[5, 9], strata(0.25, 0.5), 8);
+        assert_eq!(s.access(1, 1, false), None);
+        assert_eq!(s.access(10, 1, true), None);
+        assert_eq!(s.access(2, 1, false), None);
+        // Stack 2 10 1: above 1, 4 + 2 = 6 objects: 1 + 6 = 7 hits at 9 only (band 1).
+        assert_eq!(s.access(1, 1, false), Some(1));
+        // Stack 1 2 10: above 10, 4 + 4 = 8 objects, at the bound: held, band 1.
+        assert_eq!(s.access(10, 1, true), Some(1));
+        // Stack 10 1 2: above 2, 2 + 4 = 6 objects (band 1).
+        assert_eq!(s.access(2, 1, false), Some(1));
+        // Stack 2 10 1: above 10, 4 objects: 1 + 4 = 5 hits at 5 (band 0).
+        assert_eq!(s.access(10, 1, true), Some(0));
+        s.check().unwrap();
+        // Stack 10 2 1, then a new sampled key 3 on top: above 1, 4 + 2 + 4 = 10 objects,
+        // past the bound: 1 leaves.
+        assert_eq!(s.access(3, 1, false), None);
+        assert_eq!(s.len(), 3);
+        // 1 comes back as a new key on top (stack 1 3 10 2), and 2, now under 4 + 4 + 2 =
+        // 10 objects, leaves in turn.
+        assert_eq!(s.access(1, 1, false), None);
+        s.check().unwrap();
+        assert_eq!(s.len(), 3);
+        assert_eq!(s.live_weight(), STRATUM_HOT + 2 * STRATUM_SAMPLED);
+    }
+
     /// A count drawn from `count` of values drawn from `values`, sorted, without repeats.
     fn sorted_draws(
         rng: &mut impl rand::Rng,
@@ -597,10 +639,13 @@ mod tests {
             for _ in 0..40 {
                 let keys = rng.gen_range(2..500u64);
                 let rate = [1.0, 0.5, 0.3, 0.1125, 0.01][rng.gen_range(0..5)];
+                // Promoted keys at rate 1, at the rule's rate, or between.
+                let hot_rate = [1.0, hot_rate(rate), (1.0 + rate) / 2.0][rng.gen_range(0..3)];
+                let strata = strata(rate, hot_rate);
                 let caps = sorted_draws(&mut rng, 1..6, 1..keys * 3);
                 let bound = caps.last().expect("a size") - 1;
-                let mut segmented = WeightedStack::new(&caps, rate, bound);
-                let mut fenwick = StreamingStack::strata_bounded(rate, bound);
+                let mut segmented = WeightedStack::new(&caps, strata, bound);
+                let mut fenwick = StreamingStack::strata_bounded(strata, bound);
                 // Keys at or under `promoted` are hot; it rises through the stream.
                 let mut promoted = 0;
                 for step in 0..4_000 {
@@ -619,14 +664,14 @@ mod tests {
                     let size = 1 + (key % 7) as u32;
                     let want = fenwick.access_as(key, size, hot).map(|d| {
                         let own = fenwick.stratum_weight(size, hot);
-                        let distance = 1.0 + strata_objects(d - own, rate);
+                        let distance = 1.0 + strata.objects(d - own);
                         caps.partition_point(|&c| (c as f64) < distance)
                     });
                     let got = segmented.access(key, size, hot);
                     segmented
                         .check()
                         .unwrap_or_else(|e| panic!("{seed}: step {step} {key} {hot} {got:?}: {e}"));
-                    assert_eq!(got, want, "{seed}: step {step}, rate {rate}, caps {caps:?}");
+                    assert_eq!(got, want, "{seed}: step {step}, {strata:?}, caps {caps:?}");
                     assert_eq!(segmented.len(), fenwick.len(), "{seed}: step {step}");
                     assert_eq!(segmented.live_weight(), fenwick.live_weight());
                     assert_eq!(segmented.hot_bytes(), fenwick.hot_bytes());
