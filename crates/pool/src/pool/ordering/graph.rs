@@ -21,6 +21,7 @@ use std::collections::BTreeSet;
 use bufcache_core::{FixedHashMap, FixedState};
 
 mod combine;
+mod frame_table;
 mod needs;
 mod release;
 pub use release::OrderingFault;
@@ -29,10 +30,9 @@ pub(crate) use release::{Confirm, ReleasedPage, ToConfirm};
 /// A write node's id: the value a [`super::WriteId`] carries. 0 is never issued.
 pub(crate) type NodeId = u64;
 
-/// Maps keyed by frame id, with the pool's fixed hash: the ordering state is looked up
-/// on every ordered write, under the ordering lock, and std's keyed hash cost more than
-/// the lookups themselves there (`docs/experiments/burnett-ordering.md`).
-type FrameMap<V> = hashbrown::HashMap<u32, V, FixedState>;
+/// Maps keyed by frame id: looked up several times per ordered write, under the ordering
+/// lock, so a slot per frame rather than a hash map (`graph/frame_table.rs`).
+type FrameMap<V> = frame_table::FrameTable<V>;
 
 /// What a frame's dirty data is, for the ordering.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -333,7 +333,7 @@ impl OrderState {
         let mut placement = Placement::Join;
         let open = graph_deps.is_some();
         let added = graph_deps.and_then(|deps| self.needs_of_write(deps));
-        if let Some(Tag::Pending { node: old, .. }) = self.tags.get(&frame).copied() {
+        if let Some(Tag::Pending { node: old, .. }) = self.tags.get(frame).copied() {
             let (old, cur) = (self.find(old), self.find(*node));
             if old != cur {
                 let old_after_cur = self.follows(old, cur);
@@ -365,7 +365,7 @@ impl OrderState {
                     *node = fresh;
                 }
                 placement = Placement::Duplicate { node: old };
-                self.tags.remove(&frame);
+                self.tags.remove(frame);
             } else {
                 self.bump_gen(frame);
                 self.set_needs(frame, true, added);
@@ -390,10 +390,10 @@ impl OrderState {
     /// touched (its level still counts it), the frame just stays dirty for the usual
     /// write-back.
     pub fn plain_write(&mut self, frame: u32) {
-        match self.tags.get(&frame).copied() {
+        match self.tags.get(frame).copied() {
             Some(Tag::Pending { .. }) => self.bump_gen(frame),
             Some(Tag::InFlight { .. }) => {
-                self.tags.remove(&frame);
+                self.tags.remove(frame);
             }
             None => {}
         }
@@ -402,7 +402,7 @@ impl OrderState {
     fn bump_gen(&mut self, frame: u32) {
         self.gen += 1;
         let gen = self.gen;
-        if let Some(Tag::Pending { gen: g, .. }) = self.tags.get_mut(&frame) {
+        if let Some(Tag::Pending { gen: g, .. }) = self.tags.get_mut(frame) {
             *g = gen;
         }
     }
@@ -411,7 +411,7 @@ impl OrderState {
     /// more version of `node`.
     fn tag(&mut self, frame: u32, node: NodeId) {
         self.gen += 1;
-        let fresh = !matches!(self.tags.get(&frame), Some(Tag::Pending { .. }));
+        let fresh = !matches!(self.tags.get(frame), Some(Tag::Pending { .. }));
         self.tags.insert(
             frame,
             Tag::Pending {
@@ -463,7 +463,7 @@ impl OrderState {
 
     /// The tag of a frame.
     pub fn tag_of(&self, frame: u32) -> Option<Tag> {
-        self.tags.get(&frame).copied()
+        self.tags.get(frame).copied()
     }
 
     /// Anything not yet durable.
@@ -507,13 +507,12 @@ impl OrderState {
         if ready.is_empty() {
             return (Vec::new(), Vec::new());
         }
-        let mut frames: Vec<(u32, Tag)> = self
+        let frames: Vec<(u32, Tag)> = self
             .tags
             .iter()
             .filter(|(_, t)| matches!(t, Tag::Pending { node, .. } if ready.contains(&self.find(*node))))
-            .map(|(&f, &t)| (f, t))
+            .map(|(f, &t)| (f, t))
             .collect();
-        frames.sort_unstable_by_key(|&(f, _)| f);
         let dups = self
             .dups
             .iter()
@@ -537,7 +536,7 @@ impl OrderState {
         let Tag::Pending { node, gen } = seen else {
             return false;
         };
-        if self.tags.get(&frame) != Some(&seen) {
+        if self.tags.get(frame) != Some(&seen) {
             return false;
         }
         self.tags.insert(frame, Tag::InFlight { node, gen });
@@ -559,8 +558,8 @@ impl OrderState {
             return false;
         };
         self.version_durable(node);
-        if self.tags.get(&frame) == Some(&Tag::InFlight { node, gen }) {
-            self.tags.remove(&frame);
+        if self.tags.get(frame) == Some(&Tag::InFlight { node, gen }) {
+            self.tags.remove(frame);
             return true;
         }
         false
@@ -601,7 +600,7 @@ impl OrderState {
             node.error = Some(why.to_string());
         }
         if let Some((frame, Tag::Pending { node, gen })) = frame {
-            if self.tags.get(&frame) == Some(&Tag::InFlight { node, gen }) {
+            if self.tags.get(frame) == Some(&Tag::InFlight { node, gen }) {
                 self.tags.insert(frame, Tag::Pending { node, gen });
             }
         }
@@ -613,7 +612,7 @@ impl OrderState {
     /// The frame's data is gone (its page was truncated away or its file closed): its
     /// version will never be written, so it no longer holds its node back.
     pub fn frame_dropped(&mut self, frame: u32) {
-        if let Some(Tag::Pending { node, .. }) = self.tags.remove(&frame) {
+        if let Some(Tag::Pending { node, .. }) = self.tags.remove(frame) {
             self.version_durable(node);
         }
     }

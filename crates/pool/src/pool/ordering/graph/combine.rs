@@ -45,7 +45,7 @@ impl OrderState {
     /// records, with no dependency), and the other threads' log writers queued on that
     /// latch meanwhile (`docs/experiments/burnett-ordering.md`).
     pub(super) fn join_pending(&mut self, frame: u32, deps: &[NodeId]) -> Option<NodeId> {
-        let Some(Tag::Pending { node, .. }) = self.tags.get(&frame).copied() else {
+        let Some(Tag::Pending { node, .. }) = self.tags.get(frame).copied() else {
             return None;
         };
         let x = self.find(node);

@@ -138,7 +138,7 @@ impl OrderState {
         // counts them.
         let mut frames: Vec<(u32, NodeId)> = Vec::new();
         let mut frame_versions: FixedHashMap<u32> = FixedHashMap::default();
-        for (&f, &t) in &self.tags {
+        for (f, &t) in self.tags.iter() {
             if let Tag::Pending { node, .. } = t {
                 let n = self.find(node);
                 if let Some(&all) = leaves.get(&n) {
@@ -157,7 +157,7 @@ impl OrderState {
         frames.sort_unstable();
         let confirm_at_once = self.fault == Some(OrderingFault::ConfirmWithoutSync);
         for &(frame, n) in &frames {
-            self.tags.remove(&frame);
+            self.tags.remove(frame);
             let held = page_of(frame);
             debug_assert_eq!(held.frame, frame, "page_of answers for the frame asked");
             let node = self.live.get_mut(&n).expect("a leaf is live");
@@ -181,10 +181,10 @@ impl OrderState {
     /// or duplicates it as with any pending version.
     pub fn unrelease(&mut self, held: ReleasedPage) {
         let frame = held.frame;
-        let Some(raw) = self.released_frames.remove(&frame) else {
+        let Some(raw) = self.released_frames.remove(frame) else {
             return;
         };
-        if self.tags.contains_key(&frame) {
+        if self.tags.contains_key(frame) {
             return;
         }
         let n = self.find(raw);
@@ -294,10 +294,10 @@ impl OrderState {
         for p in pages {
             let mine = self
                 .released_frames
-                .get(&p.frame)
+                .get(p.frame)
                 .is_some_and(|&r| self.find(r) == n);
             if mine && !left.contains(&p.frame) {
-                self.released_frames.remove(&p.frame);
+                self.released_frames.remove(p.frame);
             }
         }
     }
