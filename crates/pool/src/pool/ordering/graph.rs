@@ -507,10 +507,17 @@ impl OrderState {
         if ready.is_empty() {
             return (Vec::new(), Vec::new());
         }
+        // Every tagged frame is looked at, under the ordering lock: each node id once.
+        let mut in_ready = release::LeafOf::default();
         let frames: Vec<(u32, Tag)> = self
             .tags
             .iter()
-            .filter(|(_, t)| matches!(t, Tag::Pending { node, .. } if ready.contains(&self.find(*node))))
+            .filter(|&(_, &t)| match t {
+                Tag::Pending { node, .. } => in_ready
+                    .get(node, |raw| ready.contains(&self.find(raw)).then_some(0))
+                    .is_some(),
+                Tag::InFlight { .. } => false,
+            })
             .map(|(f, &t)| (f, t))
             .collect();
         let dups = self
@@ -687,11 +694,19 @@ impl OrderState {
             return false;
         }
         let node = self.live.remove(&id).expect("looked up above");
-        for alias in node.aliases {
+        for &alias in &node.aliases {
             self.merged.remove(&alias);
-            self.followers.remove(&alias);
-            if let Some(waiting) = self.dependents.remove(&alias) {
-                self.candidates.extend(waiting);
+        }
+        // Only a node something was made to follow (under any name) has names among the
+        // followers' and dependents' keys (both are keyed by dependencies, which are
+        // marked `followed` when the edge is made): a data node combined from thousands
+        // of writes has thousands of names and none there.
+        if node.followed {
+            for alias in node.aliases {
+                self.followers.remove(&alias);
+                if let Some(waiting) = self.dependents.remove(&alias) {
+                    self.candidates.extend(waiting);
+                }
             }
         }
         true
