@@ -61,9 +61,10 @@ impl Written {
     }
 }
 
-/// Candidates a level's sweep looks at before it lets waiting writers take the ordering
-/// lock (a level after thousands of transactions has thousands of candidates, and the
-/// writers of the log's last page queued behind the whole sweep).
+/// Candidates a level's sweep looks at (and released pages a confirmation takes) before
+/// it lets waiting writers take the ordering lock (a level after thousands of
+/// transactions has thousands of candidates, and the writers of the log's last page
+/// queued behind the whole sweep).
 const SWEEP_STEP: usize = 256;
 
 /// Sweep the graph, in steps between which a writer waiting for the lock gets it.
@@ -78,7 +79,7 @@ impl Inner {
     /// first error after trying them all (each failed version stays pending with its
     /// node's error, and the next level retries it).
     pub(in crate::pool) fn flush_level(&self, scope: Scope<'_>) -> Result<usize, PoolError> {
-        let (mut frames, dups, released, confirming) = {
+        let (mut frames, dups, released, mut confirming) = {
             let mut l = self.order.locked.lock();
             sweep_fairly(&mut l);
             let released = self.release_ready_leaves(&mut l);
@@ -86,6 +87,11 @@ impl Inner {
             let confirming = l.graph.confirmations(scope.wanted, scope.confirm);
             (frames, dups, released, confirming)
         };
+        // Released pages are checked (and forced ones written) in frame order.
+        for c in &mut confirming {
+            c.pages
+                .sort_unstable_by_key(|p| (p.frame, p.owner, p.page, p.incarnation));
+        }
         if let Some(age_ns) = scope.min_age_ns {
             let now = self.now_ns();
             frames.retain(|&(id, _)| {
@@ -347,7 +353,12 @@ impl Inner {
                 let why = why.unwrap_or("sync failed");
                 l.graph.failed(c.node, None, None, why);
             } else {
-                l.graph.confirm(c.node, &c.pages);
+                // In steps, between which writers waiting for the lock get it: the
+                // flusher's share can be a node with tens of thousands of released pages.
+                for step in c.pages.chunks(SWEEP_STEP) {
+                    l.graph.confirm(c.node, step);
+                    MutexGuard::bump(&mut l);
+                }
                 confirmed += 1;
             }
         }

@@ -138,8 +138,9 @@ pub(crate) struct OrderState {
     candidates: Vec<NodeId>,
     /// Duplicates made so far (for the stats).
     pub duplicates_made: u64,
-    /// Frames carrying a released version not yet confirmed: frame -> its node (raw id).
-    released_frames: FrameMap<NodeId>,
+    /// Frames carrying a released version not yet confirmed: frame -> its node (raw id)
+    /// and the version (the frame's last released one).
+    released_frames: FrameMap<(NodeId, ReleasedPage)>,
     /// Nodes with released versions not yet confirmed (raw ids as released).
     released_nodes: BTreeSet<NodeId>,
     /// Released nodes that gained a dependent (raw ids): a level confirms these, forced,

@@ -204,7 +204,7 @@ impl OrderState {
             released[i].0 += 1;
             if !confirm_at_once {
                 released[i].1.push(held);
-                self.released_frames.insert(frame, leaves[i].0);
+                self.released_frames.insert(frame, (leaves[i].0, held));
             }
         }
         for (&(n, _), (count, pages)) in leaves.iter().zip(released) {
@@ -230,7 +230,7 @@ impl OrderState {
     /// or duplicates it as with any pending version.
     pub fn unrelease(&mut self, held: ReleasedPage) {
         let frame = held.frame;
-        let Some(raw) = self.released_frames.remove(frame) else {
+        let Some((raw, _)) = self.released_frames.remove(frame) else {
             return;
         };
         if self.tags.contains_key(frame) {
@@ -304,9 +304,10 @@ impl OrderState {
             }
         }
         let force_others = rest == Confirm::Every;
+        // Pages in no particular order (the caller sorts them after the lock is released:
+        // the flusher's share can be tens of thousands).
         let entry = |n: NodeId, force: bool| {
-            let mut pages: Vec<ReleasedPage> = self.live[&n].unconfirmed.iter().copied().collect();
-            pages.sort_unstable_by_key(|p| (p.frame, p.owner, p.page, p.incarnation));
+            let pages: Vec<ReleasedPage> = self.live[&n].unconfirmed.iter().copied().collect();
             ToConfirm {
                 node: n,
                 force,
@@ -330,22 +331,23 @@ impl OrderState {
         for p in pages {
             live.unconfirmed.remove(p);
         }
-        // Frames with versions of the node still unconfirmed (a frame released again
-        // after an eviction and a new load): usually none.
-        let left: hashbrown::HashSet<u32, bufcache_core::FixedState> =
-            live.unconfirmed.iter().map(|p| p.frame).collect();
-        if left.is_empty() {
+        if live.unconfirmed.is_empty() {
             if live.pending == 0 {
                 live.error = None;
             }
             self.candidates.push(n);
         }
+        // A frame's record names its last released version: it goes with that version
+        // (an older one of the same frame, released before an eviction and a new load,
+        // can no longer be taken back: the frame holds another load). Checking the
+        // version rather than looking for other versions of the node at the frame keeps
+        // this in proportion to `pages`, so a large node can be confirmed in steps.
         for p in pages {
-            let mine = self
+            let last = self
                 .released_frames
                 .get(p.frame)
-                .is_some_and(|&r| self.find(r) == n);
-            if mine && !left.contains(&p.frame) {
+                .is_some_and(|&(r, q)| q == *p && self.find(r) == n);
+            if last {
                 self.released_frames.remove(p.frame);
             }
         }
