@@ -517,10 +517,18 @@ mod tests {
 
         write_back(0);
         let from = st.log_len();
-        assert_eq!(inner.flush_level(unforced).unwrap(), 1, "one node confirmed");
+        assert_eq!(
+            inner.flush_level(unforced).unwrap(),
+            1,
+            "one node confirmed"
+        );
         assert_eq!(syncs_since(&st, from), ["/data"]);
         assert_eq!(pool.ordering_stats().released_unconfirmed, 1);
-        assert_eq!(status(d0), Ok(Status::Pending), "page 1 is not on storage yet");
+        assert_eq!(
+            status(d0),
+            Ok(Status::Pending),
+            "page 1 is not on storage yet"
+        );
         assert_eq!(status(d1), Ok(Status::Pending));
 
         write_back(1);
@@ -528,7 +536,10 @@ mod tests {
         inner.flush_level(unforced).unwrap();
         assert_eq!(syncs_since(&st, from), ["/data"]);
         assert_eq!(pool.ordering_stats().released_unconfirmed, 0);
-        assert_eq!((status(d0), status(d1)), (Ok(Status::Durable), Ok(Status::Durable)));
+        assert_eq!(
+            (status(d0), status(d1)),
+            (Ok(Status::Durable), Ok(Status::Durable))
+        );
         let mut want = vec![8; 50];
         want.resize(4096, 0);
         want.extend([9; 50]);

@@ -5,10 +5,10 @@
 //! holds the page's latch: the tag, what the bytes need, whether the frame carries a
 //! released version. As hash maps these cost a hash and a probe each, and they grew by
 //! rehashing into fresh memory while a run warmed up (page faults in the write path,
-//! `docs/experiments/burnett-ordering.md`, "One slot per frame"). Indexed by id, a lookup
-//! is one load and the table never moves once it covers every frame. A walk visits
-//! every slot, which is the pool's frame count: the level and release walks that use it
-//! looked at every tagged frame already, up to all of them.
+//! `docs/experiments/burnett-ordering.md`, "Where graphs' extra CPU goes"). Indexed by
+//! id, a lookup is one load and the table never moves once it covers every frame. A
+//! walk visits every slot, which is the pool's frame count: the level and release walks
+//! that use it looked at every tagged frame already, up to all of them.
 
 /// Values by frame id (see the module docs).
 #[derive(Clone, Debug)]

@@ -78,7 +78,11 @@ impl Default for LeafOf {
 
 impl LeafOf {
     /// `look(raw)`'s answer for `raw`, remembered.
-    pub(super) fn get(&mut self, raw: NodeId, look: impl FnOnce(NodeId) -> Option<usize>) -> Option<usize> {
+    pub(super) fn get(
+        &mut self,
+        raw: NodeId,
+        look: impl FnOnce(NodeId) -> Option<usize>,
+    ) -> Option<usize> {
         let slot = &mut self.slots[(raw % LEAF_OF_SLOTS as u64) as usize];
         if slot.0 != raw {
             *slot = (raw, look(raw));
@@ -219,8 +223,13 @@ impl OrderState {
                 self.released_nodes.insert(n);
             }
         }
-        self.candidates
-            .extend(leaves.iter().zip(&whole).filter(|(_, &w)| w).map(|(&(n, _), _)| n));
+        self.candidates.extend(
+            leaves
+                .iter()
+                .zip(&whole)
+                .filter(|(_, &w)| w)
+                .map(|(&(n, _), _)| n),
+        );
         frames.into_iter().map(|(f, _)| f).collect()
     }
 
