@@ -16,7 +16,7 @@
 //! dependency after it was released (that node is not ready before the confirmation, so
 //! the dependency is on storage before the dependent is written), and `fsync`-like calls
 //! that make everything durable. The flusher confirms the rest, without forcing, once per
-//! interval (one sync per file).
+//! interval (one sync per file), page by page: the pages written by then.
 //!
 //! A new ordered write to a frame that carries a released version takes that version
 //! back first ([`OrderState::unrelease`]): it is pending again, and the usual rules
@@ -96,7 +96,8 @@ impl LeafOf {
 pub(crate) enum Confirm {
     /// Only the needed ones.
     Needed,
-    /// Also every other one whose pages are already written (the flusher's share).
+    /// Also the already written pages of every other one (the flusher's share: the
+    /// level confirms those pages, and the node's dirty ones wait for a later sync).
     AlsoWritten,
     /// Every one, writing its dirty pages first (`fsync`, `sync_all`, `close`).
     Every,
