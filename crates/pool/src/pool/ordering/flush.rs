@@ -61,9 +61,10 @@ impl Written {
     }
 }
 
-/// Candidates a level's sweep looks at before it lets waiting writers take the ordering
-/// lock (a level after thousands of transactions has thousands of candidates, and the
-/// writers of the log's last page queued behind the whole sweep).
+/// Candidates a level's sweep looks at (and released pages a confirmation takes) before
+/// it lets waiting writers take the ordering lock (a level after thousands of
+/// transactions has thousands of candidates, and the writers of the log's last page
+/// queued behind the whole sweep).
 const SWEEP_STEP: usize = 256;
 
 /// Sweep the graph, in steps between which a writer waiting for the lock gets it.
@@ -78,7 +79,7 @@ impl Inner {
     /// first error after trying them all (each failed version stays pending with its
     /// node's error, and the next level retries it).
     pub(in crate::pool) fn flush_level(&self, scope: Scope<'_>) -> Result<usize, PoolError> {
-        let (mut frames, dups, released, confirming) = {
+        let (mut frames, dups, released, mut confirming) = {
             let mut l = self.order.locked.lock();
             sweep_fairly(&mut l);
             let released = self.release_ready_leaves(&mut l);
@@ -86,6 +87,11 @@ impl Inner {
             let confirming = l.graph.confirmations(scope.wanted, scope.confirm);
             (frames, dups, released, confirming)
         };
+        // Released pages are checked (and forced ones written) in frame order.
+        for c in &mut confirming {
+            c.pages
+                .sort_unstable_by_key(|p| (p.frame, p.owner, p.page, p.incarnation));
+        }
         if let Some(age_ns) = scope.min_age_ns {
             let now = self.now_ns();
             frames.retain(|&(id, _)| {
@@ -232,16 +238,32 @@ impl Inner {
         released.len()
     }
 
-    /// The released nodes of `confirming` whose every page is written (writing the dirty
-    /// ones of forced nodes now): a sync of their files that starts after this confirms
-    /// them. A write error is recorded on its node, for its waiters.
+    /// What a sync of their files that starts after this confirms: the released nodes of
+    /// `confirming` that are forced, if every page is written (writing the dirty ones
+    /// now), and of the others the pages written so far. A write error is recorded on its
+    /// node, for its waiters.
+    ///
+    /// Unforced nodes are confirmed page by page: a node combined from many transactions'
+    /// data writes gains released pages at every level, and some of them are always still
+    /// dirty in the pool when the flusher looks, so a node confirmed only when all its
+    /// pages are written could stay unconfirmed (live, its pages in the graph's maps, its
+    /// frames taken back by every write to them) until something forced it.
     fn released_written(
         &self,
         confirming: Vec<ToConfirm>,
         first_err: &mut Option<PoolError>,
     ) -> Vec<ToConfirm> {
         let mut out = Vec::new();
-        for c in confirming {
+        for mut c in confirming {
+            if !c.force {
+                // Unforced: nothing is written here, so nothing fails.
+                c.pages
+                    .retain(|&p| matches!(self.released_page_written(p, false), Ok(true)));
+                if !c.pages.is_empty() {
+                    out.push(c);
+                }
+                continue;
+            }
             let mut all = true;
             for &p in &c.pages {
                 match self.released_page_written(p, c.force) {
@@ -257,9 +279,6 @@ impl Inner {
                         first_err.get_or_insert(e);
                         all = false;
                     }
-                }
-                if !all && !c.force {
-                    break;
                 }
             }
             if all {
@@ -334,7 +353,12 @@ impl Inner {
                 let why = why.unwrap_or("sync failed");
                 l.graph.failed(c.node, None, None, why);
             } else {
-                l.graph.confirm(c.node, &c.pages);
+                // In steps, between which writers waiting for the lock get it: the
+                // flusher's share can be a node with tens of thousands of released pages.
+                for step in c.pages.chunks(SWEEP_STEP) {
+                    l.graph.confirm(c.node, step);
+                    MutexGuard::bump(&mut l);
+                }
                 confirmed += 1;
             }
         }
@@ -436,5 +460,89 @@ impl Inner {
                 g.header().write_failed.store(false, Ordering::Relaxed);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::graph::{Confirm, Status};
+    use super::Scope;
+    use crate::pool::check::quiet_builder;
+    use crate::stats::Counter;
+    use crate::{RecordingStorage, StorageEvent};
+
+    /// The syncs after log position `from`, by path.
+    fn syncs_since(st: &RecordingStorage, from: usize) -> Vec<String> {
+        st.log()[from..]
+            .iter()
+            .filter_map(|e| match e {
+                StorageEvent::Sync { path } => Some(path.display().to_string()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The flusher's confirmation (unforced) takes a released node's written pages and
+    /// leaves its dirty ones for a later sync, instead of waiting until every page is
+    /// written: two data writes after one log record are one node; once the log is
+    /// durable both pages are released; the write-back writes page 0 only; the unforced
+    /// confirmation syncs the data file and confirms page 0 alone (the node stays pending
+    /// with page 1); after page 1 is written, the next one confirms it and the node is
+    /// durable, with no write of its own.
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn the_flushers_confirmation_takes_a_nodes_written_pages_and_leaves_the_rest() {
+        let st = RecordingStorage::new();
+        let pool = quiet_builder(16, "fifo")
+            .build_with_storage(st.clone())
+            .unwrap();
+        let inner = &pool.inner;
+        let log = pool.create("/log").unwrap();
+        let data = pool.create("/data").unwrap();
+        let l = pool.graph_write(log, 0, &[7; 50], &[]).unwrap();
+        let d0 = pool.graph_write(data, 0, &[8; 50], &[l]).unwrap();
+        let d1 = pool.graph_write(data, 4096, &[9; 50], &[l]).unwrap();
+        pool.wait_durable(l).unwrap();
+        assert_eq!(pool.ordering_stats().released_unconfirmed, 2);
+        let status = |id: crate::WriteId| inner.order.locked.lock().graph.status(id.get());
+        let unforced = Scope {
+            confirm: Confirm::AlsoWritten,
+            ..Scope::ALL
+        };
+        let write_back = |page: u64| {
+            let f = inner.table.get(data.key(page)).expect("resident");
+            let (cleaned, err) = inner.clean_frames(&[f], true, Counter::FlusherWrites, None);
+            assert_eq!((cleaned, err.is_none()), (1, true));
+        };
+
+        write_back(0);
+        let from = st.log_len();
+        assert_eq!(
+            inner.flush_level(unforced).unwrap(),
+            1,
+            "one node confirmed"
+        );
+        assert_eq!(syncs_since(&st, from), ["/data"]);
+        assert_eq!(pool.ordering_stats().released_unconfirmed, 1);
+        assert_eq!(
+            status(d0),
+            Ok(Status::Pending),
+            "page 1 is not on storage yet"
+        );
+        assert_eq!(status(d1), Ok(Status::Pending));
+
+        write_back(1);
+        let from = st.log_len();
+        inner.flush_level(unforced).unwrap();
+        assert_eq!(syncs_since(&st, from), ["/data"]);
+        assert_eq!(pool.ordering_stats().released_unconfirmed, 0);
+        assert_eq!(
+            (status(d0), status(d1)),
+            (Ok(Status::Durable), Ok(Status::Durable))
+        );
+        let mut want = vec![8; 50];
+        want.resize(4096, 0);
+        want.extend([9; 50]);
+        assert_eq!(st.contents(std::path::Path::new("/data")).unwrap(), want);
     }
 }

@@ -21,6 +21,7 @@ use std::collections::BTreeSet;
 use bufcache_core::{FixedHashMap, FixedState};
 
 mod combine;
+mod frame_table;
 mod needs;
 mod release;
 pub use release::OrderingFault;
@@ -29,10 +30,9 @@ pub(crate) use release::{Confirm, ReleasedPage, ToConfirm};
 /// A write node's id: the value a [`super::WriteId`] carries. 0 is never issued.
 pub(crate) type NodeId = u64;
 
-/// Maps keyed by frame id, with the pool's fixed hash: the ordering state is looked up
-/// on every ordered write, under the ordering lock, and std's keyed hash cost more than
-/// the lookups themselves there (`docs/experiments/burnett-ordering.md`).
-type FrameMap<V> = hashbrown::HashMap<u32, V, FixedState>;
+/// Maps keyed by frame id: looked up several times per ordered write, under the ordering
+/// lock, so a slot per frame rather than a hash map (`graph/frame_table.rs`).
+type FrameMap<V> = frame_table::FrameTable<V>;
 
 /// What a frame's dirty data is, for the ordering.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -138,8 +138,9 @@ pub(crate) struct OrderState {
     candidates: Vec<NodeId>,
     /// Duplicates made so far (for the stats).
     pub duplicates_made: u64,
-    /// Frames carrying a released version not yet confirmed: frame -> its node (raw id).
-    released_frames: FrameMap<NodeId>,
+    /// Frames carrying a released version not yet confirmed: frame -> its node (raw id)
+    /// and the version (the frame's last released one).
+    released_frames: FrameMap<(NodeId, ReleasedPage)>,
     /// Nodes with released versions not yet confirmed (raw ids as released).
     released_nodes: BTreeSet<NodeId>,
     /// Released nodes that gained a dependent (raw ids): a level confirms these, forced,
@@ -333,7 +334,7 @@ impl OrderState {
         let mut placement = Placement::Join;
         let open = graph_deps.is_some();
         let added = graph_deps.and_then(|deps| self.needs_of_write(deps));
-        if let Some(Tag::Pending { node: old, .. }) = self.tags.get(&frame).copied() {
+        if let Some(Tag::Pending { node: old, .. }) = self.tags.get(frame).copied() {
             let (old, cur) = (self.find(old), self.find(*node));
             if old != cur {
                 let old_after_cur = self.follows(old, cur);
@@ -365,7 +366,7 @@ impl OrderState {
                     *node = fresh;
                 }
                 placement = Placement::Duplicate { node: old };
-                self.tags.remove(&frame);
+                self.tags.remove(frame);
             } else {
                 self.bump_gen(frame);
                 self.set_needs(frame, true, added);
@@ -390,10 +391,10 @@ impl OrderState {
     /// touched (its level still counts it), the frame just stays dirty for the usual
     /// write-back.
     pub fn plain_write(&mut self, frame: u32) {
-        match self.tags.get(&frame).copied() {
+        match self.tags.get(frame).copied() {
             Some(Tag::Pending { .. }) => self.bump_gen(frame),
             Some(Tag::InFlight { .. }) => {
-                self.tags.remove(&frame);
+                self.tags.remove(frame);
             }
             None => {}
         }
@@ -402,7 +403,7 @@ impl OrderState {
     fn bump_gen(&mut self, frame: u32) {
         self.gen += 1;
         let gen = self.gen;
-        if let Some(Tag::Pending { gen: g, .. }) = self.tags.get_mut(&frame) {
+        if let Some(Tag::Pending { gen: g, .. }) = self.tags.get_mut(frame) {
             *g = gen;
         }
     }
@@ -411,7 +412,7 @@ impl OrderState {
     /// more version of `node`.
     fn tag(&mut self, frame: u32, node: NodeId) {
         self.gen += 1;
-        let fresh = !matches!(self.tags.get(&frame), Some(Tag::Pending { .. }));
+        let fresh = !matches!(self.tags.get(frame), Some(Tag::Pending { .. }));
         self.tags.insert(
             frame,
             Tag::Pending {
@@ -463,7 +464,7 @@ impl OrderState {
 
     /// The tag of a frame.
     pub fn tag_of(&self, frame: u32) -> Option<Tag> {
-        self.tags.get(&frame).copied()
+        self.tags.get(frame).copied()
     }
 
     /// Anything not yet durable.
@@ -507,13 +508,19 @@ impl OrderState {
         if ready.is_empty() {
             return (Vec::new(), Vec::new());
         }
-        let mut frames: Vec<(u32, Tag)> = self
+        // Every tagged frame is looked at, under the ordering lock: each node id once.
+        let mut in_ready = release::LeafOf::default();
+        let frames: Vec<(u32, Tag)> = self
             .tags
             .iter()
-            .filter(|(_, t)| matches!(t, Tag::Pending { node, .. } if ready.contains(&self.find(*node))))
-            .map(|(&f, &t)| (f, t))
+            .filter(|&(_, &t)| match t {
+                Tag::Pending { node, .. } => in_ready
+                    .get(node, |raw| ready.contains(&self.find(raw)).then_some(0))
+                    .is_some(),
+                Tag::InFlight { .. } => false,
+            })
+            .map(|(f, &t)| (f, t))
             .collect();
-        frames.sort_unstable_by_key(|&(f, _)| f);
         let dups = self
             .dups
             .iter()
@@ -537,7 +544,7 @@ impl OrderState {
         let Tag::Pending { node, gen } = seen else {
             return false;
         };
-        if self.tags.get(&frame) != Some(&seen) {
+        if self.tags.get(frame) != Some(&seen) {
             return false;
         }
         self.tags.insert(frame, Tag::InFlight { node, gen });
@@ -559,8 +566,8 @@ impl OrderState {
             return false;
         };
         self.version_durable(node);
-        if self.tags.get(&frame) == Some(&Tag::InFlight { node, gen }) {
-            self.tags.remove(&frame);
+        if self.tags.get(frame) == Some(&Tag::InFlight { node, gen }) {
+            self.tags.remove(frame);
             return true;
         }
         false
@@ -601,7 +608,7 @@ impl OrderState {
             node.error = Some(why.to_string());
         }
         if let Some((frame, Tag::Pending { node, gen })) = frame {
-            if self.tags.get(&frame) == Some(&Tag::InFlight { node, gen }) {
+            if self.tags.get(frame) == Some(&Tag::InFlight { node, gen }) {
                 self.tags.insert(frame, Tag::Pending { node, gen });
             }
         }
@@ -613,7 +620,7 @@ impl OrderState {
     /// The frame's data is gone (its page was truncated away or its file closed): its
     /// version will never be written, so it no longer holds its node back.
     pub fn frame_dropped(&mut self, frame: u32) {
-        if let Some(Tag::Pending { node, .. }) = self.tags.remove(&frame) {
+        if let Some(Tag::Pending { node, .. }) = self.tags.remove(frame) {
             self.version_durable(node);
         }
     }
@@ -688,11 +695,19 @@ impl OrderState {
             return false;
         }
         let node = self.live.remove(&id).expect("looked up above");
-        for alias in node.aliases {
+        for &alias in &node.aliases {
             self.merged.remove(&alias);
-            self.followers.remove(&alias);
-            if let Some(waiting) = self.dependents.remove(&alias) {
-                self.candidates.extend(waiting);
+        }
+        // Only a node something was made to follow (under any name) has names among the
+        // followers' and dependents' keys (both are keyed by dependencies, which are
+        // marked `followed` when the edge is made): a data node combined from thousands
+        // of writes has thousands of names and none there.
+        if node.followed {
+            for alias in node.aliases {
+                self.followers.remove(&alias);
+                if let Some(waiting) = self.dependents.remove(&alias) {
+                    self.candidates.extend(waiting);
+                }
             }
         }
         true

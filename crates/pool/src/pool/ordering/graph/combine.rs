@@ -6,6 +6,34 @@ use bufcache_core::FixedState;
 
 use super::{NodeId, OrderState, Tag};
 
+/// A set of node ids kept in an array while it is small (the common case: the few nodes
+/// a reachability search passes between data and log nodes) and in a hash set past
+/// that, so the write path does not allocate a hash table for two or three ids.
+#[derive(Default)]
+struct SmallIds {
+    few: [NodeId; FEW],
+    len: usize,
+    many: hashbrown::HashSet<NodeId, FixedState>,
+}
+
+/// Ids kept in the array before the set takes over.
+const FEW: usize = 8;
+
+impl SmallIds {
+    /// Add `id`; false if it was there.
+    fn insert(&mut self, id: NodeId) -> bool {
+        if self.len < FEW {
+            if self.few[..self.len].contains(&id) {
+                return false;
+            }
+            self.few[self.len] = id;
+            self.len += 1;
+            return true;
+        }
+        !self.few.contains(&id) && self.many.insert(id)
+    }
+}
+
 impl OrderState {
     /// A graph write that follows live node `after` alone joins the node of the last such
     /// write, if that node is a graph node that still follows `after` and nothing else
@@ -45,25 +73,26 @@ impl OrderState {
     /// records, with no dependency), and the other threads' log writers queued on that
     /// latch meanwhile (`docs/experiments/burnett-ordering.md`).
     pub(super) fn join_pending(&mut self, frame: u32, deps: &[NodeId]) -> Option<NodeId> {
-        let Some(Tag::Pending { node, .. }) = self.tags.get(&frame).copied() else {
+        let Some(Tag::Pending { node, .. }) = self.tags.get(frame).copied() else {
             return None;
         };
         let x = self.find(node);
         let held = &self.live.get(&x)?.deps;
-        let live_deps: Vec<NodeId> = deps
-            .iter()
-            .chain(self.floor.iter())
-            .map(|&d| self.find(d))
-            .filter(|d| self.live.contains_key(d))
-            .collect();
-        if !live_deps
-            .iter()
-            .all(|&d| held.iter().any(|&h| self.find(h) == d))
-        {
+        // Two passes over the few dependencies rather than a vector of the live ones: this
+        // runs under the ordering lock for every log record, with its page latched.
+        let live_deps = || {
+            deps.iter()
+                .chain(self.floor.iter())
+                .map(|&d| self.find(d))
+                .filter(|d| self.live.contains_key(d))
+        };
+        if !live_deps().all(|d| held.iter().any(|&h| self.find(h) == d)) {
             return None;
         }
-        for d in live_deps {
-            self.note_dependent_of(d);
+        for d in deps.iter().copied().chain(self.floor) {
+            if self.is_live(d) {
+                self.note_dependent_of(d);
+            }
         }
         Some(self.new_name_of(x))
     }
@@ -81,13 +110,20 @@ impl OrderState {
 
     /// Whether `target` is reachable from the dependencies of live node `from`: whether
     /// `from` must follow `target`.
+    ///
+    /// Asked twice for every write onto a page that carries another node's version, under
+    /// the ordering lock: a node with no live dependency (a log page's) answers without
+    /// allocating, and the set of nodes seen is built only past the first few.
     pub(super) fn follows(&self, from: NodeId, target: NodeId) -> bool {
         let target = self.find(target);
-        let mut stack: Vec<NodeId> = self
-            .live
-            .get(&self.find(from))
-            .map_or_else(Vec::new, |n| n.deps.iter().map(|&d| self.find(d)).collect());
-        let mut seen: hashbrown::HashSet<NodeId, FixedState> = Default::default();
+        let Some(start) = self.live.get(&self.find(from)) else {
+            return false;
+        };
+        if start.deps.is_empty() {
+            return false;
+        }
+        let mut stack: Vec<NodeId> = start.deps.iter().map(|&d| self.find(d)).collect();
+        let mut seen = SmallIds::default();
         while let Some(n) = stack.pop() {
             if n == target {
                 return true;

@@ -69,7 +69,7 @@ impl OrderState {
             return;
         } else {
             self.needs
-                .get(&frame)
+                .get(frame)
                 .copied()
                 .zip(added)
                 .and_then(|(a, b)| self.gather(a.0.into_iter().chain(b.0).filter(|&x| x != 0)))
@@ -79,14 +79,14 @@ impl OrderState {
                 self.needs.insert(frame, n);
             }
             None => {
-                self.needs.remove(&frame);
+                self.needs.remove(frame);
             }
         }
     }
 
     /// Whether `frame`'s pending version has a record and every write in it is durable.
     pub(super) fn needs_met(&self, frame: u32) -> bool {
-        self.needs.get(&frame).is_some_and(|n| {
+        self.needs.get(frame).is_some_and(|n| {
             n.0.iter()
                 .all(|&x| x == 0 || !self.live.contains_key(&self.find(x)))
         })

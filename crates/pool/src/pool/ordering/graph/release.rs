@@ -16,7 +16,7 @@
 //! dependency after it was released (that node is not ready before the confirmation, so
 //! the dependency is on storage before the dependent is written), and `fsync`-like calls
 //! that make everything durable. The flusher confirms the rest, without forcing, once per
-//! interval (one sync per file).
+//! interval (one sync per file), page by page: the pages written by then.
 //!
 //! A new ordered write to a frame that carries a released version takes that version
 //! back first ([`OrderState::unrelease`]): it is pending again, and the usual rules
@@ -25,8 +25,6 @@
 //! long enough to matter, and leaving them alone keeps their proof as it was.
 
 use std::collections::BTreeSet;
-
-use bufcache_core::FixedHashMap;
 
 use super::needs::Needs;
 use super::{NodeId, OrderState, Tag};
@@ -59,12 +57,47 @@ pub enum OrderingFault {
     FrameNeedsOfLastWriteOnly,
 }
 
+/// The last answer about each of a few node ids (direct-mapped by id): tags of one node
+/// carry few distinct ids (the node's name when each frame was tagged), so a walk over
+/// thousands of tags looks each id up once or a few times, not once per frame.
+pub(super) struct LeafOf {
+    slots: [(NodeId, Option<usize>); LEAF_OF_SLOTS],
+}
+
+/// Ids remembered by [`LeafOf`].
+const LEAF_OF_SLOTS: usize = 64;
+
+impl Default for LeafOf {
+    fn default() -> Self {
+        // Id 0 is never issued, so an empty slot never matches.
+        LeafOf {
+            slots: [(0, None); LEAF_OF_SLOTS],
+        }
+    }
+}
+
+impl LeafOf {
+    /// `look(raw)`'s answer for `raw`, remembered.
+    pub(super) fn get(
+        &mut self,
+        raw: NodeId,
+        look: impl FnOnce(NodeId) -> Option<usize>,
+    ) -> Option<usize> {
+        let slot = &mut self.slots[(raw % LEAF_OF_SLOTS as u64) as usize];
+        if slot.0 != raw {
+            *slot = (raw, look(raw));
+        }
+        slot.1
+    }
+}
+
 /// Which released nodes a level confirms besides those someone needs (always forced).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Confirm {
     /// Only the needed ones.
     Needed,
-    /// Also every other one whose pages are already written (the flusher's share).
+    /// Also the already written pages of every other one (the flusher's share: the
+    /// level confirms those pages, and the node's dirty ones wait for a later sync).
     AlsoWritten,
     /// Every one, writing its dirty pages first (`fsync`, `sync_all`, `close`).
     Every,
@@ -116,8 +149,9 @@ impl OrderState {
         let early = self.fault == Some(OrderingFault::ReleaseBeforeDependencies);
         // Candidates that fail now are dropped: they come back through the sweep when
         // what held them changes (a dependency dies, their write finishes).
-        // Leaf -> whether all its frames may go (its dependencies are durable).
-        let mut leaves: FixedHashMap<bool> = candidates
+        // The leaves, by id, with whether all their frames may go (their dependencies are
+        // durable).
+        let mut leaves: Vec<(NodeId, bool)> = candidates
             .into_iter()
             .filter(|id| {
                 self.live.get(id).is_some_and(|node| {
@@ -133,45 +167,70 @@ impl OrderState {
         if leaves.is_empty() {
             return Vec::new();
         }
+        leaves.sort_unstable();
         // Only leaves whose every pending version is a frame not yet written (no
         // duplicate, nothing in flight): one pass over the tags finds their frames and
-        // counts them.
-        let mut frames: Vec<(u32, NodeId)> = Vec::new();
-        let mut frame_versions: FixedHashMap<u32> = FixedHashMap::default();
-        for (&f, &t) in &self.tags {
+        // counts them. The pass runs under the ordering lock over every tagged frame (up to
+        // the whole pool), so the leaf a tag's node id names is remembered for the next
+        // frames that carry the same id (`LeafOf`), not looked up in the maps again.
+        let mut frames: Vec<(u32, usize)> = Vec::new();
+        let mut counts = vec![0u32; leaves.len()];
+        let mut leaf_of = LeafOf::default();
+        for (f, &t) in self.tags.iter() {
             if let Tag::Pending { node, .. } = t {
-                let n = self.find(node);
-                if let Some(&all) = leaves.get(&n) {
-                    *frame_versions.entry(n).or_default() += 1;
-                    if all || self.needs_met(f) {
-                        frames.push((f, n));
-                    }
+                let Some(i) = leaf_of.get(node, |raw| {
+                    let n = self.find(raw);
+                    leaves.binary_search_by_key(&n, |&(id, _)| id).ok()
+                }) else {
+                    continue;
+                };
+                counts[i] += 1;
+                if leaves[i].1 || self.needs_met(f) {
+                    frames.push((f, i));
                 }
             }
         }
-        leaves.retain(|n, _| frame_versions.get(n) == Some(&self.live[n].pending));
-        frames.retain(|(_, n)| leaves.contains_key(n));
+        let whole: Vec<bool> = leaves
+            .iter()
+            .zip(&counts)
+            .map(|(&(n, _), &c)| c == self.live[&n].pending)
+            .collect();
+        frames.retain(|&(_, i)| whole[i]);
         if frames.is_empty() {
             return Vec::new();
         }
-        frames.sort_unstable();
         let confirm_at_once = self.fault == Some(OrderingFault::ConfirmWithoutSync);
-        for &(frame, n) in &frames {
-            self.tags.remove(&frame);
+        // Per leaf: how many frames leave, and the pages they hold.
+        let mut released: Vec<(u32, Vec<ReleasedPage>)> = vec![(0, Vec::new()); leaves.len()];
+        for &(frame, i) in &frames {
+            self.tags.remove(frame);
             let held = page_of(frame);
             debug_assert_eq!(held.frame, frame, "page_of answers for the frame asked");
-            let node = self.live.get_mut(&n).expect("a leaf is live");
-            node.pending -= 1;
+            released[i].0 += 1;
             if !confirm_at_once {
-                node.unconfirmed.insert(held);
-                self.released_frames.insert(frame, n);
+                released[i].1.push(held);
+                self.released_frames.insert(frame, (leaves[i].0, held));
+            }
+        }
+        for (&(n, _), (count, pages)) in leaves.iter().zip(released) {
+            if count == 0 {
+                continue;
+            }
+            let node = self.live.get_mut(&n).expect("a leaf is live");
+            node.pending -= count;
+            self.versions_released += u64::from(count);
+            if !pages.is_empty() {
+                node.unconfirmed.extend(pages);
                 self.released_nodes.insert(n);
             }
-            self.versions_released += 1;
         }
-        let mut leaves: Vec<NodeId> = leaves.into_keys().collect();
-        leaves.sort_unstable();
-        self.candidates.extend(leaves);
+        self.candidates.extend(
+            leaves
+                .iter()
+                .zip(&whole)
+                .filter(|(_, &w)| w)
+                .map(|(&(n, _), _)| n),
+        );
         frames.into_iter().map(|(f, _)| f).collect()
     }
 
@@ -181,10 +240,10 @@ impl OrderState {
     /// or duplicates it as with any pending version.
     pub fn unrelease(&mut self, held: ReleasedPage) {
         let frame = held.frame;
-        let Some(raw) = self.released_frames.remove(&frame) else {
+        let Some((raw, _)) = self.released_frames.remove(frame) else {
             return;
         };
-        if self.tags.contains_key(&frame) {
+        if self.tags.contains_key(frame) {
             return;
         }
         let n = self.find(raw);
@@ -255,9 +314,10 @@ impl OrderState {
             }
         }
         let force_others = rest == Confirm::Every;
+        // Pages in no particular order (the caller sorts them after the lock is released:
+        // the flusher's share can be tens of thousands).
         let entry = |n: NodeId, force: bool| {
-            let mut pages: Vec<ReleasedPage> = self.live[&n].unconfirmed.iter().copied().collect();
-            pages.sort_unstable_by_key(|p| (p.frame, p.owner, p.page, p.incarnation));
+            let pages: Vec<ReleasedPage> = self.live[&n].unconfirmed.iter().copied().collect();
             ToConfirm {
                 node: n,
                 force,
@@ -281,23 +341,24 @@ impl OrderState {
         for p in pages {
             live.unconfirmed.remove(p);
         }
-        // Frames with versions of the node still unconfirmed (a frame released again
-        // after an eviction and a new load): usually none.
-        let left: hashbrown::HashSet<u32, bufcache_core::FixedState> =
-            live.unconfirmed.iter().map(|p| p.frame).collect();
-        if left.is_empty() {
+        if live.unconfirmed.is_empty() {
             if live.pending == 0 {
                 live.error = None;
             }
             self.candidates.push(n);
         }
+        // A frame's record names its last released version: it goes with that version
+        // (an older one of the same frame, released before an eviction and a new load,
+        // can no longer be taken back: the frame holds another load). Checking the
+        // version rather than looking for other versions of the node at the frame keeps
+        // this in proportion to `pages`, so a large node can be confirmed in steps.
         for p in pages {
-            let mine = self
+            let last = self
                 .released_frames
-                .get(&p.frame)
-                .is_some_and(|&r| self.find(r) == n);
-            if mine && !left.contains(&p.frame) {
-                self.released_frames.remove(&p.frame);
+                .get(p.frame)
+                .is_some_and(|&(r, q)| q == *p && self.find(r) == n);
+            if last {
+                self.released_frames.remove(p.frame);
             }
         }
     }
