@@ -53,3 +53,48 @@ impl<T> OrderLock<T> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A panic under the lock leaves it usable with the data as the panic left it (as
+    /// `parking_lot`'s lock did): the ordering state must stay reachable for `close`.
+    #[test]
+    fn a_panic_under_the_lock_does_not_poison_it() {
+        let lock = std::sync::Arc::new(OrderLock::new(1u32));
+        let l2 = lock.clone();
+        let joined = std::thread::spawn(move || {
+            let mut g = l2.lock();
+            *g = 2;
+            panic!("under the lock");
+        })
+        .join();
+        assert!(joined.is_err());
+        assert_eq!(*lock.lock(), 2);
+        let g = lock.bump(lock.lock());
+        assert_eq!(*g, 2);
+        let g = lock.wait_for(&Condvar::new(), g, Duration::from_millis(1));
+        assert_eq!(*g, 2);
+    }
+
+    /// A thread waiting on the lock gets it once the holder's step ends at a `bump`.
+    #[test]
+    fn a_waiter_gets_the_lock_at_a_bump() {
+        let lock = std::sync::Arc::new(OrderLock::new(0u32));
+        let mut g = lock.lock();
+        let l2 = lock.clone();
+        let waiter = std::thread::spawn(move || *l2.lock() += 1);
+        // The holder keeps bumping until the waiter's increment shows (a bump that
+        // never unlocked would run out of rounds).
+        let mut rounds = 0u32;
+        while *g == 0 && rounds < 1_000_000 {
+            g = lock.bump(g);
+            rounds += 1;
+        }
+        assert_eq!(*g, 1, "the waiter never got the lock in {rounds} bumps");
+        drop(g);
+        waiter.join().unwrap();
+        assert_eq!(*lock.lock(), 1);
+    }
+}
