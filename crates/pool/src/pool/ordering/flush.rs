@@ -11,9 +11,9 @@
 use std::collections::BTreeSet;
 
 use super::graph::{Confirm, NodeId, ReleasedPage, Tag, ToConfirm};
+use super::lock::{Guard, OrderLock};
 use super::{Inner, Locked};
 use crate::error::PoolError;
-use parking_lot::MutexGuard;
 use std::sync::atomic::Ordering;
 
 /// Which versions a level writes: those of ready nodes, and of these only
@@ -68,10 +68,12 @@ impl Written {
 const SWEEP_STEP: usize = 256;
 
 /// Sweep the graph, in steps between which a writer waiting for the lock gets it.
-fn sweep_fairly(l: &mut MutexGuard<'_, Locked>) {
+fn sweep_fairly(lock: &OrderLock<Locked>) -> Guard<'_, Locked> {
+    let mut l = lock.lock();
     while !l.graph.sweep_some(SWEEP_STEP).1 {
-        MutexGuard::bump(l);
+        l = lock.bump(l);
     }
+    l
 }
 
 impl Inner {
@@ -80,8 +82,7 @@ impl Inner {
     /// node's error, and the next level retries it).
     pub(in crate::pool) fn flush_level(&self, scope: Scope<'_>) -> Result<usize, PoolError> {
         let (mut frames, dups, released, mut confirming) = {
-            let mut l = self.order.locked.lock();
-            sweep_fairly(&mut l);
+            let mut l = sweep_fairly(&self.order.locked);
             let released = self.release_ready_leaves(&mut l);
             let (frames, dups) = l.graph.level(scope.wanted);
             let confirming = l.graph.confirmations(scope.wanted, scope.confirm);
@@ -201,8 +202,7 @@ impl Inner {
             .pages_written
             .fetch_add(written.len() as u64, Ordering::Relaxed);
         let released = released + {
-            let mut l = self.order.locked.lock();
-            sweep_fairly(&mut l);
+            let mut l = sweep_fairly(&self.order.locked);
             self.release_ready_leaves(&mut l)
         };
         self.order.progress.notify_all();
@@ -357,7 +357,7 @@ impl Inner {
                 // flusher's share can be a node with tens of thousands of released pages.
                 for step in c.pages.chunks(SWEEP_STEP) {
                     l.graph.confirm(c.node, step);
-                    MutexGuard::bump(&mut l);
+                    l = self.order.locked.bump(l);
                 }
                 confirmed += 1;
             }
