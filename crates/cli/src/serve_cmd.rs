@@ -394,6 +394,12 @@ pub struct CacheAwareArgs {
     /// them, with --trace-dir).
     #[arg(long)]
     pub mirror_flush_events: bool,
+    /// The mirror lines run the mirror told of the kernel's own statistics flushes
+    /// (--mirror-policy linux:stats_events=true --mirror-flush-events) where the
+    /// tracepoint can be watched (root, Linux 6.14+), the fresh linux mirror elsewhere;
+    /// the output says which. No adaptive mirror lines
+    #[arg(long, conflicts_with_all = ["mirror_policy", "mirror_flush_events", "mirror_phases"])]
+    pub observed_flushes: bool,
     /// The mirror's size estimates as multiples of the nominal cache, comma-separated
     /// (e.g. 0.75,0.875,1); replaces the default 1/8 to 4 and the adaptive lines.
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
@@ -449,6 +455,7 @@ pub fn run_experiment(a: CacheAwareArgs) -> Result<()> {
         mirror_policy: a.mirror_policy.clone(),
         mirror_phases: a.mirror_phases.map(|count| (count, a.mirror_judge_us)),
         mirror_flush_events: a.mirror_flush_events,
+        observed_flushes: a.observed_flushes,
         mirror_ratios: a.mirror_ratios.clone(),
         workloads: experiment::Workloads::parse(&a.workloads)?,
         lines: a.lines.clone(),
@@ -480,7 +487,10 @@ pub fn run_experiment(a: CacheAwareArgs) -> Result<()> {
         return util::emit(&json_lines(&outcome.points)?);
     }
     let mut out = String::new();
-    if let Some(note) = &outcome.cgroup_note {
+    for note in [&outcome.cgroup_note, &outcome.mirror_note]
+        .into_iter()
+        .flatten()
+    {
         out.push_str(note);
         out.push('\n');
     }

@@ -307,3 +307,46 @@ fn the_open_loop_sweep_without_cgroups_runs_the_pool_at_each_load() {
         assert!(text.contains("open loop"), "{}", svg.display());
     }
 }
+
+/// `--observed-flushes` says which mirror its lines run: the observed-flush one where
+/// this machine has the tracepoint (and we may read tracefs), the fresh `linux` one
+/// elsewhere; it refuses the options it sets itself and the adaptive lines.
+#[test]
+fn observed_flushes_say_which_mirror_runs_and_refuse_what_they_replace() {
+    let (_dir, out, _scratch, text) = quick_experiment(&["--observed-flushes"]);
+    let here = std::path::Path::new("/sys/kernel/tracing/events/memcg/memcg_flush_stats").is_dir();
+    let expected = if here {
+        "observed flushes: the mirror lines run linux:stats_events=true"
+    } else {
+        "no flush tracepoint ("
+    };
+    assert!(text.contains(expected), "{text}");
+    let json = std::fs::read_to_string(out.join("cache-aware-server.json")).unwrap();
+    assert!(json.contains("\"mirror_note\""), "{json}");
+    for clash in [
+        ["--mirror-policy", "clock"],
+        ["--mirror-flush-events", "--quick"],
+        ["--mirror-phases", "8"],
+    ] {
+        let mut args = vec!["experiment", "cache-aware-server", "--observed-flushes"];
+        args.extend_from_slice(&clash);
+        fails(&args, &["cannot be used with"]);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let refused = dir.path().join("refused");
+    fails(
+        &[
+            "experiment",
+            "cache-aware-server",
+            "--observed-flushes",
+            "--no-cgroup",
+            "--lines",
+            "fifo,mirror-adaptive",
+            "--out",
+            refused.to_str().unwrap(),
+            "--scratch",
+            dir.path().to_str().unwrap(),
+        ],
+        &["adaptive mirror cannot be told"],
+    );
+}

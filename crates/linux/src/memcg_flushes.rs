@@ -52,14 +52,7 @@ pub struct FlushTrace {
 impl FlushTrace {
     /// Start recording.
     pub fn start() -> Result<Self, LinuxError> {
-        let root = Path::new(TRACEFS);
-        if !root.join(EVENT).is_dir() {
-            return Err(LinuxError::Unsupported {
-                what: "the memcg:memcg_flush_stats tracepoint",
-                why: "/sys/kernel/tracing/events/memcg/memcg_flush_stats is missing \
-                      (tracefs not mounted there, not root, or a kernel before 6.14)",
-            });
-        }
+        available()?;
         remove_orphans();
         let dir = instance_dir(std::process::id());
         std::fs::create_dir(&dir).map_err(LinuxError::io("creating", &dir))?;
@@ -126,6 +119,21 @@ impl Drop for FlushTrace {
         if let Err(e) = std::fs::remove_dir(&self.dir) {
             tracing::warn!("removing {}: {e}", self.dir.display());
         }
+    }
+}
+
+/// Whether this process can watch the flushes: the tracepoint is there (Linux 6.14 and
+/// later) and tracefs is ours to read (root). Checked before a [`FlushTrace::start`], so
+/// that a caller can choose what to run instead before it starts anything.
+pub fn available() -> Result<(), LinuxError> {
+    if Path::new(TRACEFS).join(EVENT).is_dir() {
+        Ok(())
+    } else {
+        Err(LinuxError::Unsupported {
+            what: "the memcg:memcg_flush_stats tracepoint",
+            why: "/sys/kernel/tracing/events/memcg/memcg_flush_stats is missing \
+                  (tracefs not mounted there, not root, or a kernel before 6.14)",
+        })
     }
 }
 

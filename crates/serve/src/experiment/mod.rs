@@ -25,10 +25,12 @@
 //! (the pool's too: it runs in a cgroup of its own that leaves room for its frames).
 
 mod figures;
+mod observed;
 mod point;
 mod runner;
 
 pub use figures::figures;
+pub use observed::{FALLBACK_POLICY, OBSERVED_POLICY};
 pub use point::{open_loop_summary, summary, Point};
 pub use runner::{CONNECTIONS, OPEN_CONNECTIONS, SERVER_ALLOWANCE_BYTES};
 
@@ -80,6 +82,10 @@ pub struct ExperimentConfig {
     /// cgroup's statistics (`--mirror-flush-events`, [`crate::flush_watch`]; a bank of
     /// phases only logs them).
     pub mirror_flush_events: bool,
+    /// The mirror lines run the observed-flush mirror where the kernel's flushes can be
+    /// watched, the fresh `linux` one elsewhere (`--observed-flushes`; [`observed`]);
+    /// replaces `mirror_policy` and `mirror_flush_events` when the experiment runs.
+    pub observed_flushes: bool,
     /// By estimate: the mirror's size estimates as multiples of the nominal cache
     /// (`None`: 1/8 to 4, with the adaptive mirror from 1/8 and 4; given, only these
     /// and no adaptive lines, for a closer look around one estimate).
@@ -186,6 +192,19 @@ impl ExperimentConfig {
             return Err(ServeError::config(
                 "mirror-track",
                 "needs --cgroup-poll: the readings to follow",
+            ));
+        }
+        if self.observed_flushes && (self.mirror_phases.is_some() || self.mirror_track) {
+            return Err(ServeError::config(
+                "observed-flushes",
+                "runs one mirror told of the kernel's flushes: not with a bank of phases or size tracking",
+            ));
+        }
+        let flushes_told = self.mirror_flush_events || self.observed_flushes;
+        if flushes_told && self.lines.iter().flatten().any(|l| l == "mirror-adaptive") {
+            return Err(ServeError::config(
+                "lines",
+                "the adaptive mirror cannot be told of the kernel's flushes: leave out mirror-adaptive",
             ));
         }
         if self.rounds == 0 {
@@ -373,6 +392,13 @@ pub fn plan(config: &ExperimentConfig, cgroups: bool) -> Vec<WorkloadPlan> {
                 None if config.quick => (&[0.25, 1.0, 4.0], &[4.0]),
                 None => (&[0.125, 0.25, 0.5, 1.0, 2.0, 4.0], &[0.125, 4.0]),
             };
+            // Told of flushes, the policy's statistics would never refresh in an adaptive
+            // mirror (`bufcache serve` gives it no flushes): those lines are left out.
+            let adaptive = if config.mirror_flush_events {
+                &[]
+            } else {
+                adaptive
+            };
             let runs = |spec: &FileSetSpec| {
                 let mut v = Vec::new();
                 if cgroups {
@@ -467,6 +493,8 @@ pub struct Outcome {
     pub points: Vec<Point>,
     /// Why the cgroup half did not run, if it did not.
     pub cgroup_note: Option<String>,
+    /// With `observed_flushes`: which mirror the mirror lines ran, and why.
+    pub mirror_note: Option<String>,
 }
 
 /// Run every planned run; `progress` is told about each as it starts.
@@ -475,6 +503,16 @@ pub async fn run(
     mut progress: impl FnMut(&str),
 ) -> Result<Outcome, ServeError> {
     config.validate()?;
+    let available = if config.observed_flushes {
+        linux::memcg_flushes::available().map_err(|e| e.to_string())
+    } else {
+        Ok(())
+    };
+    let (resolved, mirror_note) = observed::resolve(config, available);
+    let config = &resolved;
+    if let Some(note) = &mirror_note {
+        progress(note);
+    }
     let probe = if config.no_cgroup {
         Err("--no-cgroup was given".to_string())
     } else {
@@ -542,6 +580,7 @@ pub async fn run(
     Ok(Outcome {
         points,
         cgroup_note,
+        mirror_note,
     })
 }
 
@@ -570,6 +609,7 @@ mod tests {
             trace_dir: None,
             mirror_phases: None,
             mirror_flush_events: false,
+            observed_flushes: false,
         }
     }
 
@@ -688,6 +728,24 @@ mod tests {
                 let mut b = c.clone();
                 b.mirror_track = true;
                 b.mirror_phases = Some((8, 5000));
+                b
+            }),
+            ("not with a bank", {
+                let mut b = c.clone();
+                b.observed_flushes = true;
+                b.mirror_phases = Some((8, 5000));
+                b
+            }),
+            ("leave out mirror-adaptive", {
+                let mut b = c.clone();
+                b.mirror_flush_events = true;
+                b.lines = Some(vec!["fifo".into(), "mirror-adaptive".into()]);
+                b
+            }),
+            ("leave out mirror-adaptive", {
+                let mut b = c.clone();
+                b.observed_flushes = true;
+                b.lines = Some(vec!["mirror-adaptive".into()]);
                 b
             }),
         ] {
