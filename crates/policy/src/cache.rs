@@ -351,6 +351,12 @@ impl<P: Policy, I: KeyIndex> Cache<P, I> {
         self.policy.flush_stats();
     }
 
+    /// Whether the policy's statistics change only when told of flushes
+    /// ([`Policy::wants_flush_events`]).
+    pub fn wants_flush_events(&self) -> bool {
+        self.policy.wants_flush_events()
+    }
+
     /// The keys the next `n` evictions would remove, in order (Burnett's victim list).
     pub fn victims(&self, n: usize) -> Vec<u64> {
         let mut frames = Vec::with_capacity(n);

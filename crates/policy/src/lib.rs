@@ -308,6 +308,14 @@ pub trait Policy {
     /// policy's `stats_events`), observed rather than timed flushes. The default ignores
     /// it.
     fn flush_stats(&mut self) {}
+
+    /// Whether the policy's statistics are refreshed only by [`Policy::flush_stats`] (the
+    /// `linux` policy's `stats_events`): a driver that never calls it would run a model
+    /// whose statistics never change, so drivers refuse such a policy unless they observe
+    /// the flushes. The default is false.
+    fn wants_flush_events(&self) -> bool {
+        false
+    }
 }
 
 /// The outcome of [`Policy::contest`]: which of a newcomer and its victim stays.

@@ -341,6 +341,10 @@ impl Policy for Linux {
         }
     }
 
+    fn wants_flush_events(&self) -> bool {
+        self.stats.as_ref().is_some_and(stale::StaleStats::on_events_only)
+    }
+
     fn victims(&self, n: usize, evictable: &dyn Fn(FrameId) -> bool, out: &mut Vec<FrameId>) {
         // The order eviction will take them in (module docs): demoted pages join the
         // inactive head, so they go after every page inactive now, active tail first.

@@ -193,6 +193,9 @@ macro_rules! policies {
             fn flush_stats(&mut self) {
                 match self { $(AnyPolicy::$variant(p) => p.flush_stats()),* }
             }
+            fn wants_flush_events(&self) -> bool {
+                match self { $(AnyPolicy::$variant(p) => p.wants_flush_events()),* }
+            }
         }
     };
 }

@@ -101,6 +101,13 @@ impl Mirror {
         self.cache.capacity()
     }
 
+    /// Whether the mirror's policy refreshes its statistics only when told of the
+    /// kernel's flushes (`linux:stats_events=true`): it must then follow them
+    /// ([`Mirror::follow_flushes`]), or it models statistics that never change.
+    pub fn wants_flush_events(&self) -> bool {
+        self.cache.wants_flush_events()
+    }
+
     fn key(inode: u64, page: u64) -> u64 {
         (inode << PAGE_BITS) ^ (page & ((1 << PAGE_BITS) - 1))
     }

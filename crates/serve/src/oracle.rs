@@ -205,6 +205,9 @@ pub fn build(
     size_reading: Option<Reading>,
     flushes: Option<FlushCount>,
 ) -> Result<Box<dyn Oracle>, ServeError> {
+    if let SchedulerChoice::Mirror { policy, bank, .. } = choice {
+        refuse_unflushed(policy, bank, flushes.is_some())?;
+    }
     Ok(match choice {
         SchedulerChoice::Fifo => Box::new(Oblivious),
         SchedulerChoice::Mirror {
@@ -243,6 +246,40 @@ pub fn build(
     })
 }
 
+/// Refuse a mirror policy whose statistics change only when told of the kernel's flushes
+/// (`linux:stats_events=true`) where nothing would tell it: without the flushes watched,
+/// or in a bank, whose mirrors do not follow them (with a bank the watched flushes only go
+/// to the request log). Such a mirror would model statistics frozen at zero for the
+/// whole run and say nothing about it.
+fn refuse_unflushed(
+    policy: &str,
+    bank: &MirrorBanking,
+    flushes_watched: bool,
+) -> Result<(), ServeError> {
+    // One page is enough to ask the policy how it is refreshed.
+    if !Mirror::new(policy, PAGE_BYTES)?.wants_flush_events() {
+        return Ok(());
+    }
+    match bank {
+        MirrorBanking::Single if flushes_watched => Ok(()),
+        MirrorBanking::Single => Err(ServeError::config(
+            "mirror policy",
+            format!(
+                "{policy}: its statistics are refreshed only by the kernel's observed \
+                 flushes; add --mirror-flush-events (root, Linux 6.14 or later), or use \
+                 stats_ms for a timer"
+            ),
+        )),
+        _ => Err(ServeError::config(
+            "mirror policy",
+            format!(
+                "{policy}: a bank's mirrors do not follow the kernel's observed flushes; \
+                 use it as a single mirror with --mirror-flush-events"
+            ),
+        )),
+    }
+}
+
 /// The backend a scheduler choice reads through.
 pub fn backend_for(choice: &SchedulerChoice) -> Result<Backend, ServeError> {
     match choice {
@@ -251,5 +288,54 @@ pub fn backend_for(choice: &SchedulerChoice) -> Result<Backend, ServeError> {
             capacity_bytes,
         } => Backend::pool(policy, *capacity_bytes),
         _ => Ok(Backend::Os),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mirror(policy: &str, bank: MirrorBanking) -> SchedulerChoice {
+        SchedulerChoice::Mirror {
+            policy: policy.to_string(),
+            size_bytes: 64 * PAGE_BYTES,
+            bank,
+        }
+    }
+
+    /// A policy refreshed only by observed flushes runs only as a single mirror that
+    /// follows them; with a timer, or fresh, it runs as it did; the flag alone changes
+    /// nothing for other policies.
+    #[test]
+    fn a_mirror_refreshed_by_observed_flushes_is_refused_where_nothing_tells_it() {
+        let events = "linux:stats_events=true";
+        let build_with = |choice: &SchedulerChoice, watched: bool| {
+            build(
+                choice,
+                &Backend::Os,
+                None,
+                watched.then(FlushCount::default),
+            )
+            .map(|_| ())
+        };
+        let single = mirror(events, MirrorBanking::Single);
+        assert!(build_with(&single, true).is_ok());
+        let err = build_with(&single, false).unwrap_err().to_string();
+        assert!(err.contains("--mirror-flush-events"), "{err}");
+        let phases = MirrorBanking::Phases {
+            count: 4,
+            judge_us: 5000,
+        };
+        for bank in [MirrorBanking::Sizes, phases] {
+            let err = build_with(&mirror(events, bank), true)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("bank"), "{err}");
+        }
+        for fine in ["linux", "linux:stats_ms=2000", "clock"] {
+            assert!(build_with(&mirror(fine, MirrorBanking::Single), false).is_ok());
+            assert!(build_with(&mirror(fine, MirrorBanking::Single), true).is_ok());
+        }
+        assert!(build_with(&mirror("linux:stats_ms=2000", phases), false).is_ok());
     }
 }

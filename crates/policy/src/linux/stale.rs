@@ -110,6 +110,11 @@ impl StaleStats {
         self.flushed = current;
     }
 
+    /// Whether only [`Self::flush`] refreshes the totals (no timer).
+    pub fn on_events_only(&self) -> bool {
+        self.timer.is_none()
+    }
+
     /// Whether an eviction starts a new reclaim run (the previous one has freed its
     /// share); if so, the run's decision from the sizes the lists have now (the scan
     /// counts use exact sizes, only the gates use flushed ones), with the snapshot
