@@ -43,7 +43,6 @@
 
 mod flush;
 pub(crate) mod graph;
-mod lock;
 
 use super::{BufferPool, FileHandle, Inner};
 use crate::error::PoolError;
@@ -51,10 +50,8 @@ use crate::frames::{Bits, Exclusive, NO_OWNER};
 use flush::Scope;
 pub use graph::OrderingFault;
 use graph::{Confirm, NodeId, OrderState, Placement, Status};
-use lock::OrderLock;
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Condvar;
 use std::time::Duration;
 
 /// Names one ordered write (a `graph_write`) or a barrier, for `wait_durable` and for
@@ -127,7 +124,7 @@ struct Locked {
 
 /// The pool's ordering state.
 pub(super) struct Order {
-    locked: OrderLock<Locked>,
+    locked: Mutex<Locked>,
     /// A level finished (waiters re-check).
     progress: Condvar,
     /// Set by the first barrier or graph write: until then the hooks cost one load.
@@ -167,7 +164,7 @@ impl Order {
         let mut locked = Locked::default();
         locked.graph.fault = fault;
         Order {
-            locked: OrderLock::new(locked),
+            locked: Mutex::new(locked),
             progress: Condvar::new(),
             active: AtomicBool::new(false),
             issued: AtomicU64::new(0),
@@ -664,12 +661,11 @@ impl BufferPool {
                     std::thread::sleep(Duration::from_micros(50));
                 }
             } else {
-                let l = inner.order.locked.lock();
-                let _l =
-                    inner
-                        .order
-                        .locked
-                        .wait_for(&inner.order.progress, l, Duration::from_millis(1));
+                let mut l = inner.order.locked.lock();
+                inner
+                    .order
+                    .progress
+                    .wait_for(&mut l, Duration::from_millis(1));
             }
             attempted = true;
         }
