@@ -10,12 +10,14 @@
 //! late ([`linux::memcg_reading`]). The `usage` reading flushes nothing, so the two
 //! separate the effect of the size from the effect of the poll.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use linux::memcg_reading::{own_cache_bytes, CacheReading};
+
+use crate::background::Background;
 
 /// What to read and how often.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,8 +37,7 @@ pub type Reading = Arc<AtomicU64>;
 pub struct Poller {
     latest: Reading,
     readings: Arc<AtomicU64>,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
+    _thread: Background,
 }
 
 impl Poller {
@@ -67,24 +68,19 @@ impl Poller {
     ) -> std::io::Result<Self> {
         let latest: Reading = Arc::default();
         let readings = Arc::new(AtomicU64::new(0));
-        let stop = Arc::new(AtomicBool::new(false));
-        let (l, n, s) = (latest.clone(), readings.clone(), stop.clone());
-        let thread = std::thread::Builder::new()
-            .name("cgroup-poll".into())
-            .spawn(move || {
-                while !s.load(Ordering::Relaxed) {
-                    if let Some(bytes) = read() {
-                        l.store(bytes, Ordering::Relaxed);
-                        n.fetch_add(1, Ordering::Relaxed);
-                    }
-                    std::thread::park_timeout(every);
-                }
-            })?;
+        let (l, n) = (latest.clone(), readings.clone());
+        let thread = Background::spawn("cgroup-poll", move || {
+            if let Some(bytes) = read() {
+                l.store(bytes, Ordering::Relaxed);
+                n.fetch_add(1, Ordering::Relaxed);
+            }
+            std::thread::park_timeout(every);
+            ControlFlow::Continue(())
+        })?;
         Ok(Poller {
             latest,
             readings,
-            stop,
-            thread: Some(thread),
+            _thread: thread,
         })
     }
 
@@ -96,16 +92,6 @@ impl Poller {
     /// Successful readings so far.
     pub fn readings(&self) -> u64 {
         self.readings.load(Ordering::Relaxed)
-    }
-}
-
-impl Drop for Poller {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            t.thread().unpark();
-            let _ = t.join();
-        }
     }
 }
 

@@ -15,13 +15,14 @@
 //! their `memory.stat`; reclaim's own late flush). The server's cgroup is looked up at
 //! each batch, since the experiment moves the server into its cgroup after it starts.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use linux::memcg_flushes::{own_memcg_ids, Flush, FlushTrace};
 
+use crate::background::Background;
 use crate::ServeError;
 
 /// The number of the kernel's flushes seen so far (for the mirror).
@@ -34,8 +35,7 @@ pub type FlushSink = Box<dyn Fn(u64) + Send>;
 #[derive(Debug)]
 pub struct FlushWatch {
     count: FlushCount,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
+    _thread: Background,
 }
 
 /// How often the thread looks at its stop flag while no flush comes.
@@ -48,50 +48,36 @@ impl FlushWatch {
             ServeError::config("mirror flush events", format!("watching the kernel: {e}"))
         })?;
         let count = FlushCount::default();
-        let stop = Arc::new(AtomicBool::new(false));
-        let (c, s) = (count.clone(), stop.clone());
-        let thread = std::thread::Builder::new()
-            .name("memcg-flushes".into())
-            .spawn(move || {
-                while !s.load(Ordering::Relaxed) {
-                    let flushes = match trace.next(WAKE) {
-                        Ok(f) => f,
-                        Err(e) => {
-                            tracing::warn!("memcg flush trace: {e}; the mirror flushes no more");
-                            return;
-                        }
-                    };
-                    if flushes.is_empty() {
-                        continue;
-                    }
-                    for f in counted(&flushes, &own_memcg_ids()) {
-                        c.fetch_add(1, Ordering::Release);
-                        if let Some(sink) = &sink {
-                            sink(f.mono_ns);
-                        }
-                    }
+        let c = count.clone();
+        let thread = Background::spawn("memcg-flushes", move || {
+            let flushes = match trace.next(WAKE) {
+                Ok(f) => f,
+                Err(e) => {
+                    tracing::warn!("memcg flush trace: {e}; the mirror flushes no more");
+                    return ControlFlow::Break(());
                 }
-            })
-            .map_err(|e| ServeError::config("mirror flush events", format!("its thread: {e}")))?;
+            };
+            if flushes.is_empty() {
+                return ControlFlow::Continue(()); // spares reading the cgroup ids
+            }
+            for f in counted(&flushes, &own_memcg_ids()) {
+                c.fetch_add(1, Ordering::Release);
+                if let Some(sink) = &sink {
+                    sink(f.mono_ns);
+                }
+            }
+            ControlFlow::Continue(())
+        })
+        .map_err(|e| ServeError::config("mirror flush events", format!("its thread: {e}")))?;
         Ok(FlushWatch {
             count,
-            stop,
-            thread: Some(thread),
+            _thread: thread,
         })
     }
 
     /// The shared count of flushes (for the mirror).
     pub fn count(&self) -> FlushCount {
         Arc::clone(&self.count)
-    }
-}
-
-impl Drop for FlushWatch {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
     }
 }
 

@@ -36,6 +36,7 @@
 
 pub mod adaptive;
 pub mod backend;
+mod background;
 pub mod bank_score;
 pub mod cgroup_poll;
 pub mod config;
