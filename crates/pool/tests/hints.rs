@@ -90,7 +90,11 @@ fn hinted_hits_are_recorded_for_the_policy() {
     assert_eq!(pages(pool.victims(8)), [3, 1, 2, 0], "the hinted pin of 0");
     read8(&pool, &mut h1, 0);
     assert_eq!(pages(pool.victims(8)), [3, 2, 0, 1], "the hinted read of 1");
-    assert_eq!(pool.stats().hint_refreshes, refreshes, "the hints were fresh");
+    assert_eq!(
+        pool.stats().hint_refreshes,
+        refreshes,
+        "the hints were fresh"
+    );
 }
 
 /// Evicted (and its frame reused by other pages): the hint is refreshed and the page's
@@ -113,7 +117,11 @@ fn eviction_makes_a_hint_stale() {
         assert_eq!(after.hint_refreshes - before.hint_refreshes, 1);
         assert_eq!(after.misses - before.misses, 1);
         assert_eq!(read8(&pool, &mut h, 8), (8, 1));
-        assert_eq!(pool.stats().hint_refreshes, after.hint_refreshes, "fresh again");
+        assert_eq!(
+            pool.stats().hint_refreshes,
+            after.hint_refreshes,
+            "fresh again"
+        );
     }
 }
 
@@ -148,7 +156,10 @@ fn close_and_reopen_and_other_pools_refuse_a_hint() {
     assert!(closed(pool.read_hinted(&mut old, 0, &mut [0; 8])));
     let g = pool.open("/h").unwrap();
     assert!(closed(pool.read_hinted(&mut old, 0, &mut [0; 8])));
-    assert!(matches!(pool.pin_hinted(&mut old), Err(PoolError::Closed(_))));
+    assert!(matches!(
+        pool.pin_hinted(&mut old),
+        Err(PoolError::Closed(_))
+    ));
     assert!(matches!(pool.hint(f, 0), Err(PoolError::Closed(_))));
     let mut new = pool.hint(g, 0).unwrap();
     assert_eq!(read8(&pool, &mut new, 0), (8, 1));
@@ -162,7 +173,10 @@ fn close_and_reopen_and_other_pools_refuse_a_hint() {
         pool.read_hinted(&mut foreign, 0, &mut [0; 8]),
         Err(PoolError::Closed(_))
     ));
-    assert!(matches!(pool.pin_hinted(&mut foreign), Err(PoolError::Closed(_))));
+    assert!(matches!(
+        pool.pin_hinted(&mut foreign),
+        Err(PoolError::Closed(_))
+    ));
 }
 
 /// Shrinking: a cut inside the hinted page makes its hint stale, and a hinted read past
@@ -190,7 +204,11 @@ fn set_len_shrink_and_grow_are_seen_through_a_hint() {
     assert_eq!(read8(&pool, &mut h, 200), (8, 0), "zeros, not the old 3s");
     assert_eq!(pool.stats().hint_refreshes, r + 1);
     assert_eq!(read8(&pool, &mut h, 4000), (8, 0));
-    assert_eq!(pool.stats().hint_refreshes, r + 1, "refreshed to the whole page");
+    assert_eq!(
+        pool.stats().hint_refreshes,
+        r + 1,
+        "refreshed to the whole page"
+    );
 
     let mut h1 = pool.hint(f, 1).unwrap();
     assert_eq!(pool.pin_hinted(&mut h1).unwrap()[0], 2);
@@ -290,7 +308,11 @@ fn model_run(lookup: Lookup, rng: &mut impl Rng) {
             40..=54 => match pool.pin_hinted(&mut hints[page as usize]) {
                 Ok(g) => {
                     let end = model.len().min(at(PS));
-                    assert_eq!(g[..end - at(0)], model[at(0)..end], "step {step}: pin {page}");
+                    assert_eq!(
+                        g[..end - at(0)],
+                        model[at(0)..end],
+                        "step {step}: pin {page}"
+                    );
                     assert!(g[end - at(0)..].iter().all(|&b| b == 0), "step {step}");
                 }
                 Err(PoolError::PastEnd { page: p, .. }) => {

@@ -255,7 +255,9 @@ impl Inner {
                 let Some(fid) = entry.candidate() else {
                     return OptimisticHit::Absent;
                 };
-                self.copy_hit(fid, in_page, dst, |w, _| entry.maps_to(fid) && !w.ra_marked())
+                self.copy_hit(fid, in_page, dst, |w, _| {
+                    entry.maps_to(fid) && !w.ra_marked()
+                })
             }
             Table::Hashed(_) => self.hit_optimistic_hashed(fh, page, in_page, dst),
         }
