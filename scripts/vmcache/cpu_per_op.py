@@ -7,9 +7,10 @@ cores) changes the figures less than wall time does.
 
 MICRO is scripts/vmcache/micro.cpp built as run.sh builds it. For each bufcache build, one
 run of `bench pool --bench pin-hit --scheme mapped --threads 1 --repeat 1 --duration-ms
-3000`: each of its two rows (pin + unpin, then an 8-byte optimistic read) runs on a worker
-thread of its own, whose user time is read from /proc every 20 ms; CPU per operation is
-that time over the row's operations (ops/s x 3 s). For vmcache, one run of `MODE=pinhit`
+3000`: each of its rows (pin + unpin, then through page hints, then an 8-byte optimistic
+read, then through page hints; a build without hints has only the first and third) runs on
+a worker thread of its own, whose user time is read from /proc every 20 ms; CPU per
+operation is that time over the row's operations (ops/s x 3 s). For vmcache, one run of `MODE=pinhit`
 (fixS + unfixS, fixX + unfixX, optimistic 8 B, one after the other on one thread): the
 process's user time is read as each phase prints its line, and a run with RUNMS=1 gives
 the set-up to subtract from the first phase. Prints one line a run, with the load average.
@@ -39,7 +40,7 @@ def load():
 
 
 def bufcache(binary, cached, work):
-    """CPU ns per pin + unpin and per optimistic read, and the rows' wall ns per op."""
+    """CPU ns per operation and wall ns per operation, by the rows' variants."""
     p = subprocess.Popen(
         [binary, "bench", "pool", "--bench", "pin-hit", "--scheme", "mapped", "--threads", "1",
          "--repeat", "1", "--duration-ms", str(RUN_MS), "--cached-mib", str(cached),
@@ -60,7 +61,20 @@ def bufcache(binary, cached, work):
     # The two workers are the threads that ran for seconds, in the order they started.
     workers = [u for _, u in sorted(v for v in threads.values() if v[1] > 0.5 * RUN_MS / 3000)]
     ops = [r["ops_per_s"] * RUN_MS / 1000 for r in rows]
-    return [u / n * 1e9 for u, n in zip(workers, ops)], [1e9 / r["ops_per_s"] for r in rows]
+    cpu = {r["variant"]: u / n * 1e9 for r, u, n in zip(rows, workers, ops)}
+    return cpu, {r["variant"]: 1e9 / r["ops_per_s"] for r in rows}
+
+
+def line(cpu, wall, names):
+    """`name cpu` for each variant measured, then the wall times in brackets."""
+    got = [(short, v) for short, v in names if v in cpu]
+    return (" ".join(f"{short} {cpu[v]:.1f}" for short, v in got)
+            + " (wall " + " ".join(f"{wall[v]:.1f}" for _, v in got) + ")")
+
+
+POOL = [("pin", "pin"), ("pin-hinted", "pin-hinted"), ("optimistic", "optimistic"),
+        ("optimistic-hinted", "optimistic-hinted")]
+VMCACHE = [("pin", "fixS+unfixS"), ("optimistic", "optimistic")]
 
 
 def vmcache(micro, cached, work):
@@ -101,14 +115,12 @@ def main():
             for name, binary in builds:
                 at = (time.strftime("%H:%M:%S", time.gmtime()), load())
                 cpu, wall = bufcache(binary, cached, work)
-                print(f"round {r} {at[0]} load {at[1]} {name}: CPU ns/op pin "
-                      f"{cpu[0]:.1f} optimistic {cpu[1]:.1f} (wall {wall[0]:.1f} {wall[1]:.1f})",
-                      flush=True)
+                print(f"round {r} {at[0]} load {at[1]} {name}: CPU ns/op "
+                      f"{line(cpu, wall, POOL)}", flush=True)
             at = (time.strftime("%H:%M:%S", time.gmtime()), load())
             cpu, wall = vmcache(micro, cached, work)
-            print(f"round {r} {at[0]} load {at[1]} vmcache: CPU ns/op pin "
-                  f"{cpu['fixS+unfixS']:.1f} optimistic {cpu['optimistic']:.1f} (wall "
-                  f"{wall['fixS+unfixS']:.1f} {wall['optimistic']:.1f})", flush=True)
+            print(f"round {r} {at[0]} load {at[1]} vmcache: CPU ns/op "
+                  f"{line(cpu, wall, VMCACHE)}", flush=True)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 # Paired hit-path measurement: two builds of `bufcache` (before and after a change) and
 # vmcache's micro-benchmark, alternated ROUNDS times in one session, so that their ratios
 # are taken under the same load. Each turn measures pin-hit (pin + unpin of a random
-# resident page, and an 8-byte optimistic read of one) on 1 and 2 threads, best of 3
+# resident page, and an 8-byte optimistic read of one, each also through page hints in a
+# build that has them: variants pin-hinted, optimistic-hinted) on 1 and 2 threads, best of 3
 # one-second runs, CACHED MiB resident (default 256). JSON lines on stdout, each tagged
 # with the round, who ran, and the load average when the turn began.
 #

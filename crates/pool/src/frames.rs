@@ -57,10 +57,10 @@ use std::sync::OnceLock;
 // Under `--cfg loom` the latch words are loom's atomics, so that `loom_tests` below can
 // explore every interleaving and memory ordering of the protocol.
 #[cfg(loom)]
-use loom::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, AtomicU8};
+use loom::sync::atomic::{fence, AtomicBool, AtomicU16, AtomicU32, AtomicU64, AtomicU8};
 use std::sync::atomic::Ordering;
 #[cfg(not(loom))]
-use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, AtomicU8};
+use std::sync::atomic::{fence, AtomicBool, AtomicU16, AtomicU32, AtomicU64, AtomicU8};
 
 mod guards;
 mod optimistic;
@@ -81,6 +81,31 @@ const SHARED_MAX: u64 = COUNT_MASK;
 #[inline]
 fn released(state: u64) -> u64 {
     (state & VERSION_MASK).wrapping_add(VERSION_ONE) & VERSION_MASK
+}
+
+/// Release the exclusive latch of the frame whose record is `hot`, leaving `extra` shared
+/// pins behind (1 for a downgrade): the next version, and when the version wraps to 0,
+/// one more in `Hot::wraps`. Only the holder writes either word while it is latched, so
+/// plain stores do; the release store publishes both (and the bytes) to whoever acquires
+/// the state word next.
+#[inline]
+fn release(hot: &Hot, extra: u64) {
+    let next = released(hot.state.load(Ordering::Relaxed));
+    if next == 0 {
+        let w = hot.wraps.load(Ordering::Relaxed);
+        hot.wraps.store(w.wrapping_add(1), Ordering::Relaxed);
+    }
+    hot.state.store(next + extra, Ordering::Release);
+}
+
+/// A frame's *tag*: the version of its state word `state` and how often that version
+/// wrapped (`wraps`), 46 bits that change with every exclusive release. A page hint
+/// (`pool::hint`) remembers it; finding it unchanged proves that no exclusive holder
+/// (a load, an eviction, a write, a truncation, a close) has run on the frame since,
+/// unless the frame was latched a multiple of 2^46 times in between.
+#[inline(always)]
+pub(crate) fn tag(state: u64, wraps: u16) -> u64 {
+    (state & VERSION_MASK) | u64::from(wraps)
 }
 
 /// `owner` value of a frame that holds no page.
@@ -155,6 +180,11 @@ struct Hot {
     /// The frame holds the first page of a read-ahead window: hitting it starts the next
     /// window (a hint).
     ra_mark: AtomicBool,
+    /// How many times the version wrapped to 0 (wrapping): widens the version to the 46
+    /// bits of a page hint's [`tag`], since a hint may be held for as long as the caller
+    /// likes, not for the nanoseconds of one optimistic read. Written only by an
+    /// exclusive holder as it releases ([`release`]); the two bytes were padding.
+    wraps: AtomicU16,
 }
 
 /// Which per-frame bitmap (see [`Frames::bit`]).
@@ -269,6 +299,7 @@ impl Chunk {
             last_access: AtomicU32::new(0),
             refs: AtomicU8::new(0),
             ra_mark: AtomicBool::new(false),
+            wraps: AtomicU16::new(0),
         }));
         chunk.hot = hot.into_boxed_slice();
         chunk.dirty = (0..count.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
@@ -567,19 +598,21 @@ impl Frames {
         user: bool,
         valid: impl FnMut() -> bool,
     ) -> Option<Shared<'_>> {
-        self.try_share_at(&self.hit_words(id), id, user, valid)
+        let mut valid = valid;
+        self.try_share_at(&self.hit_words(id), id, user, |_| valid())
     }
 
-    /// [`Frames::try_share_if`] with the frame's words already located. Always inlined,
-    /// like the hit path it serves (as a call, with its closure, it cost a pin 40
-    /// instructions).
+    /// [`Frames::try_share_if`] with the frame's words already located, and `valid` given
+    /// the state word it is checked against (a page hint compares its tag with it).
+    /// Always inlined, like the hit path it serves (as a call, with its closure, it cost
+    /// a pin 40 instructions).
     #[inline(always)]
     pub(crate) fn try_share_words<'a>(
         &'a self,
         words: &HitWords<'a>,
         id: u32,
         user: bool,
-        valid: impl FnMut() -> bool,
+        valid: impl FnMut(u64) -> bool,
     ) -> Option<Shared<'a>> {
         self.try_share_at(words, id, user, valid)
     }
@@ -590,7 +623,7 @@ impl Frames {
         words: &HitWords<'a>,
         id: u32,
         user: bool,
-        mut valid: impl FnMut() -> bool,
+        mut valid: impl FnMut(u64) -> bool,
     ) -> Option<Shared<'a>> {
         let state = words.state();
         let add = if user { 1 + USER_ONE } else { 1 };
@@ -598,7 +631,7 @@ impl Frames {
         // exclusive holder left them.
         let mut cur = state.load(Ordering::Acquire);
         loop {
-            if cur & EXCLUSIVE != 0 || cur & COUNT_MASK >= SHARED_MAX || !valid() {
+            if cur & EXCLUSIVE != 0 || cur & COUNT_MASK >= SHARED_MAX || !valid(cur) {
                 return None;
             }
             match state.compare_exchange_weak(cur, cur + add, Ordering::Acquire, Ordering::Acquire)
@@ -656,6 +689,15 @@ impl Frames {
         // fence pairs with this one; `Snapshot::still_valid`).
         fence(Ordering::Release);
         Some(Exclusive { frames: self, id })
+    }
+
+    /// Set idle frame `id`'s version to `version` (tests of the wrap: 2^30 latches are too
+    /// slow to take one by one).
+    #[cfg(test)]
+    pub(crate) fn set_version(&self, id: u32, version: u64) {
+        let state = self.state(id);
+        assert_eq!(state.load(Ordering::Relaxed) & !VERSION_MASK, 0, "idle");
+        state.store((version << 32) & VERSION_MASK, Ordering::Release);
     }
 
     /// Take the exclusive latch, waiting for pins and other latches to go away.

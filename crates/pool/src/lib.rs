@@ -68,7 +68,7 @@ pub use budget::{BudgetError, Consumer, MemoryBudget, PoolConsumer};
 pub use error::PoolError;
 pub use pool::{
     BufferPool, BufferPoolBuilder, FileHandle, IoMode, Lookup, OrderingFault, OrderingStats,
-    PageMut, PageRef, PoolStats, ResidentMap, WriteId, WritePolicy, MAX_OPEN_FILES,
+    PageHint, PageMut, PageRef, PoolStats, ResidentMap, WriteId, WritePolicy, MAX_OPEN_FILES,
     MAX_OPEN_FILES_HASHED, OPTIMISTIC_TRIES, TICK_NS,
 };
 pub use storage::{BatchRead, FileStorage, OpenMode, Storage, StorageFile};

@@ -9,6 +9,7 @@
 //! | `config` | the builder, its validation, and building `Inner` |
 //! | `files` | handles and slots, `open`, `close`, `set_len`, latching all of a file's pages |
 //! | `hits` | recording hits for the policy without its lock (counters or queues) |
+//! | `hint` | page hints: hits that go straight to a caller-remembered frame |
 //! | `load` | finding or loading a page and latching it, read-ahead, `prefetch` |
 //! | `admit` | the admission filter and the transient list of pages it refused |
 //! | `evict` | free frames, batch eviction, dirty victims, dropping frames |
@@ -45,6 +46,7 @@ mod config;
 mod evict;
 mod files;
 mod guard;
+mod hint;
 mod hits;
 mod info;
 mod load;
@@ -58,6 +60,7 @@ pub use config::{
 };
 pub use files::FileHandle;
 pub use guard::{PageMut, PageRef};
+pub use hint::PageHint;
 pub use info::{PoolStats, ResidentMap};
 pub use resize::TICK_NS;
 
@@ -189,6 +192,23 @@ impl Inner {
         })
     }
 
+    /// A pool-held shared pin of `page` for a read (`read`'s general path and a hinted
+    /// read's refresh): a hit, or the page found or loaded with read-ahead.
+    #[inline]
+    fn pin_to_read(
+        &self,
+        slot: &FileSlot,
+        f: FileHandle,
+        page: u64,
+    ) -> Result<Shared<'_>, PoolError> {
+        match self.hit_shared(slot, f, page, false) {
+            Some(g) => Ok(g),
+            None => Ok(self
+                .acquire_waiting(f, page, false, Fill::Read, true, false)?
+                .into_shared()),
+        }
+    }
+
     /// `pages_of(len)` for the pin's fast path, in three instructions: the same unless
     /// `len + page_size - 1` overflows (a length within a page of `u64::MAX`), when it is
     /// 0, so that the fast path declines and the general path decides.
@@ -286,12 +306,7 @@ impl BufferPool {
             let page = pos >> inner.page_shift;
             let in_page = (pos as usize) & (ps - 1);
             let take = (ps - in_page).min(n - done);
-            let shared = match inner.hit_shared(slot, f, page, false) {
-                Some(g) => g,
-                None => inner
-                    .acquire_waiting(f, page, false, Fill::Read, true, false)?
-                    .into_shared(),
-            };
+            let shared = inner.pin_to_read(slot, f, page)?;
             buf[done..done + take].copy_from_slice(&shared.bytes()[in_page..in_page + take]);
             done += take;
         }

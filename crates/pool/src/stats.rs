@@ -36,9 +36,10 @@ pub(crate) enum Counter {
     Evictions,
     PrefetchedPages,
     AdmissionRefused,
+    HintRefreshes,
 }
 
-const COUNTERS: usize = 14;
+const COUNTERS: usize = 15;
 const STRIPES: usize = 16;
 
 #[repr(align(128))]

@@ -8,6 +8,7 @@ mod crash;
 mod crash_ordering;
 mod errors;
 mod faults;
+mod hints;
 mod model;
 mod ordering;
 mod real_files;

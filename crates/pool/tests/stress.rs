@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::Mutex;
-use pool::{BufferPool, Lookup, MemStorage, WritePolicy};
+use pool::{BufferPool, FileHandle, Lookup, MemStorage, PageHint, PoolError, WritePolicy};
 use testutil::{Rng, Seed};
 
 const PS: usize = 4096;
@@ -31,6 +31,35 @@ fn pool(lookup: Lookup, policy: &str, frames: usize, st: &MemStorage) -> Arc<Buf
             .build_with_storage(st.clone())
             .unwrap(),
     )
+}
+
+/// A thread's page hints for one file, one per page, made on first use: the hinted path
+/// of the readers below.
+#[derive(Default)]
+struct Hints(Vec<PageHint>);
+
+impl Hints {
+    /// The hint for `page` of `f`.
+    fn of(&mut self, p: &BufferPool, f: FileHandle, page: u64) -> Result<&mut PageHint, PoolError> {
+        let i = page as usize;
+        while self.0.len() <= i {
+            let next = self.0.len() as u64;
+            self.0.push(p.hint(f, next)?);
+        }
+        Ok(&mut self.0[i])
+    }
+
+    /// `read` at `offset`, through the hint of its page.
+    fn read(
+        &mut self,
+        p: &BufferPool,
+        f: FileHandle,
+        offset: u64,
+        buf: &mut [u8],
+    ) -> Result<usize, PoolError> {
+        let (page, in_page) = (offset / PS as u64, (offset % PS as u64) as usize);
+        p.read_hinted(self.of(p, f, page)?, in_page, buf)
+    }
 }
 
 /// Byte regions that straddle page boundaries (3000 bytes each, so most pages are shared
@@ -55,6 +84,7 @@ fn region_locked_run(lookup: Lookup, policy: &str, seed: Seed) {
             let models = Arc::clone(&models);
             std::thread::spawn(move || {
                 let mut rng = seed.stream(t as u64);
+                let mut hints = Hints::default();
                 for op in 0..20000u32 {
                     let r = rng.gen_range(0..REGIONS);
                     let a = rng.gen_range(0..REGION);
@@ -72,19 +102,23 @@ fn region_locked_run(lookup: Lookup, policy: &str, seed: Seed) {
                             let (start, end) = (base + a as u64, base + b as u64);
                             let page = start / PS as u64;
                             if (end - 1) / PS as u64 == page {
-                                let g = p.pin(f, page).unwrap();
+                                let g = if op % 2 == 0 {
+                                    p.pin(f, page).unwrap()
+                                } else {
+                                    p.pin_hinted(hints.of(&p, f, page).unwrap()).unwrap()
+                                };
                                 let off = (start % PS as u64) as usize;
                                 assert_eq!(&g[off..off + (b - a)], &model[a..b]);
                             }
                         }
                         5 if op % 50 == 0 => p.fsync(f).unwrap(),
                         _ => {
-                            // readers take both paths: pinned and optimistic
+                            // readers take every path: pinned, optimistic and hinted
                             let mut buf = vec![0u8; b - a];
-                            let n = if op % 2 == 0 {
-                                p.read(f, base + a as u64, &mut buf)
-                            } else {
-                                p.read_optimistic(f, base + a as u64, &mut buf)
+                            let n = match op % 3 {
+                                0 => p.read(f, base + a as u64, &mut buf),
+                                1 => p.read_optimistic(f, base + a as u64, &mut buf),
+                                _ => hints.read(&p, f, base + a as u64, &mut buf),
                             };
                             assert_eq!(n.unwrap(), b - a);
                             assert_eq!(buf, model[a..b], "thread {t} op {op} region {r}");
@@ -152,6 +186,7 @@ fn stamped_run(lookup: Lookup, seed: Seed) {
             let p = Arc::clone(&p);
             std::thread::spawn(move || {
                 let mut rng = seed.stream(t as u64);
+                let mut hints = Hints::default();
                 // last stamp this thread wrote to each word
                 let mut last = vec![0u64; WORDS];
                 for seq in 1..=6000u64 {
@@ -164,11 +199,11 @@ fn stamped_run(lookup: Lookup, seed: Seed) {
                         last[a..a + n].fill(stamp);
                     } else {
                         let mut buf = vec![0u8; n * 8];
-                        if seq % 4 < 2 {
-                            p.read(f, (a * 8) as u64, &mut buf).unwrap();
-                        } else {
-                            p.read_optimistic(f, (a * 8) as u64, &mut buf).unwrap();
-                        }
+                        match seq % 4 {
+                            0 | 1 => p.read(f, (a * 8) as u64, &mut buf).unwrap(),
+                            2 => p.read_optimistic(f, (a * 8) as u64, &mut buf).unwrap(),
+                            _ => hints.read(&p, f, (a * 8) as u64, &mut buf).unwrap(),
+                        };
                         for (i, c) in buf.chunks_exact(8).enumerate() {
                             let v = u64::from_le_bytes(c.try_into().unwrap());
                             let (th, sq) = (v >> 32, v & 0xffff_ffff);
@@ -233,28 +268,36 @@ fn truncation_racing_readers_never_resurrects_old_bytes() {
             let cut = 5 * PS as u64 + 100;
             p.write(f, 0, &vec![1u8; len as usize]).unwrap();
             let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-            let readers: Vec<_> = (0..3)
+            let readers: Vec<_> = (0..4)
                 .map(|t| {
                     let p = Arc::clone(&p);
                     let stop = Arc::clone(&stop);
                     std::thread::spawn(move || {
                         let mut rng = seed.derive(i as u64).stream(t);
                         let mut buf = vec![0u8; 3000];
+                        let mut hints = Hints::default();
                         while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                             let off = rng.gen_range(0..len);
-                            if t == 0 {
-                                let _ = p.read(f, off, &mut buf).unwrap();
-                            } else {
-                                // short reads, so that most lie in one page (optimistic)
-                                let _ = p.read_optimistic(f, off, &mut buf[..64]).unwrap();
+                            // short reads, so that most lie in one page (optimistic, hinted)
+                            let _ = match t {
+                                0 => p.read(f, off, &mut buf),
+                                1 => p.read_optimistic(f, off, &mut buf[..64]),
+                                _ => hints.read(&p, f, off, &mut buf[..64]),
                             }
+                            .unwrap();
                         }
                     })
                 })
                 .collect();
+            let mut hints = Hints::default();
             for round in 2..200u32 {
                 p.write(f, cut, &vec![round as u8; (len - cut) as usize])
                     .unwrap();
+                // hints of the tail's pages taken while they hold this round's bytes
+                let mut word = [0u8; 8];
+                for off in (cut..len).step_by(PS) {
+                    hints.read(&p, f, off, &mut word).unwrap();
+                }
                 p.set_len(f, cut).unwrap();
                 p.set_len(f, len).unwrap();
                 let mut tail = vec![9u8; (len - cut) as usize];
@@ -263,6 +306,10 @@ fn truncation_racing_readers_never_resurrects_old_bytes() {
                     tail.iter().all(|&b| b == 0),
                     "round {round}: truncated bytes came back"
                 );
+                for off in (cut..len).step_by(PS) {
+                    assert_eq!(hints.read(&p, f, off, &mut word).unwrap(), 8);
+                    assert_eq!(word, [0; 8], "round {round}: a hint brought back {off}");
+                }
             }
             stop.store(true, std::sync::atomic::Ordering::Relaxed);
             for r in readers {

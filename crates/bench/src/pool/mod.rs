@@ -14,6 +14,9 @@
 //! - **pin-hit** — pin and unpin a random resident page, nothing copied: the pool's hit
 //!   path alone (vmcache's `fixS`/`unfixS`; variant `pin`); then an optimistic read of 8
 //!   bytes (`read_optimistic`, no pin: vmcache's optimistic read; variant `optimistic`).
+//!   Each also through page hints held one per page by each thread (`pin_hinted`,
+//!   `read_hinted`: variants `pin-hinted` and `optimistic-hinted`), as an index holding
+//!   swizzled pointers would: what compares with vmcache's reads by page id.
 //! - **random-evict** — random 4 KiB reads over a file twice the pool, so about half the
 //!   reads miss and every miss evicts. (a) `O_DIRECT` from a file dropped from the page
 //!   cache, compared with plain `O_DIRECT` `pread` of the same file by the same number of
@@ -117,7 +120,9 @@ mod tests {
                 ("xmf-read", "mapped", Some("optimistic"), "cached", 64),
                 ("xmf-read", "pread", None, "cached", 64),
                 ("pin-hit", "mapped", Some("pin"), "cached", 4096),
+                ("pin-hit", "mapped", Some("pin-hinted"), "cached", 4096),
                 ("pin-hit", "mapped", Some("optimistic"), "cached", 8),
+                ("pin-hit", "mapped", Some("optimistic-hinted"), "cached", 8),
                 ("random-evict", "mapped", None, "buffered", 4096),
                 ("random-evict", "pread", None, "buffered", 4096),
             ]

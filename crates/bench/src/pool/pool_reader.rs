@@ -153,6 +153,50 @@ impl PoolReader {
         Ok(())
     }
 
+    /// One hint per page of the file's first `pages` pages, each filled by a hinted read
+    /// (the pages are resident: no miss), as an index that holds swizzled pointers, or
+    /// vmcache's page ids, holds one per child page.
+    pub fn hints(&self, pages: u64) -> Result<Vec<pool::PageHint>, BenchError> {
+        (0..pages)
+            .map(|p| {
+                let mut h = self
+                    .pool
+                    .hint(self.file, p)
+                    .map_err(|e| BenchError::pool("hint failed", e))?;
+                let n = self.pool.read_hinted(&mut h, 0, &mut [0u8; 8]);
+                whole_read(n, p * PAGE_BYTES as u64, 8)?;
+                Ok(h)
+            })
+            .collect()
+    }
+
+    /// [`PoolReader::pin_unpin`] through the page's hint (`BufferPool::pin_hinted`).
+    #[inline]
+    pub fn pin_unpin_hinted(&self, hint: &mut pool::PageHint) -> Result<(), BenchError> {
+        let guard = self
+            .pool
+            .pin_hinted(hint)
+            .map_err(|e| BenchError::pool("pin failed", e))?;
+        black_box(guard.as_ptr());
+        Ok(())
+    }
+
+    /// Fill `buf` from byte `in_page` of the hinted page (`BufferPool::read_hinted`).
+    #[inline]
+    pub fn read_hinted(
+        &self,
+        hint: &mut pool::PageHint,
+        in_page: usize,
+        buf: &mut [u8],
+    ) -> Result<(), BenchError> {
+        let n = self.pool.read_hinted(hint, in_page, buf);
+        whole_read(
+            n,
+            hint.page() * PAGE_BYTES as u64 + in_page as u64,
+            buf.len(),
+        )
+    }
+
     /// Random page reads over `file_bytes`, `depth` reads in flight per thread (see
     /// `--in-flight`); misses and reads counted by the pool.
     pub fn measure_random(

@@ -15,8 +15,10 @@ pub struct PoolRow {
     /// How the data reaches the reader: `cached` (resident before the run), `direct`
     /// (O_DIRECT, from the device), `buffered` (through the OS page cache).
     pub io: &'static str,
-    /// How the scheme did it where the pool has two ways: `pin` (pin and unpin) or
-    /// `optimistic` (a version-checked copy, no pin: `BufferPool::read_optimistic`).
+    /// How the scheme did it where the pool has several ways: `pin` (pin and unpin),
+    /// `optimistic` (a version-checked copy, no pin: `BufferPool::read_optimistic`), and
+    /// either through a page hint held per page (`pin-hinted`, `optimistic-hinted`:
+    /// `BufferPool::pin_hinted`, `BufferPool::read_hinted`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub variant: Option<&'static str>,
     /// Bytes per operation.

@@ -2,7 +2,7 @@
 //! hit (`HitWords`). Only this module and its parent touch the state word.
 #![allow(unsafe_code)]
 
-use super::{released, Frames, Header, Hot, USER_EXCL, USER_ONE};
+use super::{release, tag, Frames, Header, Hot, USER_EXCL, USER_ONE};
 #[cfg(loom)]
 use loom::sync::atomic::{AtomicU32, AtomicU64, AtomicU8};
 use std::ptr::NonNull;
@@ -44,6 +44,14 @@ impl<'a> HitWords<'a> {
     pub(super) fn state(&self) -> &'a AtomicU64 {
         &self.hot.state
     }
+
+    /// The frame's [`tag`] when its state word reads `state`. Valid only together with
+    /// a check that the state word still reads `state` afterwards (a validated snapshot,
+    /// a compare-and-swap from it): the wrap count is written under the exclusive latch.
+    #[inline(always)]
+    pub(crate) fn tag(&self, state: u64) -> u64 {
+        tag(state, self.hot.wraps.load(Ordering::Relaxed))
+    }
 }
 
 /// A shared pin: read access to a frame's bytes; unpins on drop.
@@ -81,6 +89,22 @@ impl<'a> Shared<'a> {
     #[inline]
     pub(crate) fn header(&self) -> &'a Header {
         self.frames.header(self.id)
+    }
+
+    /// The frame id.
+    #[inline]
+    pub(crate) fn id(&self) -> u32 {
+        self.id
+    }
+
+    /// The frame's [`tag`] now: stable while this pin is held, since only an exclusive
+    /// holder changes it, and the pin was acquired after the last one released.
+    pub(crate) fn tag(&self) -> u64 {
+        let hot = self.frames.hot(self.id);
+        tag(
+            hot.state.load(Ordering::Relaxed),
+            hot.wraps.load(Ordering::Relaxed),
+        )
     }
 
     /// Count this pin as the application's from now on.
@@ -151,15 +175,11 @@ impl<'a> Exclusive<'a> {
         let (frames, id) = (self.frames, self.id);
         std::mem::forget(self);
         let words = frames.hit_words(id);
-        let state = words.state();
         // A new version: the bytes or the page may have changed under the latch.
-        state.store(
-            released(state.load(Ordering::Relaxed)) + 1,
-            Ordering::Release,
-        );
+        release(words.hot, 1);
         Shared {
             frames,
-            state,
+            state: words.state(),
             frame: words.frame,
             id,
             user: false,
@@ -172,7 +192,6 @@ impl Drop for Exclusive<'_> {
     fn drop(&mut self) {
         // Only the holder writes the word while it is latched (pins and other latches
         // compare-and-swap from words without EXCLUSIVE), so a plain store releases it.
-        let state = self.frames.state(self.id);
-        state.store(released(state.load(Ordering::Relaxed)), Ordering::Release);
+        release(self.frames.hot(self.id), 0);
     }
 }

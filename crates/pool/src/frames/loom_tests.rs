@@ -218,3 +218,38 @@ fn loom_a_checked_pin_never_holds_a_reused_frame() {
         assert!(f.is_idle(0) && !f.user_pinned(0));
     });
 }
+
+/// A page hint's two uses racing an eviction that gives the frame to page 2 (and writes
+/// it): the tag was taken under a pin of page 1, and a read (snapshot, tag compared,
+/// validated) or a pin (tag compared against the word it swaps from) that trusts it never
+/// sees page 2's owner or words: the evictor's release moved the tag.
+#[test]
+fn loom_a_hint_never_validates_a_reused_frame() {
+    model(|| {
+        let (f, words) = owned_frame();
+        let tag = f.share(0).tag();
+        let (f2, words2) = (Arc::clone(&f), Arc::clone(&words));
+        let evictor = loom::thread::spawn(move || {
+            if let Some(x) = f2.try_exclusive(0) {
+                f2.header(0).owner.store(2, Ordering::Relaxed);
+                words2.set(&x, 20);
+            }
+        });
+        let hw = f.hit_words(0);
+        if let Some(snap) = f.snapshot_words(&hw) {
+            if hw.tag(snap.seen()) == tag {
+                let owner = f.header(0).owner.load(Ordering::Relaxed);
+                let a = words.a.load(Ordering::Relaxed);
+                if snap.still_valid() {
+                    assert_eq!((owner, a), (1, 10));
+                }
+            }
+        }
+        if let Some(pin) = f.try_share_words(&hw, 0, true, |cur| hw.tag(cur) == tag) {
+            assert_eq!(pin.header().owner.load(Ordering::Relaxed), 1);
+            assert_eq!(words.a.load(Ordering::Relaxed), 10);
+        }
+        evictor.join().unwrap();
+        assert!(f.is_idle(0) && !f.user_pinned(0));
+    });
+}

@@ -74,6 +74,12 @@ impl Frames {
 }
 
 impl<'a> Snapshot<'a> {
+    /// The state word as the snapshot read it (for a page hint's tag check).
+    #[inline(always)]
+    pub(crate) fn seen(&self) -> u64 {
+        self.seen
+    }
+
     /// Copy the frame's bytes from `offset` into `dst` with atomic loads (module docs).
     /// The copy may be torn until [`Snapshot::still_valid`] says otherwise. Panics if the
     /// range leaves the frame (the pool's callers check it). (Under loom too: the loom

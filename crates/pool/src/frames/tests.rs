@@ -117,3 +117,39 @@ fn threads_never_see_torn_frames() {
     // 2 writer threads x 2000 increments, mod 256
     assert_eq!(f.share(0).bytes()[0], (4000 % 256) as u8);
 }
+
+/// A frame's tag moves with every exclusive release (a latch, a downgrade), not with
+/// shared pins, and stays put while a pin is held.
+#[test]
+fn the_tag_moves_with_every_exclusive_release_only() {
+    let f = Frames::new(2, 4096).unwrap();
+    let t0 = f.share(0).tag();
+    assert_eq!(f.share(0).tag(), t0, "pins leave it");
+    drop(f.exclusive(0));
+    let t1 = f.share(0).tag();
+    assert_ne!(t1, t0);
+    let pinned = f.exclusive(0).downgrade();
+    let t2 = pinned.tag();
+    assert!(t2 != t1 && t2 != t0);
+    assert_eq!(f.share(1).tag(), t0, "another frame's is its own");
+}
+
+/// When the 30-bit version wraps to 0 the wrap count moves, so the tag after 2^30
+/// releases is not the tag before them: (version 0, wraps 0) and (version 0, wraps 1).
+#[test]
+fn a_version_wrap_moves_the_wrap_count() {
+    let f = Frames::new(1, 4096).unwrap();
+    let fresh = f.share(0).tag();
+    f.set_version(0, (1 << 30) - 1);
+    let last = f.share(0).tag();
+    drop(f.exclusive(0));
+    let wrapped = f.share(0).tag();
+    assert_eq!(wrapped & VERSION_MASK, 0, "the version wrapped");
+    assert_ne!(wrapped, fresh, "the wrap count tells them apart");
+    assert_ne!(wrapped, last);
+    assert_eq!(wrapped, tag(0, 1));
+    // and through a downgrade too
+    f.set_version(0, (1 << 30) - 1);
+    let g = f.exclusive(0).downgrade();
+    assert_eq!(g.tag(), tag(0, 2));
+}

@@ -17,6 +17,7 @@ use std::sync::Arc;
 /// [`PoolError::Closed`], even if the slot has been reused by another file). A handle is
 /// only valid in the pool that opened it: another pool refuses it with `Closed` too.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(C)] // the pool id first: a page hint's fast path reads it (`hint.rs`)
 pub struct FileHandle {
     /// The pool's identity (see `NEXT_POOL_ID`).
     pub(super) pool: u64,

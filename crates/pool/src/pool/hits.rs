@@ -182,7 +182,7 @@ impl Inner {
             Table::Mapped(m) => {
                 let entry = m.find(fh.key(page))?;
                 let fid = entry.candidate()?;
-                self.pin_hit(fid, user, |w| entry.maps_to(fid) && !w.ra_marked())
+                self.pin_hit(fid, user, |w, _| entry.maps_to(fid) && !w.ra_marked())
             }
             Table::Hashed(_) => self.hit_shared_hashed(fh, page, user),
         }
@@ -192,28 +192,29 @@ impl Inner {
     #[inline(always)]
     fn hit_shared_hashed(&self, fh: FileHandle, page: u64, user: bool) -> Option<Shared<'_>> {
         let fid = self.table.get(fh.key(page))?;
-        self.pin_hit(fid, user, |w| {
+        self.pin_hit(fid, user, |w, _| {
             self.header_holds(fid, fh, page) && !w.ra_marked()
         })
     }
 
-    /// Pin frame `fid` if `holds` says, after its state word is read, that the frame holds
-    /// the page and is no read-ahead trigger (a hit on one starts the next window: the
-    /// general path's job); then record the hit. `holds` is valid only together with the
-    /// version check the pin's compare-and-swap makes (invariant 2: a mapping is published
-    /// and removed under the frame's exclusive latch, and the frame names the key as owner
-    /// while it is mapped).
+    /// Pin frame `fid` if `holds` says, after its state word is read (and given that
+    /// word), that the frame holds the page and is no read-ahead trigger (a hit on one
+    /// starts the next window: the general path's job); then record the hit. `holds` is
+    /// valid only together with the version check the pin's compare-and-swap makes
+    /// (invariant 2: a mapping is published and removed under the frame's exclusive
+    /// latch, and the frame names the key as owner while it is mapped). Serves the page
+    /// hints too (`hint.rs`), whose `holds` compares the hint's tag with the word.
     #[inline(always)]
-    fn pin_hit(
+    pub(super) fn pin_hit(
         &self,
         fid: u32,
         user: bool,
-        holds: impl Fn(&HitWords<'_>) -> bool,
+        holds: impl Fn(&HitWords<'_>, u64) -> bool,
     ) -> Option<Shared<'_>> {
         let words = self.frames.hit_words(fid);
         let g = self
             .frames
-            .try_share_words(&words, fid, user, || holds(&words))?;
+            .try_share_words(&words, fid, user, |cur| holds(&words, cur))?;
         self.touch_words(fid, &words);
         self.counters.bump(Counter::Hits);
         Some(g)
@@ -254,7 +255,9 @@ impl Inner {
                 let Some(fid) = entry.candidate() else {
                     return OptimisticHit::Absent;
                 };
-                self.copy_hit(fid, in_page, dst, |w| entry.maps_to(fid) && !w.ra_marked())
+                self.copy_hit(fid, in_page, dst, |w, _| {
+                    entry.maps_to(fid) && !w.ra_marked()
+                })
             }
             Table::Hashed(_) => self.hit_optimistic_hashed(fh, page, in_page, dst),
         }
@@ -274,7 +277,7 @@ impl Inner {
         let Some(fid) = self.table.get(fh.key(page)) else {
             return OptimisticHit::Absent;
         };
-        self.copy_hit(fid, in_page, dst, |w| {
+        self.copy_hit(fid, in_page, dst, |w, _| {
             self.header_holds(fid, fh, page) && !w.ra_marked()
         })
     }
@@ -283,19 +286,19 @@ impl Inner {
     /// after the snapshot of its state word, that the frame holds the page; then validate
     /// and record the hit.
     #[inline(always)]
-    fn copy_hit(
+    pub(super) fn copy_hit(
         &self,
         fid: u32,
         in_page: usize,
         dst: &mut [u8],
-        holds: impl Fn(&HitWords<'_>) -> bool,
+        holds: impl Fn(&HitWords<'_>, u64) -> bool,
     ) -> OptimisticHit {
         let words = self.frames.hit_words(fid);
         let Some(snap) = self.frames.snapshot_words(&words) else {
             // Latched: being loaded, written, evicted or truncated right now.
             return OptimisticHit::Changed;
         };
-        if !holds(&words) {
+        if !holds(&words, snap.seen()) {
             // Another page (a stale mapping) or a read-ahead trigger: the pinned path
             // sorts it out.
             return OptimisticHit::Absent;

@@ -45,6 +45,11 @@ pub struct PoolStats {
     /// frame, evicted before any of the policy's pages (0 without a filter; see
     /// `docs/pool.md`, "Admission").
     pub admission_refused: u64,
+    /// Hinted reads and pins ([`BufferPool::read_hinted`], [`BufferPool::pin_hinted`])
+    /// whose [`PageHint`](super::PageHint) did not lead straight to the page (empty,
+    /// stale, or for a request it cannot serve): they took the full path, and refreshed
+    /// the hint when it was for one page. Their hits and misses count as usual.
+    pub hint_refreshes: u64,
     /// Pages dirty now.
     pub dirty_pages: u64,
     /// Free frames now.
@@ -216,6 +221,7 @@ impl BufferPool {
             write_errors: c.get(Counter::WriteErrors),
             evictions: c.get(Counter::Evictions),
             admission_refused: c.get(Counter::AdmissionRefused),
+            hint_refreshes: c.get(Counter::HintRefreshes),
             dirty_pages: i.dirty_pages.load(Ordering::Relaxed),
             free_frames: i.free.lock().len() as u64,
             capacity_frames: i.capacity() as u64,

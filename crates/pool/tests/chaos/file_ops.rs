@@ -56,6 +56,22 @@ impl<'a> Worker<'a> {
         }
     }
 
+    /// This worker's hint for `page` of `file` open as `fh`: kept from earlier operations
+    /// while the handle is the same, a new one after a reopen.
+    pub(super) fn hint(
+        &mut self,
+        file: usize,
+        fh: FileHandle,
+        page: u64,
+    ) -> Result<&mut PageHint, PoolError> {
+        let fresh = self.sh.pool.hint(fh, page)?;
+        let h = self.hints.entry((file, page)).or_insert(fresh);
+        if h.file() != fh {
+            *h = fresh;
+        }
+        Ok(h)
+    }
+
     /// Regions `from..to` of `file`, in order; tried only while pins are held.
     pub(super) fn regions(
         &self,
@@ -260,11 +276,15 @@ impl<'a> Worker<'a> {
         let base = (r * REGION) as u64;
         let len0 = m.len.load(Ordering::Acquire);
         let mut buf = vec![0xEEu8; b - a];
-        // Readers take both paths: pinned and optimistic.
-        let got = if a % 2 == 0 {
-            self.sh.pool.read(*fh, base + a as u64, &mut buf)
-        } else {
-            self.sh.pool.read_optimistic(*fh, base + a as u64, &mut buf)
+        // Readers take every path: pinned, optimistic and hinted.
+        let (sh, at) = (self.sh, base + a as u64);
+        let ps = self.ps();
+        let got = match a % 3 {
+            0 => sh.pool.read(*fh, at, &mut buf),
+            1 => sh.pool.read_optimistic(*fh, at, &mut buf),
+            _ => self
+                .hint(file, *fh, at / ps)
+                .and_then(|h| sh.pool.read_hinted(h, (at % ps) as usize, &mut buf)),
         };
         match got {
             Ok(n) => {

@@ -33,8 +33,8 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Mutex, MutexGuard, RwLock, RwLockReadGuard};
 use pool::{
-    BufferPool, FaultKind, FaultOp, FileHandle, FileStorage, IoMode, Lookup, MemStorage, PageRef,
-    PoolError, RecordingStorage, WritePolicy,
+    BufferPool, FaultKind, FaultOp, FileHandle, FileStorage, IoMode, Lookup, MemStorage, PageHint,
+    PageRef, PoolError, RecordingStorage, WritePolicy,
 };
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -156,6 +156,8 @@ struct Worker<'a> {
     rng: SmallRng,
     held: Vec<Held<'a>>,
     next_value: u8,
+    /// Page hints by (file, page), for the hinted reads and pins.
+    hints: std::collections::HashMap<(usize, u64), PageHint>,
 }
 
 fn image(m: &FileModel) -> Vec<u8> {
@@ -227,6 +229,7 @@ fn run(seed: u64, secs: f64) {
                             ),
                             held: Vec::new(),
                             next_value: (t * 60) as u8,
+                            hints: std::collections::HashMap::new(),
                         };
                         let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                             w.run(deadline)

@@ -78,7 +78,14 @@ impl<'a> Worker<'a> {
         else {
             return;
         };
-        match self.sh.pool.pin(*fh, page) {
+        let sh = self.sh;
+        let pinned = if self.rng.gen_bool(0.5) {
+            sh.pool.pin(*fh, page)
+        } else {
+            self.hint(file, *fh, page)
+                .and_then(|h| sh.pool.pin_hinted(h))
+        };
+        match pinned {
             // A page past the model's end may be inside the pool's: a write to a later
             // region may be lengthening the file right now. Its bytes are zero either way.
             Ok(g) => {
