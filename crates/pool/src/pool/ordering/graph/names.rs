@@ -193,7 +193,8 @@ mod tests {
     fn a_sparse_window_spills_and_stays_small() {
         let mut n = Names::default();
         n.insert(1, 100);
-        for k in 1..=10 * WINDOW_MIN as u64 {
+        // Ids up to 8 windows' worth: the window would reach WINDOW_MIN slots at the 512th.
+        for k in 1..=WINDOW_MIN as u64 {
             let id = 1 + 8 * k;
             n.insert(id, 200);
             n.remove(id);
@@ -202,6 +203,10 @@ mod tests {
             n.window.len() <= WINDOW_MIN,
             "window of {} slots",
             n.window.len()
+        );
+        assert!(
+            n.older.contains_key(&1),
+            "the long-lived id moved to the map"
         );
         assert_eq!(n.get(1), Some(100));
         assert_eq!(n.pairs(), vec![(1, 100)]);
@@ -220,6 +225,7 @@ mod tests {
             let mut n = Names::default();
             let mut reference: FixedHashMap<u64> = FixedHashMap::default();
             let mut last = 0u64;
+            let mut spilled = false;
             for step in 0..20_000 {
                 match rng.gen_range(0..10) {
                     0..=4 => {
@@ -246,6 +252,7 @@ mod tests {
                     }
                     _ => {}
                 }
+                spilled |= !n.older.is_empty();
                 if step % 1000 == 0 {
                     for id in 0..=last + 1 {
                         assert_eq!(
@@ -259,6 +266,7 @@ mod tests {
             let mut pairs: Vec<(u64, u64)> = reference.into_iter().collect();
             pairs.sort_unstable();
             assert_eq!(n.pairs(), pairs, "{seed}");
+            assert!(spilled, "{seed}: the window never moved to the map");
         });
     }
 }
