@@ -345,6 +345,13 @@ impl<P: Policy, I: KeyIndex> Cache<P, I> {
         self.policy.set_wall_clock(now_ms);
     }
 
+    /// Tell the policy the next request's place in the whole trace
+    /// ([`Policy::set_trace_clock`]).
+    #[inline]
+    pub fn set_trace_clock(&mut self, position: u64) {
+        self.policy.set_trace_clock(position);
+    }
+
     /// Tell the policy the modelled system's statistics were flushed
     /// ([`Policy::flush_stats`]).
     pub fn flush_stats(&mut self) {

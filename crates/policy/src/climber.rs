@@ -7,6 +7,18 @@
 //! fraction of the capacity that shrinks geometrically while the hit rate is stable, so
 //! the window settles, and jumps back to full size when the hit rate changes by more than
 //! a threshold (a new phase of the workload), so it can move again.
+//!
+//! **Periods by trace time** ([`HillClimber::pace_by_trace`]). A miniature simulation
+//! (`sim::mrc::minisim`) runs the policy on a spatial sample of the trace in a cache `R`
+//! times smaller. Counted in its own requests, a miniature's period of `10 C'` sampled
+//! requests stands for `10 C` requests of the trace only on average: the sample's share
+//! of the requests depends on which hot keys it holds, and varies along the trace, so its
+//! periods drift against the workload's phases (a scan every so many requests) while
+//! the full cache's periods fall at fixed places. Paced by the trace instead, a period
+//! ends where the full cache's does (every `period` requests of the whole trace), and
+//! the climber compares hit rates measured over the same stretches of the trace as the
+//! full cache. Fed every request of a trace in order (positions 0, 1, 2, ...), it
+//! decides exactly when, and exactly as, counting does.
 
 /// The climber's state; [`HillClimber::record`] feeds it one request at a time.
 #[derive(Clone, Debug)]
@@ -20,6 +32,17 @@ pub struct HillClimber {
     full_step: f64,
     /// Sample periods completed (steps taken).
     periods: u64,
+    /// `Some` when periods end by the trace's clock rather than by counted requests.
+    trace: Option<TracePeriods>,
+}
+
+/// Periods of a fixed number of the trace's requests (see the module docs).
+#[derive(Clone, Copy, Debug)]
+struct TracePeriods {
+    /// Requests of the trace in a period.
+    length: u64,
+    /// The trace position (0-based) at which the period under way ends, exclusive.
+    end: u64,
 }
 
 /// A step is this fraction of the capacity when it (re)starts (Caffeine's 6.25%).
@@ -42,7 +65,19 @@ impl HillClimber {
             step: -full_step,
             full_step,
             periods: 0,
+            trace: None,
         }
+    }
+
+    /// End periods by the trace's clock: every `length` requests of the whole trace,
+    /// counted from position 0, whichever of them this climber sees
+    /// ([`HillClimber::record_at`]).
+    pub fn pace_by_trace(&mut self, length: u64) {
+        let length = length.max(1);
+        self.trace = Some(TracePeriods {
+            length,
+            end: length,
+        });
     }
 
     /// Steps taken so far (0: the window is still where it started).
@@ -53,7 +88,9 @@ impl HillClimber {
     /// The cache now has `capacity` units and the climber decides every `sample`
     /// requests. Steps are a fraction of the capacity, so the full step is recomputed and
     /// the current step keeps its direction and its decay (the same fraction of the new
-    /// full step); the period under way and the last hit rate are kept.
+    /// full step); the period under way and the last hit rate are kept. A climber paced
+    /// by the trace keeps its periods' length and end (the caller paces it anew if the
+    /// trace time its capacity stands for changed).
     pub fn resize(&mut self, capacity: u64, sample: u64) {
         let full_step = STEP_FRACTION * capacity as f64;
         let fraction = if self.full_step > 0.0 {
@@ -75,6 +112,42 @@ impl HillClimber {
         if self.requests < self.sample {
             return None;
         }
+        Some(self.decide())
+    }
+
+    /// Count one request at trace position `position` (0-based, increasing) on a climber
+    /// paced by the trace ([`HillClimber::pace_by_trace`]; otherwise the same as
+    /// [`HillClimber::record`]), and return the change of the window to apply now.
+    ///
+    /// A period ends with the request at its last position; when the climber did not see
+    /// that one (a sample skips most positions), it ends at the first request past it,
+    /// before that request is counted, and the periods the climber saw no request of are
+    /// skipped (no hit rate to compare).
+    #[inline]
+    pub fn record_at(&mut self, hit: bool, position: u64) -> Option<f64> {
+        let Some(mut trace) = self.trace else {
+            return self.record(hit);
+        };
+        let mut change = None;
+        if position >= trace.end {
+            if self.requests > 0 {
+                change = Some(self.decide());
+            }
+            trace.end += (position - trace.end) / trace.length * trace.length + trace.length;
+        }
+        self.hits += u64::from(hit);
+        self.requests += 1;
+        if position + 1 >= trace.end {
+            let step = self.decide();
+            change = Some(change.unwrap_or(0.0) + step);
+            trace.end += trace.length;
+        }
+        self.trace = Some(trace);
+        change
+    }
+
+    /// End the period under way: the step to take, and the next one.
+    fn decide(&mut self) -> f64 {
         let hit_rate = self.hits as f64 / self.requests as f64;
         let change = hit_rate - self.previous_hit_rate;
         let amount = if change >= 0.0 { self.step } else { -self.step };
@@ -87,12 +160,14 @@ impl HillClimber {
         self.hits = 0;
         self.requests = 0;
         self.periods += 1;
-        Some(amount)
+        amount
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use rand::Rng;
+
     use super::HillClimber;
 
     /// Feed one period with `hits` hits out of `n`.
@@ -134,5 +209,49 @@ mod tests {
         r.resize(64, 20);
         let mut f = HillClimber::new(64, 20);
         assert_eq!(period(&mut r, 20, 3), period(&mut f, 20, 3));
+    }
+
+    #[test]
+    fn trace_periods_end_at_the_trace_positions_hand_worked() {
+        // capacity 160 (full step 10), periods of 10 trace requests: [0, 10), [10, 20)...
+        let mut c = HillClimber::new(160, 4);
+        c.pace_by_trace(10);
+        // Period [0, 10): a hit at 2, a miss at 5; 9 is not seen, so it stays open.
+        assert_eq!(c.record_at(true, 2), None);
+        assert_eq!(c.record_at(false, 5), None);
+        // 13 closes it first (hit rate 0.5 against 0: improved by >= 0.05, so the step as
+        // set, -10, and a restart at -10), then counts in [10, 20). The count-based sample
+        // of 4 plays no part.
+        assert_eq!(c.record_at(true, 13), Some(-10.0));
+        // 19 is the period's last position: counted, then the period ends (1.0 against
+        // 0.5: improved, -10 again).
+        assert_eq!(c.record_at(true, 19), Some(-10.0));
+        // Nothing in [20, 30) nor [30, 40): those periods are skipped without a decision;
+        // 45 opens [40, 50) and 49 ends it (0.0 against 1.0: worse, reverse to +10).
+        assert_eq!(c.record_at(false, 45), None);
+        assert_eq!(c.periods(), 2);
+        assert_eq!(c.record_at(false, 49), Some(10.0));
+        assert_eq!(c.periods(), 3);
+    }
+
+    #[test]
+    fn paced_by_every_position_it_decides_as_counting_does() {
+        testutil::explore(|seed| {
+            let mut rng = seed.rng();
+            let mut counted = HillClimber::new(640, 40);
+            let mut paced = HillClimber::new(640, 40);
+            paced.pace_by_trace(40);
+            for position in 0..20_000u64 {
+                // Hit rates that drift and jump, so steps restart and decay.
+                let p = 0.3 + 0.4 * ((position / 3_000) % 2) as f64;
+                let hit = rng.gen_bool(p);
+                assert_eq!(
+                    paced.record_at(hit, position),
+                    counted.record(hit),
+                    "{seed}: request {position}"
+                );
+            }
+            assert_eq!(paced.periods(), 500);
+        });
     }
 }

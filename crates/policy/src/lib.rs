@@ -68,6 +68,7 @@ mod params;
 pub mod prefetch;
 pub(crate) mod recency;
 mod resident;
+mod sketch;
 #[macro_use]
 pub mod registry;
 // Test helpers for this crate's tests and, through the `testkit` feature, other crates'.
@@ -79,7 +80,7 @@ pub use cache::{Cache, DenseIndex, HashIndex, KeyIndex, Outcome, Vacant};
 pub use lirs::LirsVariant;
 pub use params::{ConfigError, ParamInfo, Params};
 pub use prefetch::{PrefetchSpec, PrefetchStats, Prefetcher, Successors, PREFETCHERS};
-pub use registry::{BuildContext, NamedPolicy, PolicyInfo, PolicySpec};
+pub use registry::{BuildContext, Miniature, NamedPolicy, PolicyInfo, PolicySpec};
 pub use s3fifo::S3FifoVariant;
 pub use sampled::Rank as SampledRank;
 pub use wtinylfu::WTinyLfuVariant;
@@ -300,6 +301,26 @@ pub trait Policy {
     /// default ignores it.
     fn set_wall_clock(&mut self, now_ms: u64) {
         let _ = now_ms;
+    }
+
+    /// The request about to be served is the whole trace's request number `position`
+    /// (0-based, deletes not counted). A miniature simulation serves a spatial sample of
+    /// the trace and calls this before each request, so that a policy built as a
+    /// miniature ([`BuildContext::miniature`]) can pace what it does every so many
+    /// requests by the trace rather than by the sample (W-TinyLFU's sketch resets and
+    /// hill-climbing periods); [`Access::time`] stays the position in the sampled
+    /// stream. Other drivers never call it. The default ignores it.
+    fn set_trace_clock(&mut self, position: u64) {
+        let _ = position;
+    }
+
+    /// How many times the driver's minimum of sampled objects a miniature of this policy
+    /// needs (`bufcache mrc --min-sampled`): a miniature simulation raises the sampling
+    /// rate of small sizes until their caches hold that many sampled objects, and a policy
+    /// whose decisions rest on more than the cache's contents asks for more (W-TinyLFU's
+    /// hill climber, which compares the hit rates of successive periods). The default, 1.
+    fn miniature_samples(&self) -> u64 {
+        1
     }
 
     /// The system being modelled has just refreshed the statistics it decides from (the

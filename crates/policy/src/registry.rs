@@ -32,6 +32,21 @@ pub struct BuildContext {
     /// engine numbers a trace's objects); policies then find ghost entries by indexing an
     /// array instead of hashing. `None` for arbitrary keys.
     pub key_space: Option<u64>,
+    /// `Some` when the policy is a miniature cache of a spatially sampled trace
+    /// (`sim::mrc::minisim`): it stands for a cache of [`Miniature::capacity`] units on
+    /// the whole trace, and its driver tells it each request's place in the trace
+    /// ([`Policy::set_trace_clock`]). Policies whose adaptive state is paced by request
+    /// counts (W-TinyLFU's sketch and hill climber) then pace it by the trace instead.
+    pub miniature: Option<Miniature>,
+}
+
+/// What a miniature cache stands for ([`BuildContext::miniature`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Miniature {
+    /// The fraction of the trace's keys the sample holds.
+    pub rate: f64,
+    /// The full-size capacity the miniature stands for, in the same units.
+    pub capacity: u64,
 }
 
 impl BuildContext {
@@ -41,7 +56,15 @@ impl BuildContext {
             capacity,
             seed,
             key_space: None,
+            miniature: None,
         }
+    }
+
+    /// Declare that the policy is a miniature standing for `capacity` units of the whole
+    /// trace, sampled at `rate` ([`BuildContext::miniature`]).
+    pub fn with_miniature(mut self, rate: f64, capacity: u64) -> Self {
+        self.miniature = Some(Miniature { rate, capacity });
+        self
     }
 
     /// Declare that keys are dense ids below `keys`.
@@ -189,6 +212,13 @@ macro_rules! policies {
             }
             fn set_wall_clock(&mut self, now_ms: u64) {
                 match self { $(AnyPolicy::$variant(p) => p.set_wall_clock(now_ms)),* }
+            }
+            #[inline]
+            fn set_trace_clock(&mut self, position: u64) {
+                match self { $(AnyPolicy::$variant(p) => p.set_trace_clock(position)),* }
+            }
+            fn miniature_samples(&self) -> u64 {
+                match self { $(AnyPolicy::$variant(p) => p.miniature_samples()),* }
             }
             fn flush_stats(&mut self) {
                 match self { $(AnyPolicy::$variant(p) => p.flush_stats()),* }

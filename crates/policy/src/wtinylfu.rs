@@ -70,7 +70,8 @@ use rand::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::climber::HillClimber;
-use crate::doorkeeper::Doorkeeper;
+use crate::sketch::sketch_width;
+pub use crate::sketch::FrequencySketch;
 use crate::list::{Links, List};
 use crate::params::{ConfigError, ParamInfo, Params};
 use crate::registry::{BuildContext, NamedPolicy};
@@ -95,33 +96,9 @@ pub enum WTinyLfuVariant {
     Caffeine,
 }
 
-/// A count-min sketch of 4-bit counters with periodic halving, optionally behind a
-/// [`Doorkeeper`].
-#[derive(Clone, Debug)]
-pub struct FrequencySketch {
-    words: Vec<u64>,
-    words_per_row: usize,
-    mask: u64,
-    seeds: [u64; 4],
-    additions: u64,
-    sample_size: u64,
-    doorkeeper: Option<Doorkeeper>,
-}
-
 /// The window's size for a share of the capacity: at least one unit, at most all of it.
 fn window_units(capacity: u64, share: f64) -> u64 {
     ((capacity as f64 * share) as u64).clamp(1, capacity.max(1))
-}
-
-/// A sketch row's width for about `entries` keys: a power of two, 64 to 2^26 counters.
-fn sketch_width(entries: usize) -> usize {
-    entries.clamp(64, 1 << 26).next_power_of_two()
-}
-
-/// The word and bit shift of counter `idx` of `row`, sixteen 4-bit counters a word.
-#[inline]
-fn counter_at(words_per_row: usize, row: usize, idx: usize) -> (usize, u32) {
-    (row * words_per_row + (idx >> 4), ((idx & 15) * 4) as u32)
 }
 
 #[inline]
@@ -130,133 +107,6 @@ pub(crate) fn mix(mut x: u64) -> u64 {
     x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     x ^ (x >> 31)
-}
-
-impl FrequencySketch {
-    /// A sketch for about `entries` distinct hot keys, halving after `sample_size`
-    /// increments, with hashes derived from `seed`.
-    pub fn new(entries: usize, sample_size: u64, seed: u64) -> Self {
-        let width = sketch_width(entries);
-        let words_per_row = width / 16;
-        let mut seeds = [0; 4];
-        for (i, s) in seeds.iter_mut().enumerate() {
-            *s = mix(seed ^ mix(i as u64 + 1)) | 1;
-        }
-        FrequencySketch {
-            words: vec![0; 4 * words_per_row],
-            words_per_row,
-            mask: width as u64 - 1,
-            seeds,
-            additions: 0,
-            sample_size: sample_size.max(1),
-            doorkeeper: None,
-        }
-    }
-
-    /// Resize for `entries` keys and a period of `sample_size` increments, as
-    /// [`FrequencySketch::new`] sizes it, keeping what has been counted (a cache that
-    /// is resized keeps its history of frequencies).
-    ///
-    /// A key's counter in a row is its hash masked to the row's power-of-two width, so
-    /// the counter a key uses in a narrower row gathers the counters of the wider row
-    /// that agree on the low bits: shrinking adds them up (saturating at 15), which is
-    /// what the narrower sketch would have counted. Growing cannot split a count
-    /// between the keys that shared it, so each new counter starts at the count of the
-    /// one it comes from: estimates never fall below what was counted, as a count-min
-    /// sketch promises, and the extra collisions wash out with the following halvings.
-    /// A period that the new sample size has already passed ends now (one halving).
-    /// The doorkeeper is resized the same way ([`Doorkeeper::resize`]).
-    pub fn resize(&mut self, entries: usize, sample_size: u64) {
-        let width = sketch_width(entries);
-        let old_width = (self.mask + 1) as usize;
-        if width != old_width {
-            let words_per_row = width / 16;
-            let mut words = vec![0u64; 4 * words_per_row];
-            for row in 0..4 {
-                for idx in 0..width.max(old_width) {
-                    let (from_w, from_sh) = counter_at(self.words_per_row, row, idx % old_width);
-                    let (to_w, to_sh) = counter_at(words_per_row, row, idx % width);
-                    let count = (self.words[from_w] >> from_sh) & 15;
-                    let sum = (((words[to_w] >> to_sh) & 15) + count).min(15);
-                    words[to_w] = (words[to_w] & !(15 << to_sh)) | (sum << to_sh);
-                }
-            }
-            self.words = words;
-            self.words_per_row = words_per_row;
-            self.mask = width as u64 - 1;
-        }
-        self.sample_size = sample_size.max(1);
-        if let Some(d) = &mut self.doorkeeper {
-            d.resize(usize::try_from(self.sample_size).unwrap_or(usize::MAX));
-        }
-        if self.additions >= self.sample_size {
-            self.halve();
-        }
-    }
-
-    /// The same sketch with a doorkeeper sized for `sample_size` keys: a key's first access
-    /// after each reset sets the filter's bits, later ones count in the sketch.
-    pub fn with_doorkeeper(mut self, seed: u64) -> Self {
-        let keys = usize::try_from(self.sample_size).unwrap_or(usize::MAX);
-        self.doorkeeper = Some(Doorkeeper::new(keys, seed));
-        self
-    }
-
-    #[inline]
-    fn slot(&self, row: usize, key: u64) -> (usize, u32) {
-        let idx = mix(key.wrapping_mul(self.seeds[row])) & self.mask;
-        counter_at(self.words_per_row, row, idx as usize)
-    }
-
-    /// Estimated recent frequency of `key` (0..=15, 0..=16 with a doorkeeper).
-    #[inline]
-    pub fn estimate(&self, key: u64) -> u8 {
-        let counted = (0..4)
-            .map(|r| {
-                let (w, sh) = self.slot(r, key);
-                ((self.words[w] >> sh) & 15) as u8
-            })
-            .min()
-            .unwrap_or(0);
-        let admitted = self.doorkeeper.as_ref().is_some_and(|d| d.contains(key));
-        counted + u8::from(admitted)
-    }
-
-    /// Count one access to `key`.
-    #[inline]
-    pub fn increment(&mut self, key: u64) {
-        let first = match &mut self.doorkeeper {
-            Some(d) => !d.insert(key),
-            None => false,
-        };
-        if !first {
-            self.count(key);
-        }
-        self.additions += 1;
-        if self.additions >= self.sample_size {
-            self.halve();
-        }
-    }
-
-    #[inline]
-    fn count(&mut self, key: u64) {
-        for r in 0..4 {
-            let (w, sh) = self.slot(r, key);
-            if (self.words[w] >> sh) & 15 < 15 {
-                self.words[w] += 1 << sh;
-            }
-        }
-    }
-
-    fn halve(&mut self) {
-        for w in &mut self.words {
-            *w = (*w >> 1) & 0x7777_7777_7777_7777;
-        }
-        self.additions /= 2;
-        if let Some(d) = &mut self.doorkeeper {
-            d.clear();
-        }
-    }
 }
 
 /// W-TinyLFU. List heads are the MRU ends.
@@ -278,6 +128,12 @@ pub struct WTinyLfu {
     protected_share: f64,
     /// Caffeine's parts: `None` in the static variant.
     adaptive: Option<Adaptive>,
+    /// A miniature's position of the request under way in the whole trace
+    /// ([`Policy::set_trace_clock`]); `None` at full size, where requests are counted.
+    clock: Option<u64>,
+    /// Built as a miniature ([`crate::BuildContext::miniature`]): only then is the trace
+    /// clock followed.
+    paced: bool,
 }
 
 /// What Caffeine adds to the static policy besides the doorkeeper.
@@ -310,7 +166,7 @@ impl WTinyLfu {
         if variant == WTinyLfuVariant::Caffeine {
             policy.sketch = policy.sketch.with_doorkeeper(seed);
             policy.adaptive = Some(Adaptive {
-                climber: HillClimber::new(capacity, policy.sketch.sample_size),
+                climber: HillClimber::new(capacity, policy.sketch.sample_size()),
                 window_target: policy.window_cap as f64,
                 rng: Xoshiro256PlusPlus::seed_from_u64(mix(seed ^ 0x5851_f42d_4c95_7f2d)),
             });
@@ -341,12 +197,40 @@ impl WTinyLfu {
             window_share: window,
             protected_share: protected,
             adaptive: None,
+            clock: None,
+            paced: false,
         }
+    }
+
+    /// Make this a miniature standing for `full_capacity` units of the whole trace
+    /// sampled at `rate` (before any request): the sketch's halvings and the climber's
+    /// periods come every `10 x` that capacity in requests of the trace, as the full
+    /// cache's do, instead of every `10 x` its own capacity in sampled requests (see
+    /// `climber.rs` and [`FrequencySketch::pace_by_trace`]), and the sketch's rows are
+    /// `rate` times the full sketch's width ([`FrequencySketch::set_width`]). The
+    /// trace's clock comes from [`Policy::set_trace_clock`] before each request; a request
+    /// without it is counted. At rate 1 with every request's position this is the full
+    /// cache exactly.
+    pub fn stand_for(&mut self, full_capacity: u64, rate: f64) {
+        let entries = crate::entry_bound(full_capacity);
+        let width = (rate * sketch_width(entries) as f64).round() as usize;
+        self.sketch.set_width(width);
+        let period = 10 * entries.max(1) as u64;
+        self.sketch.pace_by_trace(period);
+        if let Some(a) = &mut self.adaptive {
+            a.climber.pace_by_trace(period);
+        }
+        self.paced = true;
     }
 
     /// The window's current size target, in units.
     pub fn window_capacity(&self) -> u64 {
         self.window_cap
+    }
+
+    /// Hill-climbing periods completed (0 in the static variant).
+    pub fn climber_periods(&self) -> u64 {
+        self.adaptive.as_ref().map_or(0, |a| a.climber.periods())
     }
 
     /// Feed the climber one request and apply its step. The segments follow the new
@@ -355,7 +239,11 @@ impl WTinyLfu {
     #[inline]
     fn climb(&mut self, hit: bool) {
         let Some(a) = &mut self.adaptive else { return };
-        let Some(step) = a.climber.record(hit) else {
+        let recorded = match self.clock {
+            Some(position) => a.climber.record_at(hit, position),
+            None => a.climber.record(hit),
+        };
+        let Some(step) = recorded else {
             return;
         };
         let max = self.capacity.max(1) as f64;
@@ -363,6 +251,15 @@ impl WTinyLfu {
         self.window_cap = a.window_target as u64;
         self.main_cap = self.capacity.saturating_sub(self.window_cap);
         self.protected_cap = (self.main_cap as f64 * self.protected_share) as u64;
+    }
+
+    /// Count an access in the sketch, by the trace's clock when there is one.
+    #[inline]
+    fn count(&mut self, key: u64) {
+        match self.clock {
+            Some(position) => self.sketch.increment_at(key, position),
+            None => self.sketch.increment(key),
+        }
     }
 
     /// Whether the losing `candidate` (estimate `fc`) is admitted anyway (Caffeine's
@@ -421,7 +318,7 @@ impl Policy for WTinyLfu {
 
     #[inline]
     fn on_hit(&mut self, frame: FrameId, access: &Access) {
-        self.sketch.increment(access.key);
+        self.count(access.key);
         self.climb(true);
         let seg = self.seg[frame.index()];
         match seg {
@@ -448,7 +345,7 @@ impl Policy for WTinyLfu {
         ensure_slot(&mut self.sizes, frame, 0);
         ensure_slot(&mut self.keys, frame, 0);
         let i = frame.index();
-        self.sketch.increment(access.key);
+        self.count(access.key);
         self.climb(false);
         self.sizes[i] = access.size;
         self.keys[i] = access.key;
@@ -506,12 +403,36 @@ impl Policy for WTinyLfu {
         crate::victims_by_simulation(self, n, evictable, out);
     }
 
+    /// Followed only by a miniature ([`WTinyLfu::stand_for`]).
+    #[inline]
+    fn set_trace_clock(&mut self, position: u64) {
+        if self.paced {
+            self.clock = Some(position);
+        }
+    }
+
+    /// Twice the objects for the Caffeine variant: its hill climber steps on the sign of
+    /// the difference between two periods' hit rates, which in a miniature are estimates
+    /// from the sample; the difference of two independent estimates has twice the
+    /// variance of one, so twice the sampled objects (and requests per period, `10 x` the
+    /// miniature's capacity) bring its standard error back to that of the single hit
+    /// rate the other policies' miniatures estimate. The static variant has no climber.
+    fn miniature_samples(&self) -> u64 {
+        if self.adaptive.is_some() {
+            2
+        } else {
+            1
+        }
+    }
+
     /// Every size derived from the capacity is recomputed as construction computes it:
     /// the window (from the `window` share; in the Caffeine variant, a window the climber
     /// has moved keeps its share of the capacity instead), the main and protected
     /// segments, the sketch's width and reset period and the doorkeeper's size
     /// ([`FrequencySketch::resize`] keeps the counts), and the climber's step and sample
-    /// period. The segments follow the new sizes lazily, as they follow the climber.
+    /// period. The segments follow the new sizes lazily, as they follow the climber. A
+    /// miniature ([`WTinyLfu::stand_for`]) keeps the trace periods and the sketch width
+    /// of the full capacity it was built to stand for.
     fn set_capacity(&mut self, capacity: u64) {
         let old = self.capacity.max(1) as f64;
         self.capacity = capacity;
@@ -569,77 +490,18 @@ impl NamedPolicy for WTinyLfu {
             "caffeine" => WTinyLfuVariant::Caffeine,
             _ => WTinyLfuVariant::Static,
         };
-        Ok(WTinyLfu::with_variant(ctx.capacity, window, protected, ctx.seed, variant))
+        let mut policy = WTinyLfu::with_variant(ctx.capacity, window, protected, ctx.seed, variant);
+        if let Some(m) = ctx.miniature {
+            policy.stand_for(m.capacity, m.rate);
+        }
+        Ok(policy)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::FrequencySketch;
     use crate::testkit::{evictions, hits};
     use crate::WTinyLfu;
-
-    #[test]
-    fn sketch_counts_saturate_and_halve() {
-        let mut s = FrequencySketch::new(64, 1000, 3);
-        for _ in 0..20 {
-            s.increment(7);
-        }
-        assert_eq!(s.estimate(7), 15);
-        assert!(s.estimate(8) <= 15);
-        let mut s = FrequencySketch::new(64, 10, 3);
-        for _ in 0..9 {
-            s.increment(7);
-        }
-        assert_eq!(s.estimate(7), 9);
-        s.increment(7); // tenth addition: 10 halves to 5
-        assert_eq!(s.estimate(7), 5);
-    }
-
-    #[test]
-    fn a_resized_sketch_folds_and_copies_its_counts() {
-        // 200 keys, each counted (key % 3) + 1 times, into a sketch 256 counters wide (no
-        // counter reaches 15) and one 64 wide (where some saturate, as the fold must too).
-        let mut wide = FrequencySketch::new(256, 10_000, 3);
-        let mut narrow = FrequencySketch::new(64, 10_000, 3);
-        for k in 0..200u64 {
-            for _ in 0..=(k % 3) {
-                wide.increment(k);
-                narrow.increment(k);
-            }
-        }
-        let mut folded = wide.clone();
-        folded.resize(64, 10_000);
-        assert_eq!(folded.words, narrow.words, "shrinking gives the narrow sketch");
-        // Growing back: every key's estimate is still at least what was counted.
-        folded.resize(256, 10_000);
-        assert_eq!(folded.words.len(), wide.words.len());
-        assert!((0..200u64).all(|k| folded.estimate(k) >= wide.estimate(k)));
-        // A period that has already passed at the new sample size ends at once: 8
-        // additions against a sample of 8 halve the count of 8.
-        let mut s = FrequencySketch::new(64, 10_000, 3);
-        for _ in 0..8 {
-            s.increment(7);
-        }
-        s.resize(64, 8);
-        assert_eq!(s.estimate(7), 4);
-    }
-
-    #[test]
-    fn doorkeeper_takes_the_first_access_and_clears_on_reset() {
-        // sample 10: the tenth addition halves the counters and clears the filter.
-        let mut s = FrequencySketch::new(64, 10, 3).with_doorkeeper(3);
-        s.increment(7); // first access: only the filter
-        assert_eq!(s.estimate(7), 1);
-        s.increment(7); // now counted: 1 + 1
-        assert_eq!(s.estimate(7), 2);
-        for _ in 0..7 {
-            s.increment(7);
-        }
-        assert_eq!(s.estimate(7), 9); // 8 counted + the filter
-        s.increment(7); // tenth: 9 counted, halved to 4; filter cleared
-        assert_eq!(s.estimate(7), 4);
-    }
 
     #[test]
     fn frequent_keys_resist_a_scan() {
@@ -709,5 +571,82 @@ mod phased_tests {
         for (w, c) in ratios.windows(2).zip(sizes.windows(2)) {
             assert!(w[1] <= w[0], "{} units: {} > {} at {}", c[1], w[1], w[0], c[0]);
         }
+    }
+
+    /// Hits of `policy` on `trace`, telling it each request's trace position when
+    /// `positions` holds them.
+    fn clocked_hits(policy: WTinyLfu, size: u64, trace: &[u64], positions: &[u64]) -> Vec<bool> {
+        let mut cache = crate::Cache::new(policy, size);
+        let mut out = Vec::with_capacity(trace.len());
+        for (t, &k) in trace.iter().enumerate() {
+            if let Some(&p) = positions.get(t) {
+                cache.set_trace_clock(p);
+            }
+            out.push(cache.access(&crate::Access::unit(k, t as u64)).is_hit());
+        }
+        out
+    }
+
+    #[test]
+    fn a_miniature_at_rate_one_is_the_full_cache() {
+        testutil::explore(|seed| {
+            // Skewed keys with a phase change, enough requests for many climber periods
+            // and sketch halvings (capacity 200: both every 2,000 requests).
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed.value());
+            let mut trace: Vec<u64> = (0..30_000)
+                .map(|i: u64| {
+                    let base = if i < 15_000 { 0 } else { 5_000 };
+                    base + (rng.gen_range(1.0f64..1_000.0).powi(2) as u64 / 10)
+                })
+                .collect();
+            trace.extend(phased_trace(seed.value()));
+            let positions: Vec<u64> = (0..trace.len() as u64).collect();
+            let variants = [WTinyLfuVariant::Caffeine, WTinyLfuVariant::Static];
+            for (size, variant) in [200, 1_000].into_iter().zip(variants) {
+                let full = WTinyLfu::with_variant(size, 0.01, 0.8, 5, variant);
+                let mut mini = full.clone();
+                mini.stand_for(size, 1.0);
+                let expected = hits(full.clone(), size, &trace);
+                assert_eq!(
+                    clocked_hits(mini, size, &trace, &positions),
+                    expected,
+                    "{seed}: {variant:?} at {size}"
+                );
+                // A full-size cache ignores a trace clock it is given anyway.
+                let scrambled: Vec<u64> = positions.iter().map(|p| p * 7 % 1_000).collect();
+                assert_eq!(clocked_hits(full, size, &trace, &scrambled), expected, "{seed}");
+            }
+        });
+    }
+
+    #[test]
+    fn a_miniature_paces_its_climber_by_the_trace() {
+        // Capacity 50 standing for 500 at rate 0.1: the climber's periods are 10 x 500 =
+        // 5,000 trace requests. This miniature sees one request in 30 positions (a third
+        // of the share its rate promises), 1,000 of them at positions 29, 59, ...,
+        // 29,999: six periods end, where a period's last position is seen (14,999 and
+        // 29,999) with that request, otherwise with the first request past it (5,009,
+        // 10,019, 20,009, 25,019). Counted (10 x 50 = 500 sampled requests a period) it
+        // would be two, a third as often as the full cache's.
+        let mut mini = WTinyLfu::with_variant(50, 0.01, 0.8, 1, WTinyLfuVariant::Caffeine);
+        mini.stand_for(500, 0.1);
+        let mut cache = crate::Cache::new(mini, 50);
+        let mut ended = Vec::new();
+        for t in 0..1_000u64 {
+            let position = t * 30 + 29;
+            let before = cache.policy().climber_periods();
+            cache.set_trace_clock(position);
+            cache.access(&crate::Access::unit(t % 97, t));
+            if cache.policy().climber_periods() > before {
+                ended.push(position);
+            }
+        }
+        assert_eq!(ended, [5_009, 10_019, 14_999, 20_009, 25_019, 29_999]);
+        let counted = WTinyLfu::with_variant(50, 0.01, 0.8, 1, WTinyLfuVariant::Caffeine);
+        let mut cache = crate::Cache::new(counted, 50);
+        for t in 0..1_000u64 {
+            cache.access(&crate::Access::unit(t % 97, t));
+        }
+        assert_eq!(cache.policy().climber_periods(), 2);
     }
 }

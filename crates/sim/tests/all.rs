@@ -15,6 +15,7 @@ mod golden_libcachesim_more;
 mod golden_prefetch;
 mod mrc_approx;
 mod mrc_hot;
+mod mrc_miniature;
 mod nelson;
 mod ordering;
 mod sweep;

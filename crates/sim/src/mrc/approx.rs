@@ -388,6 +388,7 @@ pub fn approximate(
         nested,
         hot,
         base_stratified,
+        requests: 0,
     };
     // Reading and sampling the next batch overlaps with the miniature caches serving the
     // previous one. One batch per rate level.
@@ -591,6 +592,8 @@ struct Sampler {
     hot: Option<HotKeys>,
     /// Whether the base estimator is stratified (otherwise only the nested levels are).
     base_stratified: bool,
+    /// The trace's requests read so far (deletes not counted): the next one's position.
+    requests: u64,
 }
 
 impl Sampler {
@@ -643,8 +646,10 @@ impl Sampler {
                         size: r.size,
                         stream: r.stream,
                         delete,
+                        position: self.requests,
                     });
                 }
+                self.requests += u64::from(!delete);
             }
             progress(n as u64);
         }
@@ -690,7 +695,12 @@ fn rate_plan(
             (caps, unit)
         }
     };
-    let plan = RatePlan::new(&caps, rate, config.min_sampled, unit);
+    // A miniature of a policy that asks for more sampled objects gets sizes of its own.
+    let factors = match config.method {
+        Method::MiniSim(_) => super::minisim::sample_factors(&config.policies, config.seed)?,
+        _ => vec![1],
+    };
+    let plan = RatePlan::with_factors(&caps, rate, config.min_sampled, unit, &factors);
     let raised = match config.method {
         Method::MiniSim(_) => return Ok(Some(plan)),
         Method::ShardsSize(samples) => levels_within(&plan, samples / 2, config.hot.limit),

@@ -11,7 +11,13 @@
 //! The sampled keys are numbered densely in order of first appearance, as the replay
 //! engine numbers a whole trace, and each request's logical time is its position in the
 //! sampled stream: at rate 1 a miniature run is exactly the full replay (a test holds it
-//! to that), including policies whose choices depend on key values.
+//! to that), including policies whose choices depend on key values. Each cache is also
+//! built as a miniature ([`policy::BuildContext::with_miniature`]: the capacity it stands
+//! for and its rate) and told each request's place in the whole trace
+//! ([`policy::Policy::set_trace_clock`]), so that a policy that adapts every so many
+//! requests (W-TinyLFU's sketch and hill climber) can do so at the same places in the
+//! trace as the full cache; at rate 1 that place is the position in the stream, and the
+//! run is still the full replay.
 //!
 //! **The scaled capacity** ([`scaled_capacity`]). A cache of `c` objects holds the
 //! requested object itself and `c - 1` others; only the others thin out with the sample,
@@ -27,6 +33,10 @@
 //! small sizes so that the cache holds enough sampled objects. Caches of one rate share
 //! its stream (one numbering of keys, one clock); a stream at a higher rate is a superset
 //! of every lower one.
+//! A policy may ask for more sampled objects than the pass's minimum
+//! ([`policy::Policy::miniature_samples`]: W-TinyLFU's hill climber asks for twice): its
+//! sizes are then planned on a ladder of their own ([`RatePlan::with_factors`]), the
+//! other policies' unchanged.
 //! Offline policies (Belady) need the future of the sampled stream and are refused.
 
 use bufcache_core::FixedHashMap;
@@ -48,6 +58,9 @@ pub struct SampledOp {
     pub stream: u32,
     /// A delete (not a request; the object is dropped).
     pub delete: bool,
+    /// The whole trace's requests before this one (deletes not counted): its place in
+    /// the trace, which the miniature caches are told ([`policy::Policy::set_trace_clock`]).
+    pub position: u64,
 }
 
 /// Numbers sampled keys densely in order of first appearance.
@@ -137,20 +150,25 @@ impl MiniSim {
         byte_mode: bool,
         seed: u64,
     ) -> Result<Self, MrcError> {
-        let sizes = plan.sizes();
-        let mut runs = Vec::with_capacity(policies.len() * sizes.len());
-        let mut labels = Vec::with_capacity(runs.capacity());
+        let mut runs = Vec::new();
+        let mut labels = Vec::new();
         for spec in policies {
-            for size in sizes {
+            // The plan's sizes for the policy's factor; a plan made without it
+            // ([`RatePlan::new`]) serves it at the largest factor it has below (or its
+            // smallest).
+            let wanted = sample_factor(spec, seed)?;
+            let factors = plan.sizes().iter().map(|s| s.factor);
+            let factor = factors
+                .clone()
+                .filter(|&f| f <= wanted)
+                .max()
+                .or_else(|| factors.min())
+                .unwrap_or(1);
+            for size in plan.sizes().iter().filter(|s| s.factor == factor) {
                 let (capacity, rate) = (size.capacity, size.rate);
                 let scaled = scaled_capacity(capacity, rate, byte_mode);
-                let policy = spec
-                    .build(&BuildContext::new(scaled, seed))
-                    .map_err(|error| ReplayError::Policy {
-                        policy: spec.label(),
-                        size: capacity.to_string(),
-                        error: Box::new(error),
-                    })?;
+                let ctx = BuildContext::new(scaled, seed).with_miniature(rate, capacity);
+                let policy = build(spec, &ctx, capacity)?;
                 if policy::Policy::needs_future(&policy) {
                     return Err(MrcError::Offline(spec.label()));
                 }
@@ -201,6 +219,38 @@ impl MiniSim {
     }
 }
 
+/// `spec` built for `ctx`; an error names the full-size `capacity` it was for.
+fn build(spec: &PolicySpec, ctx: &BuildContext, capacity: u64) -> Result<AnyPolicy, MrcError> {
+    spec.build(ctx).map_err(|error| {
+        ReplayError::Policy {
+            policy: spec.label(),
+            size: capacity.to_string(),
+            error: Box::new(error),
+        }
+        .into()
+    })
+}
+
+/// How many times the pass's `min_sampled` a miniature of `spec` asks for
+/// ([`policy::Policy::miniature_samples`]), from the policy built at a small capacity.
+pub fn sample_factor(spec: &PolicySpec, seed: u64) -> Result<u64, MrcError> {
+    const PROBE: u64 = 64;
+    let policy = build(spec, &BuildContext::new(PROBE, seed), PROBE)?;
+    Ok(policy::Policy::miniature_samples(&policy).max(1))
+}
+
+/// The distinct [`sample_factor`]s of `policies`, in order of first appearance.
+pub fn sample_factors(policies: &[PolicySpec], seed: u64) -> Result<Vec<u64>, MrcError> {
+    let mut factors = Vec::new();
+    for spec in policies {
+        let f = sample_factor(spec, seed)?;
+        if !factors.contains(&f) {
+            factors.push(f);
+        }
+    }
+    Ok(factors)
+}
+
 fn serve(run: &mut MiniRun, ops: &[SampledOp], byte_mode: bool) {
     let start = run.time;
     run.time += ops.len() as u64;
@@ -216,6 +266,7 @@ fn serve(run: &mut MiniRun, ops: &[SampledOp], byte_mode: bool) {
             next_access: NEVER,
             stream: op.stream,
         };
+        run.cache.set_trace_clock(op.position);
         let c = &mut run.counts;
         c.requests += 1;
         c.bytes_requested += u64::from(op.size);

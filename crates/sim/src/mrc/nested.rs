@@ -79,6 +79,9 @@ pub struct PlannedSize {
     pub level: usize,
     /// The rate of that level (`(threshold + 1) / 2^64`, a hair off the decimal asked).
     pub rate: f64,
+    /// The multiple of the pass's `min_sampled` it was planned to hold
+    /// ([`RatePlan::with_factors`]; 1 for [`RatePlan::new`]).
+    pub factor: u64,
 }
 
 /// The rates of one pass: the distinct sampling levels, widest first, and the level of
@@ -93,28 +96,56 @@ impl RatePlan {
     /// Plans `capacities` (any order) at `base`, raised per [`rate_for`] to their
     /// [`level_rate`].
     pub fn new(capacities: &[u64], base: f64, min_sampled: u64, unit: f64) -> Self {
-        let needed: Vec<f64> = capacities
+        Self::with_factors(capacities, base, min_sampled, unit, &[1])
+    }
+
+    /// Plans every capacity once for each of `factors` (distinct, at least 1): for factor
+    /// `f` a size is raised to hold `f x min_sampled` sampled objects, for the policies
+    /// that ask for that many ([`policy::Policy::miniature_samples`]). Each factor has
+    /// its own ladder, anchored at the highest rate its sizes need, so the sizes of factor
+    /// 1 get exactly the levels [`RatePlan::new`] gives them; levels the factors share
+    /// (a power-of-two factor's rungs are factor 1's, doubled, unless capped at rate 1)
+    /// are one stream. Sizes are listed factor by factor, in the order given.
+    pub fn with_factors(
+        capacities: &[u64],
+        base: f64,
+        min_sampled: u64,
+        unit: f64,
+        factors: &[u64],
+    ) -> Self {
+        let wanted: Vec<(u64, u64, f64)> = factors
             .iter()
-            .map(|&c| rate_for(c, base, min_sampled, unit))
+            .flat_map(|&f| {
+                capacities
+                    .iter()
+                    .map(move |&c| (f, c, rate_for(c, base, min_sampled * f, unit)))
+            })
             .collect();
-        let top = needed.iter().copied().fold(base, f64::max);
-        let filters: Vec<SpatialFilter> = needed
+        let top = |factor: u64| {
+            wanted
+                .iter()
+                .filter(|w| w.0 == factor)
+                .map(|w| w.2)
+                .fold(base, f64::max)
+        };
+        let filters: Vec<SpatialFilter> = wanted
             .iter()
-            .map(|&n| SpatialFilter::with_rate(level_rate(n, base, top)))
+            .map(|&(f, _, n)| SpatialFilter::with_rate(level_rate(n, base, top(f))))
             .collect();
         let mut levels = filters.clone();
         levels.sort_unstable_by_key(|f| std::cmp::Reverse(f.threshold()));
         levels.dedup();
-        let sizes = capacities
+        let sizes = wanted
             .iter()
             .zip(&filters)
-            .map(|(&capacity, f)| PlannedSize {
+            .map(|(&(factor, capacity, _), f)| PlannedSize {
                 capacity,
                 level: levels
                     .iter()
                     .position(|l| l == f)
                     .expect("every size's filter is a level"),
                 rate: f.rate(),
+                factor,
             })
             .collect();
         RatePlan { levels, sizes }
@@ -354,6 +385,30 @@ mod tests {
         assert_eq!(only.levels().len(), 3);
         let levels: Vec<usize> = only.sizes().iter().map(|s| s.level).collect();
         assert_eq!(levels, [1, 2, 0]);
+    }
+
+    #[test]
+    fn a_factor_gets_its_own_ladder_and_leaves_factor_one_alone() {
+        let caps = [1_000, 25_000, 50_000, 100_000, 400];
+        let plain = RatePlan::new(&caps, 0.01, 500, 1.0);
+        let plan = RatePlan::with_factors(&caps, 0.01, 500, 1.0, &[1, 2]);
+        let of = |p: &RatePlan, f: u64| -> Vec<(u64, f64)> {
+            let sizes = p.sizes().iter().filter(|s| s.factor == f);
+            sizes.map(|s| (s.capacity, s.rate)).collect()
+        };
+        // Factor 1: the plain plan's rates, size for size.
+        assert_eq!(of(&plan, 1), of(&plain, 1));
+        // Factor 2, 1,000 sampled objects: 1,000 and 400 need rate 1 (the top); 25,000
+        // needs 0.04, so 1/16 (1/32 is too little); 50,000 needs 0.02, so 1/32;
+        // 100,000 holds 1,000 at the base.
+        let rates: Vec<f64> = of(&plan, 2).iter().map(|s| s.1).collect();
+        assert_eq!(rates, [1.0, 1.0 / 16.0, 1.0 / 32.0, 0.01, 1.0]);
+        // The levels are the union, widest first, 1/32 and the base shared.
+        let level_rates: Vec<f64> = plan.levels().iter().map(|l| l.rate()).collect();
+        assert_eq!(level_rates, [1.0, 0.5, 1.0 / 16.0, 1.0 / 32.0, 0.01]);
+        for s in plan.sizes() {
+            assert_eq!(plan.levels()[s.level].rate(), s.rate, "{s:?}");
+        }
     }
 
     #[test]
