@@ -304,7 +304,8 @@ impl Shards {
         sizes.sort_unstable();
         sizes.dedup();
         let bound = largest.saturating_sub(1);
-        let plain = Shards::new(Sampling::Rate(rate), Buckets::Edges(capacities), false);
+        // A weighted stack's band is the bucket of these edges.
+        let plain = Shards::new(Sampling::Rate(rate), Buckets::Edges(sizes.clone()), false);
         let strata = Strata::at(plain.rate);
         let stack = if sizes.is_empty() {
             Stack::Window(StreamingStack::strata_bounded(strata, bound))
@@ -425,8 +426,13 @@ impl Shards {
         };
         match self.stack.access(hash, size, hot) {
             Some(found) => {
-                let distance = self.stack.scaled(found, size, hot, strata, self.stratified);
-                self.histogram.add(distance, weight);
+                if let Stack::Weighted(_) = self.stack {
+                    // A band, and the histogram's edges are the stack's sizes.
+                    self.histogram.add_to(found as usize, weight);
+                } else {
+                    let distance = self.stack.scaled(found, size, hot, strata, self.stratified);
+                    self.histogram.add(distance, weight);
+                }
                 if hot && self.held.is_some() && hash <= self.filter.threshold() {
                     // It may have been held as a sampled key: its hash stays in the
                     // heap, which must not count it again.
