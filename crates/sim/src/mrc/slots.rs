@@ -19,9 +19,13 @@
 //! stack until 2026-11-25, moved every marker on every new key: 12 marker steps each,
 //! mostly mispredicted branches, on the 50M traces; docs/mrc.md.)
 //!
-//! A key's slot and latest size are in its entry of the key table ([`KeySlots`]), which
+//! A key's slot and latest size are in its entry of a key table ([`KeySlots`]), which
 //! an access reads and updates in one cache line; the window's own array of keys by slot
-//! is read only from the bottom up (the oldest key leaving, a renumbering).
+//! is read only from the bottom up (the oldest key leaving, a renumbering). There are two
+//! tables, one per stratum: the promoted keys are few (at most `--hot`, 4,096 on the 50M
+//! traces) and draw most of a level's accesses on a skewed trace (7.9M of Zipf's 11.3M),
+//! and their own table of a hundred kilobytes stays in the processor's cache where the
+//! sampled keys' megabyte does not.
 //!
 //! When the slots run out, the live keys are renumbered in order into the bottom of a
 //! window four times their number, the bits and the tree rebuilt in linear time and the
@@ -43,12 +47,20 @@ fn packed(live: u64, hot: u64) -> u64 {
         + u64::from((live & hot).count_ones()) * STRATUM_HOT
 }
 
+/// A held key's entry in the table of its stratum ([`SlotWindow::find_or_vacant`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Held {
+    e: usize,
+    hot: bool,
+}
+
 /// Held keys by slot (see the module docs). Each live slot carries the key, its latest
 /// size and its stratum.
 #[derive(Debug)]
 pub struct SlotWindow {
-    /// Each held key's slot and latest size.
-    table: KeySlots,
+    /// Each held key's slot and latest size, in the table of the stratum of its latest
+    /// access (`[sampled, promoted]`).
+    tables: [KeySlots; 2],
     /// The key that took each slot.
     keys: Vec<u64>,
     /// Bit per slot: a held key's latest access.
@@ -72,7 +84,7 @@ impl Default for SlotWindow {
     fn default() -> Self {
         let words = MIN_SLOTS / 64;
         SlotWindow {
-            table: KeySlots::default(),
+            tables: [KeySlots::default(), KeySlots::default()],
             keys: vec![0; MIN_SLOTS],
             live: vec![0; words],
             hot: vec![0; words],
@@ -126,26 +138,36 @@ impl SlotWindow {
         self.oldest
     }
 
-    /// The table entry of `key`, or (`Err`) the free one where it goes
-    /// ([`KeySlots::probe`]). Renumbers the window first when no slot is left, so that a
-    /// key found or added next has a slot to move to.
+    /// The entry of `key`, or (`Err`) the free entry of the table of stratum `hot` where
+    /// it goes ([`KeySlots::probe`]). A key not in that table is looked for in the other
+    /// one (a key changing stratum: once per promoted key in a pass). Renumbers the window
+    /// first when no slot is left, so that a key found or added next has a slot to move
+    /// to.
     #[inline]
-    pub fn find_or_vacant(&mut self, key: u64) -> Result<usize, usize> {
+    pub fn find_or_vacant(&mut self, key: u64, hot: bool) -> Result<Held, usize> {
         if self.next == self.keys.len() {
             self.compact();
         }
-        self.table.probe(key)
+        match self.tables[usize::from(hot)].probe(key) {
+            Ok(e) => Ok(Held { e, hot }),
+            Err(free) => match self.tables[usize::from(!hot)].get(key) {
+                Some(e) => Ok(Held { e, hot: !hot }),
+                None => Err(free),
+            },
+        }
     }
 
-    /// The slot and latest size of the key of held entry `e`.
+    /// The slot and latest size of a held key.
     #[inline]
-    pub fn at(&self, e: usize) -> (usize, u32) {
-        self.table.at(e)
+    pub fn at(&self, held: Held) -> (usize, u32) {
+        self.tables[usize::from(held.hot)].at(held.e)
     }
 
     /// The slot of `key`, if held.
     pub fn find(&self, key: u64) -> Option<usize> {
-        self.table.get(key).map(|e| self.table.at(e).0)
+        self.tables
+            .iter()
+            .find_map(|t| t.get(key).map(|e| t.at(e).0))
     }
 
     /// Whether the key at live `slot` was promoted at its latest access.
@@ -184,28 +206,40 @@ impl SlotWindow {
     #[inline]
     pub fn push(&mut self, e: usize, key: u64, size: u32, hot: bool) {
         let slot = self.take(key, hot);
-        self.table.fill(e, key, slot, size);
+        self.tables[usize::from(hot)].fill(e, key, slot, size);
     }
 
     /// Moves `key`, of held entry `e`, to the top with a new size and stratum (the window
     /// unchanged since [`SlotWindow::find_or_vacant`] found it). The key is the caller's:
     /// reading it from its old slot would be a cache miss.
     #[inline]
-    pub fn move_to_top(&mut self, e: usize, key: u64, size: u32, hot: bool) {
-        let (slot, _) = self.table.at(e);
-        if slot == self.head && hot == self.is_hot(slot) {
-            self.table.set(e, slot, size);
-            return;
+    pub fn move_to_top(&mut self, held: Held, key: u64, size: u32, hot: bool) {
+        let (slot, _) = self.at(held);
+        let table = usize::from(hot);
+        if held.hot == hot {
+            let to = if slot == self.head {
+                slot
+            } else {
+                self.kill(slot);
+                self.take(key, hot)
+            };
+            self.tables[table].set(held.e, to, size);
+        } else {
+            self.kill(slot);
+            let to = self.take(key, hot);
+            self.tables[usize::from(held.hot)].remove(key);
+            let Err(free) = self.tables[table].probe(key) else {
+                unreachable!("a key held in both tables");
+            };
+            self.tables[table].fill(free, key, to, size);
         }
-        self.kill(slot);
-        let to = self.take(key, hot);
-        self.table.set(e, to, size);
     }
 
     /// Forgets the key at live `slot`: its latest size.
     pub fn remove(&mut self, slot: usize) -> u32 {
+        let table = usize::from(self.is_hot(slot));
         self.kill(slot);
-        self.table.remove(self.keys[slot])
+        self.tables[table].remove(self.keys[slot])
     }
 
     /// Takes the next slot for `key`.
@@ -280,12 +314,14 @@ impl SlotWindow {
                 // `to <= slot`: no key not yet moved is overwritten.
                 let key = self.keys[slot];
                 self.keys[to] = key;
-                if self.is_hot(slot) {
+                let promoted = self.is_hot(slot);
+                if promoted {
                     hot[to / 64] |= 1 << (to % 64);
                 }
-                let e = self.table.get(key).expect("a live slot's key is held");
-                let (_, size) = self.table.at(e);
-                self.table.set(e, to, size);
+                let table = &mut self.tables[usize::from(promoted)];
+                let e = table.get(key).expect("a live slot's key is held");
+                let (_, size) = table.at(e);
+                table.set(e, to, size);
                 to += 1;
             }
         }
@@ -321,7 +357,7 @@ impl SlotWindow {
 
     /// Bytes of state held now (tables at their allocated sizes).
     pub fn state_bytes(&self) -> usize {
-        self.table.state_bytes()
+        self.tables.iter().map(KeySlots::state_bytes).sum::<usize>()
             + self.keys.capacity() * 8
             + (self.live.capacity() + self.hot.capacity() + self.tree.capacity()) * 8
     }

@@ -146,7 +146,7 @@ impl WeightedStack {
     /// Accesses `key` with `size`, `hot` when it is promoted: the band it was found in
     /// (see [`WeightedStack::band_distance`]), or `None` when it was not held.
     pub fn access(&mut self, key: u64, size: u32, hot: bool) -> Option<usize> {
-        let found = match self.window.find_or_vacant(key) {
+        let found = match self.window.find_or_vacant(key, hot) {
             Ok(e) => {
                 let (slot, old_size) = self.window.at(e);
                 let band = self.fit.band(self.window.weight_above(slot));
