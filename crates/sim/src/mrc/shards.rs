@@ -294,10 +294,11 @@ impl Shards {
     /// keys `1 / sqrt(rate)` each, [`Strata::at`]), so it drops only keys whose next
     /// access misses at every capacity.
     /// It holds at most the sampled keys of [`stack_bound`] plus the promoted ones. The
-    /// stack is a [`WeightedStack`] with a marker at each capacity: its curve is
-    /// the stratified Fenwick stack's ([`StreamingStack::strata_bounded`]) exactly, for a
-    /// fraction of the work (most accesses on a skewed trace are promoted keys already in
-    /// the top band, which move no marker).
+    /// stack is a [`WeightedStack`], which reports the band between two capacities a
+    /// reuse falls in: its curve is the stratified Fenwick stack's
+    /// ([`StreamingStack::strata_bounded`]) exactly, for a fraction of the work (it counts
+    /// the weight above a key in words of slot bits, and keys each stratum in its own
+    /// table).
     pub fn bounded_stratified(rate: f64, capacities: Vec<u64>) -> Self {
         let largest = capacities.iter().copied().max().unwrap_or(0);
         let mut sizes = capacities.clone();

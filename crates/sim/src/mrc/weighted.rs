@@ -246,36 +246,47 @@ mod tests {
     fn bands_by_hand() {
         // `h` promoted keys and `s` sampled ones above, packed.
         let above = |h: u64, s: u64| s * STRATUM_SAMPLED + h * STRATUM_HOT;
-        // Rate 1/2, sizes 2 and 4 objects: 1 + h + 2 s <= 2 hits at 2, <= 4 at 4.
-        let fit = Fit {
+        // Rate 1/2, sizes 2 and 4 objects: 1 + h + 2 s <= 2 hits at 2, <= 4 at 4. Then
+        // sampled keys at 1/4 (4 objects each), promoted ones at 1/2 (2 objects each),
+        // sizes 5 and 10: at 10, h <= 4 with no sampled key above, h <= 2 with one, h = 0
+        // with two, and three never fit. Each case: (h, s) and the band.
+        let halves = Fit {
             caps: vec![2, 4],
             strata: strata(0.5, 1.0),
             bound: 3,
         };
-        assert_eq!(fit.band(above(0, 0)), 0);
-        assert_eq!(fit.band(above(1, 0)), 0);
-        assert_eq!(fit.band(above(2, 0)), 1);
-        assert_eq!(fit.band(above(1, 1)), 1);
-        assert_eq!(fit.band(above(0, 2)), 2);
-        // The bound, 3 objects above: a sampled key and a promoted one are held, two
-        // sampled ones are not.
-        assert!(fit.holds(above(1, 1)) && !fit.holds(above(0, 2)));
-        // Sampled keys at 1/4 (4 objects each), promoted ones at 1/2 (2 objects each),
-        // sizes 5 and 10: at 10, h <= 4 with no sampled key above, h <= 2 with one, h = 0
-        // with two, and three never fit.
-        let fit = Fit {
+        let quarters = Fit {
             caps: vec![5, 10],
             strata: strata(0.25, 0.5),
             bound: 9,
         };
-        assert_eq!(fit.band(above(2, 0)), 0);
-        assert_eq!(fit.band(above(4, 0)), 1);
-        assert_eq!(fit.band(above(5, 0)), 2);
-        assert_eq!(fit.band(above(2, 1)), 1);
-        assert_eq!(fit.band(above(3, 1)), 2);
-        assert_eq!(fit.band(above(0, 2)), 1);
-        assert_eq!(fit.band(above(1, 2)), 2);
-        assert_eq!(fit.band(above(0, 3)), 2);
+        let cases: [(&Fit, &[(u64, u64, usize)]); 2] = [
+            (
+                &halves,
+                &[(0, 0, 0), (1, 0, 0), (2, 0, 1), (1, 1, 1), (0, 2, 2)],
+            ),
+            (
+                &quarters,
+                &[
+                    (2, 0, 0),
+                    (4, 0, 1),
+                    (5, 0, 2),
+                    (2, 1, 1),
+                    (3, 1, 2),
+                    (0, 2, 1),
+                    (1, 2, 2),
+                    (0, 3, 2),
+                ],
+            ),
+        ];
+        for (fit, bands) in cases {
+            for &(h, s, band) in bands {
+                assert_eq!(fit.band(above(h, s)), band, "{h} promoted, {s} sampled");
+            }
+        }
+        // The bound, 3 objects above: a sampled key and a promoted one are held, two
+        // sampled ones are not.
+        assert!(halves.holds(above(1, 1)) && !halves.holds(above(0, 2)));
     }
 
     #[test]
