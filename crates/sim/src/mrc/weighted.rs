@@ -260,30 +260,28 @@ mod tests {
             strata: strata(0.25, 0.5),
             bound: 9,
         };
-        let cases: [(&Fit, &[(u64, u64, usize)]); 2] = [
-            (
-                &halves,
-                &[(0, 0, 0), (1, 0, 0), (2, 0, 1), (1, 1, 1), (0, 2, 2)],
-            ),
-            (
-                &quarters,
-                &[
-                    (2, 0, 0),
-                    (4, 0, 1),
-                    (5, 0, 2),
-                    (2, 1, 1),
-                    (3, 1, 2),
-                    (0, 2, 1),
-                    (1, 2, 2),
-                    (0, 3, 2),
-                ],
-            ),
-        ];
-        for (fit, bands) in cases {
+        let check = |fit: &Fit, bands: &[(u64, u64, usize)]| {
             for &(h, s, band) in bands {
                 assert_eq!(fit.band(above(h, s)), band, "{h} promoted, {s} sampled");
             }
-        }
+        };
+        check(
+            &halves,
+            &[(0, 0, 0), (1, 0, 0), (2, 0, 1), (1, 1, 1), (0, 2, 2)],
+        );
+        check(
+            &quarters,
+            &[
+                (2, 0, 0),
+                (4, 0, 1),
+                (5, 0, 2),
+                (2, 1, 1),
+                (3, 1, 2),
+                (0, 2, 1),
+                (1, 2, 2),
+                (0, 3, 2),
+            ],
+        );
         // The bound, 3 objects above: a sampled key and a promoted one are held, two
         // sampled ones are not.
         assert!(halves.holds(above(1, 1)) && !halves.holds(above(0, 2)));
