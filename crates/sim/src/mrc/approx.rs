@@ -721,9 +721,9 @@ pub const LEVEL_KEYS: u64 = 32_768;
 /// stack, `R_top c` keys, stays within [`LEVEL_KEYS`] (on the 50M Zipf trace, the sizes up
 /// to 242,525 objects rather than up to 39,382). Not done for the plain level, whose
 /// segmented stack pays for each size it answers on every new key: on the 50M loop it
-/// cost 20% more CPU (docs/mrc.md). The stratified level's weighted segmented stack
-/// pays for its sizes too (a marker each), and keeps them for their accuracy: the reach
-/// took the standard error of the sizes it adds from 0.0021-0.0028 to 0.0003-0.0009 on
+/// cost 20% more CPU (docs/mrc.md). The stratified level's stack
+/// ([`super::weighted::WeightedStack`]) does not pay per size (it counts the weight above
+/// a reuse and compares it with each size), and the reach took the standard error of the sizes it adds from 0.0021-0.0028 to 0.0003-0.0009 on
 /// the 50M Zipf trace. No size is raised: no level.
 fn level_reach(plan: &RatePlan, base: f64) -> Vec<PlannedSize> {
     let raised = plan.raised(base);

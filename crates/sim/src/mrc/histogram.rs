@@ -122,6 +122,17 @@ impl DistanceHistogram {
         self.weights[i].add(weight);
     }
 
+    /// Records a reuse in bucket `i` of an [`Buckets::Edges`] histogram (its distance above
+    /// `edges[i - 1]` and at most `edges[i]`; `edges.len()`: above them all), for a caller
+    /// that knows it without the distance (a nested level's band,
+    /// [`super::weighted::WeightedStack`]): the same as [`DistanceHistogram::add`] at
+    /// that distance, without the search.
+    #[inline]
+    pub fn add_to(&mut self, i: usize, weight: Weight) {
+        debug_assert!(matches!(self.buckets, Buckets::Edges(_)));
+        self.weights[i].add(weight);
+    }
+
     /// Records a first access.
     pub fn add_cold(&mut self, weight: Weight) {
         self.cold.add(weight);

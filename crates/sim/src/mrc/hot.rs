@@ -14,7 +14,7 @@
 //! `1 / sqrt(R)`; at fixed size, whose rate starts at 1, promoted keys are kept at rate 1.
 //! A stack distance is the sum of the weights of the distinct keys above (the stack
 //! stores each key's stratum with its latest access: [`STRATUM_SAMPLED`] and
-//! [`STRATUM_HOT`] packed into one integer, so one Fenwick tree, or the markers of a
+//! [`STRATUM_HOT`] packed into one integer, so one Fenwick tree, or the word counts of a
 //! nested level's [`super::weighted::WeightedStack`], count both exactly), and a reuse
 //! scores `1 + hot others / sqrt(R) + sampled others / R` objects ([`Strata::objects`]).
 //! The first-bucket adjustment is unchanged: the trace's requests minus the samples'

@@ -18,10 +18,12 @@ pub mod exact;
 pub mod filter;
 pub mod histogram;
 pub mod hot;
+pub mod keyslots;
 pub mod minisim;
 pub mod nested;
 pub mod segments;
 pub mod shards;
+pub mod slots;
 pub mod stack;
 pub mod weighted;
 

@@ -294,17 +294,19 @@ impl Shards {
     /// keys `1 / sqrt(rate)` each, [`Strata::at`]), so it drops only keys whose next
     /// access misses at every capacity.
     /// It holds at most the sampled keys of [`stack_bound`] plus the promoted ones. The
-    /// stack is a [`WeightedStack`] with a marker at each capacity: its curve is
-    /// the stratified Fenwick stack's ([`StreamingStack::strata_bounded`]) exactly, for a
-    /// fraction of the work (most accesses on a skewed trace are promoted keys already in
-    /// the top band, which move no marker).
+    /// stack is a [`WeightedStack`], which reports the band between two capacities a
+    /// reuse falls in: its curve is the stratified Fenwick stack's
+    /// ([`StreamingStack::strata_bounded`]) exactly, for a fraction of the work (it counts
+    /// the weight above a key in words of slot bits, and keys each stratum in its own
+    /// table).
     pub fn bounded_stratified(rate: f64, capacities: Vec<u64>) -> Self {
         let largest = capacities.iter().copied().max().unwrap_or(0);
         let mut sizes = capacities.clone();
         sizes.sort_unstable();
         sizes.dedup();
         let bound = largest.saturating_sub(1);
-        let plain = Shards::new(Sampling::Rate(rate), Buckets::Edges(capacities), false);
+        // A weighted stack's band is the bucket of these edges.
+        let plain = Shards::new(Sampling::Rate(rate), Buckets::Edges(sizes.clone()), false);
         let strata = Strata::at(plain.rate);
         let stack = if sizes.is_empty() {
             Stack::Window(StreamingStack::strata_bounded(strata, bound))
@@ -425,8 +427,13 @@ impl Shards {
         };
         match self.stack.access(hash, size, hot) {
             Some(found) => {
-                let distance = self.stack.scaled(found, size, hot, strata, self.stratified);
-                self.histogram.add(distance, weight);
+                if let Stack::Weighted(_) = self.stack {
+                    // A band, and the histogram's edges are the stack's sizes.
+                    self.histogram.add_to(found as usize, weight);
+                } else {
+                    let distance = self.stack.scaled(found, size, hot, strata, self.stratified);
+                    self.histogram.add(distance, weight);
+                }
                 if hot && self.held.is_some() && hash <= self.filter.threshold() {
                     // It may have been held as a sampled key: its hash stays in the
                     // heap, which must not count it again.

@@ -12,24 +12,25 @@
 //! [`super::segments::SegmentedStack`]. Serving plain levels with this one cost 10% more
 //! CPU on a loop, docs/mrc.md.)
 //!
-//! So the stack is one LRU list with a *marker* per size: the deepest key whose position
-//! still hits at that size, with the summed weight of the keys from the top down to it
-//! (weights packed as in [`super::hot`], promoted keys in the low half and sampled keys in
-//! the high half, so the sums are exact integers). Each key carries its *band*, the
-//! smallest size it hits at. When a key moves to the top, every key above its old place
-//! moves down by its weight: each marker above it takes that weight on and steps up while
-//! its key no longer fits, each step moving one key into the next band. That is
-//! `O(markers + keys crossing)` per access, where the Fenwick tree over slots takes four
-//! walks of a dozen or more steps; and the most common access on a skewed trace, a
-//! promoted key already in the top band, touches no marker at all. Removing a key (a
-//! delete, a key that turned from sampled to promoted and so changed weight, or the key
-//! that passed the stack's bound) pulls each marker at or below it down over the keys
-//! that fit again.
+//! So the stack keeps its keys in LRU order over a window of slots ([`SlotWindow`]),
+//! where the packed weight of the keys above any key (promoted keys in the low half,
+//! sampled keys in the high half, as [`super::hot`] packs them) is a count of bits: a
+//! dozen additions in the processor's first-level cache. A reuse's band, the smallest
+//! size it hits at, is found from that weight with the Fenwick stack's own comparison.
+//! Nothing else moves when a key does: the cost of an access does not grow
+//! with the number of sizes, and a new key costs two updates of the word counts (its
+//! own slot, and the oldest key's when it passes the bound).
+//!
+//! (Until 2026-11-25 the stack was one linked list with a *marker* per size, the deepest
+//! key still hitting there, and each key kept its band; on every new key each of the 12
+//! markers of the 50M traces' levels stepped over a key, a dependent load and a
+//! mispredicted branch each: a fifth of a `--hot` pass on Zipf, more on the loop.
+//! docs/mrc.md has the measurements.)
 //!
 //! The stack holds a key while the keys above it stand for at most `bound` objects
-//! (`largest - 1`, with the Fenwick stack's own comparison): a key may sit past the last
-//! marker but within the bound (float rounding at the edge), a reuse reported as band
-//! `markers`, which misses at every size.
+//! (`largest - 1`, with the Fenwick stack's own comparison): a key may sit past the
+//! largest size but within the bound (float rounding at the edge), a reuse reported as
+//! band `caps.len()`, which misses at every size.
 //!
 //! **Equivalence.** A reuse is reported by its band, which the estimator scores at the
 //! band's own size ([`WeightedStack::band_distance`]): every size of the level hits at
@@ -38,60 +39,33 @@
 //! drops the same keys at the same requests (tested against the stratified Fenwick stack,
 //! with deletes and promotions). Object mode only.
 
-use policy::{FrameId, HashIndex, KeyIndex};
+use super::hot::Strata;
+use super::slots::{SlotWindow, NONE};
 
-use super::hot::{Strata, STRATUM_HOT, STRATUM_SAMPLED};
-
-/// No node.
-const NIL: u32 = u32::MAX;
-
-/// The sizes, what a marker's position means, and how far the stack reaches: marker `i`
-/// holds the keys with `1 + strata.objects(above) <= caps[i]`; the stack holds those with
-/// `strata.objects(above) <= bound`.
+/// The sizes and how far the stack reaches: a reuse hits at size `i` when `1 +
+/// strata.objects(above) <= caps[i]`, and the stack holds a key while
+/// `strata.objects(above) <= bound`: the very float expressions the stratified Fenwick
+/// stack is scored and trimmed with. (Per-size tables of how many promoted keys fit under
+/// each count of sampled ones answered the same without dividing, but a reuse's lookup
+/// landed anywhere in tables of tens of thousands of entries: a cache miss each, dearer
+/// than the two divisions.)
 #[derive(Debug)]
 struct Fit {
     caps: Vec<u64>,
     strata: Strata,
     bound: u64,
-    /// Per marker, indexed by the sampled keys above: how many promoted keys above still
-    /// fit (see [`promoted_that_fit`]).
-    fitting: Vec<Vec<u32>>,
-}
-
-/// For a size of `cap` objects at `strata`'s rates, indexed by `s` sampled keys above a reuse:
-/// the number of promoted keys above it that still let it hit, i.e. it hits with `h`
-/// promoted keys above exactly when `h` is below the entry (and `s` within the table).
-/// Each entry is found with the very float comparison the Fenwick stack's distance is
-/// scored with, so a marker asks a table instead of dividing, and answers the same. Its
-/// length is the sampled keys a reuse at that size may have above it, at most `rate x
-/// cap`: a few thousand entries, of which a marker touches the few around where it sits.
-fn promoted_that_fit(cap: u64, strata: Strata) -> Vec<u32> {
-    let fits = |h: u64, s: u64| 1.0 + strata.objects(s << 32 | h) <= cap as f64;
-    let mut table = Vec::new();
-    let mut s = 0u64;
-    while s < u64::from(u32::MAX) && fits(0, s) {
-        // Within a unit of the answer; step to the exact edge.
-        let room = cap as f64 - 1.0 - s as f64 / strata.rate;
-        let mut h = (room * strata.hot_rate).max(0.0) as u64;
-        while h > 0 && !fits(h, s) {
-            h -= 1;
-        }
-        while h + 1 < u64::from(u32::MAX) && fits(h + 1, s) {
-            h += 1;
-        }
-        table.push(u32::try_from(h + 1).unwrap_or(u32::MAX));
-        s += 1;
-    }
-    table
 }
 
 impl Fit {
-    /// True when a key with `above` over it hits at marker `i`'s size.
+    /// The first size a key with the packed weight `above` over it hits at
+    /// (`caps.len()`: none).
     #[inline]
-    fn fits(&self, i: usize, above: u64) -> bool {
-        self.fitting[i]
-            .get((above >> 32) as usize)
-            .is_some_and(|&h| above & (STRATUM_SAMPLED - 1) < u64::from(h))
+    fn band(&self, above: u64) -> usize {
+        let distance = 1.0 + self.strata.objects(above);
+        self.caps
+            .iter()
+            .position(|&c| distance <= c as f64)
+            .unwrap_or(self.caps.len())
     }
 
     /// True when a key with `above` over it stays in the stack.
@@ -99,49 +73,14 @@ impl Fit {
     fn holds(&self, above: u64) -> bool {
         self.strata.objects(above) <= self.bound as f64
     }
-
-    /// Bytes of the tables.
-    fn state_bytes(&self) -> usize {
-        self.fitting.iter().map(|t| t.len() * 4).sum()
-    }
 }
 
-/// A held key's place: its links (toward the top: `prev`), latest size, band, and whether
-/// it was promoted at its latest access (its weight). One 16-byte record, so that a
-/// marker stepping over a key reads and writes one cache line.
-#[derive(Clone, Copy, Debug)]
-struct Node {
-    prev: u32,
-    next: u32,
-    size: u32,
-    band: u16,
-    hot: bool,
-}
-
-/// An LRU stack with a marker per size (see the module docs).
+/// An LRU stack that tells the band of a reuse (see the module docs).
 #[derive(Debug)]
 pub struct WeightedStack {
-    /// Each held key's node (the policy crate's key index, over `keys`).
-    index: HashIndex,
-    /// Per node: its key (apart, for the index's probes) and the rest of it.
-    keys: Vec<u64>,
-    nodes: Vec<Node>,
-    /// Most recent and least recent keys.
-    head: u32,
-    tail: u32,
-    /// Keys held.
-    len: usize,
+    /// The held keys in access order, with their strata.
+    window: SlotWindow,
     fit: Fit,
-    /// Per marker: its key ([`NIL`] while no key hits at its size) and the summed weight
-    /// of the keys from the top down to it, itself included.
-    bottoms: Vec<u32>,
-    sums: Vec<u64>,
-    /// Summed weight of the keys held.
-    total: u64,
-    /// The band of a key on top (the first size that holds a key with nothing above it).
-    top_band: u16,
-    /// Nodes freed by keys that left.
-    free: Vec<u32>,
     live_bytes: u64,
     hot_bytes: u64,
 }
@@ -155,29 +94,13 @@ impl WeightedStack {
     pub fn new(caps: &[u64], strata: Strata, bound: u64) -> Self {
         assert!(!caps.is_empty(), "a segmented stack needs a size");
         debug_assert!(caps.windows(2).all(|w| w[0] < w[1]));
-        let fit = Fit {
-            caps: caps.to_vec(),
-            strata,
-            bound,
-            fitting: caps.iter().map(|&c| promoted_that_fit(c, strata)).collect(),
-        };
-        let markers = caps.len();
-        let markers_fit = u16::try_from(markers).is_ok_and(|m| m < u16::MAX);
-        assert!(markers_fit, "a segmented stack has fewer than 65,535 sizes");
-        let top_band = (0..markers).find(|&i| fit.fits(i, 0)).unwrap_or(markers) as u16;
         WeightedStack {
-            index: HashIndex::default(),
-            keys: Vec::new(),
-            nodes: Vec::new(),
-            head: NIL,
-            tail: NIL,
-            len: 0,
-            fit,
-            bottoms: vec![NIL; markers],
-            sums: vec![0; markers],
-            total: 0,
-            top_band,
-            free: Vec::new(),
+            window: SlotWindow::default(),
+            fit: Fit {
+                caps: caps.to_vec(),
+                strata,
+                bound,
+            },
             live_bytes: 0,
             hot_bytes: 0,
         }
@@ -185,19 +108,19 @@ impl WeightedStack {
 
     /// The scaled distance that stands for a reuse in `band` (what [`WeightedStack::access`]
     /// returned): the deepest distance that band holds, which every size of the level
-    /// scores as it would the exact one; past the last marker, a distance no size holds.
+    /// scores as it would the exact one; past the last size, a distance no size holds.
     pub fn band_distance(&self, band: usize) -> f64 {
         self.fit.caps.get(band).map_or(f64::INFINITY, |&c| c as f64)
     }
 
     /// Keys held.
     pub fn len(&self) -> usize {
-        self.len
+        self.window.len()
     }
 
     /// True when no key is held.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.window.is_empty()
     }
 
     /// Summed latest sizes of the keys held.
@@ -210,307 +133,99 @@ impl WeightedStack {
         self.hot_bytes
     }
 
-    /// Summed weights of the keys held (packed as [`super::hot`]'s in a stratified stack).
+    /// Summed weights of the keys held (packed as [`super::hot`]'s).
     pub fn live_weight(&self) -> u64 {
-        self.total
+        self.window.total()
     }
 
     /// Bytes of state held now (tables at their allocated sizes), for the memory report.
     pub fn state_bytes(&self) -> usize {
-        self.index.table_bytes()
-            + self.keys.capacity() * (8 + std::mem::size_of::<Node>())
-            + self.fit.state_bytes()
+        self.window.state_bytes()
     }
 
-    /// Accesses `key` with `size`, `hot` when it is promoted (a plain stack is never
-    /// given `true`): the band it was found in (see [`WeightedStack::band_distance`]),
-    /// or `None` when it was not held.
+    /// Accesses `key` with `size`, `hot` when it is promoted: the band it was found in
+    /// (see [`WeightedStack::band_distance`]), or `None` when it was not held.
     pub fn access(&mut self, key: u64, size: u32, hot: bool) -> Option<usize> {
-        match self.index.find_or_vacant(key, &self.keys) {
-            Ok(FrameId(node)) => {
-                let n = node as usize;
-                let band = self.nodes[n].band as usize;
-                self.set_size(n, size, hot);
-                if self.nodes[n].hot == hot {
-                    // The weights held stay the same, so only a new oldest key may have
-                    // passed the bound.
-                    let was_oldest = node == self.tail;
-                    self.move_to_top(node, band);
-                    if was_oldest {
-                        self.trim();
-                    }
-                } else {
-                    // A sampled key promoted: it weighs less from now on, below it too.
-                    self.take_out(node);
-                    self.nodes[n].hot = hot;
-                    self.put_on_top(node);
-                    self.trim();
-                }
+        let found = match self.window.find_or_vacant(key, hot) {
+            Ok(e) => {
+                let (slot, old_size) = self.window.at(e);
+                let band = self.fit.band(self.window.weight_above(slot));
+                self.count_bytes(old_size, self.window.is_hot(slot), false);
+                self.window.move_to_top(e, key, size, hot);
                 Some(band)
             }
-            Err(vacant) => {
-                let node = self.new_node(key, size, hot);
-                self.index.fill(vacant, FrameId(node));
-                self.live_bytes += u64::from(size);
-                if hot {
-                    self.hot_bytes += u64::from(size);
-                }
-                self.put_on_top(node);
-                self.trim();
+            Err(e) => {
+                self.window.push(e, key, size, hot);
                 None
             }
-        }
+        };
+        self.count_bytes(size, hot, true);
+        // Only the oldest key may have passed the bound: its weight above grew by the
+        // key on top, or by the moved key's change of stratum.
+        self.trim();
+        found
     }
 
     /// Forgets `key` (a delete): the keys below it move up by its weight, as in an LRU
     /// stack. Returns its latest size if it was held.
     pub fn remove(&mut self, key: u64) -> Option<u32> {
-        let FrameId(node) = self.index.get(key, &self.keys)?;
-        Some(self.forget(node))
+        let slot = self.window.find(key)?;
+        Some(self.forget(slot))
     }
 
+    /// Adds (`gain`) or takes out a key of `size` and stratum `hot` in the byte totals.
     #[inline]
-    fn weight(&self, n: usize) -> u64 {
-        if self.nodes[n].hot {
-            STRATUM_HOT
+    fn count_bytes(&mut self, size: u32, hot: bool, gain: bool) {
+        let size = u64::from(size);
+        let hot_size = if hot { size } else { 0 };
+        if gain {
+            self.live_bytes += size;
+            self.hot_bytes += hot_size;
         } else {
-            STRATUM_SAMPLED
+            self.live_bytes -= size;
+            self.hot_bytes -= hot_size;
         }
-    }
-
-    /// Records a held node's new size and stratum in the byte totals.
-    fn set_size(&mut self, n: usize, size: u32, hot: bool) {
-        let (old, was_hot) = (u64::from(self.nodes[n].size), self.nodes[n].hot);
-        self.live_bytes = self.live_bytes - old + u64::from(size);
-        if was_hot {
-            self.hot_bytes -= old;
-        }
-        if hot {
-            self.hot_bytes += u64::from(size);
-        }
-        self.nodes[n].size = size;
-    }
-
-    /// The node after marker `i`'s key: the first key not in its bands.
-    #[inline]
-    fn after(&self, i: usize) -> u32 {
-        match self.bottoms[i] {
-            NIL => self.head,
-            b => self.nodes[b as usize].next,
-        }
-    }
-
-    /// Marker `i` gained weight above its key: it steps up while its key no longer fits,
-    /// each key it passes going to the next band.
-    #[inline]
-    fn step_up(&mut self, i: usize) {
-        loop {
-            let b = self.bottoms[i];
-            if b == NIL {
-                return;
-            }
-            let w = self.weight(b as usize);
-            if self.fit.fits(i, self.sums[i] - w) {
-                return;
-            }
-            self.sums[i] -= w;
-            self.nodes[b as usize].band = self.nodes[b as usize].band.max(i as u16 + 1);
-            self.bottoms[i] = self.nodes[b as usize].prev;
-        }
-    }
-
-    /// Marker `i` lost weight above its key: it steps down while the next key fits, each
-    /// key it passes coming into its band.
-    #[inline]
-    fn step_down(&mut self, i: usize) {
-        loop {
-            let q = self.after(i);
-            if q == NIL || !self.fit.fits(i, self.sums[i]) {
-                return;
-            }
-            self.sums[i] += self.weight(q as usize);
-            self.nodes[q as usize].band = self.nodes[q as usize].band.min(i as u16);
-            self.bottoms[i] = q;
-        }
-    }
-
-    /// Moves held `node` (in `band`, its weight unchanged) to the top. The markers of the
-    /// bands above it gain its weight; those below it hold the same keys with the same
-    /// weights above them. A marker sitting on it passes to the key above it, which now
-    /// has the moved key's weight above it instead of its own: with weights that differ,
-    /// that may not fit, so it steps up too.
-    fn move_to_top(&mut self, node: u32, band: usize) {
-        if node == self.head {
-            return;
-        }
-        let n = node as usize;
-        let above = self.nodes[n].prev;
-        let markers = self.bottoms.len();
-        let on_node = (band..markers)
-            .find(|&i| self.bottoms[i] != node)
-            .unwrap_or(markers);
-        for i in band..on_node {
-            self.bottoms[i] = above;
-        }
-        self.unlink(node);
-        self.link_front(node);
-        self.gain(self.weight(n), band.min(markers));
-        for i in band..on_node {
-            self.step_up(i);
-        }
-        self.nodes[n].band = self.top_band;
-    }
-
-    /// A key of weight `w` went on top, above markers `0..markers`: each takes its
-    /// weight and steps up while its key no longer fits (or, with no key yet, down over
-    /// the new one).
-    fn gain(&mut self, w: u64, markers: usize) {
-        for i in 0..markers {
-            if self.bottoms[i] == NIL {
-                self.step_down(i);
-            } else {
-                self.sums[i] += w;
-                self.step_up(i);
-            }
-        }
-    }
-
-    /// Takes held `node` out of the list (not out of the index): the markers at or below
-    /// it lose its weight and step down over the keys that now fit.
-    fn take_out(&mut self, node: u32) {
-        let n = node as usize;
-        let w = self.weight(n);
-        let band = self.nodes[n].band as usize;
-        for i in band..self.bottoms.len() {
-            self.sums[i] -= w;
-            if self.bottoms[i] == node {
-                self.bottoms[i] = self.nodes[n].prev;
-            }
-        }
-        self.unlink(node);
-        self.total -= w;
-        for i in band..self.bottoms.len() {
-            self.step_down(i);
-        }
-    }
-
-    /// Puts `node` (not in the list) on top: every marker gains its weight.
-    fn put_on_top(&mut self, node: u32) {
-        let n = node as usize;
-        self.link_front(node);
-        let w = self.weight(n);
-        self.total += w;
-        self.nodes[n].band = self.top_band;
-        self.gain(w, self.bottoms.len());
     }
 
     /// Drops the oldest keys while the weight above the oldest is past the bound. The
     /// oldest key has the most weight above it, so afterwards every held key is within.
+    #[inline]
     fn trim(&mut self) {
-        while self.tail != NIL {
-            let t = self.tail;
-            let w = self.weight(t as usize);
-            if self.fit.holds(self.total - w) {
+        loop {
+            let tail = self.window.tail();
+            if tail == NONE
+                || self
+                    .fit
+                    .holds(self.window.total() - self.window.weight(tail))
+            {
                 return;
             }
-            self.forget(t);
+            self.forget(tail);
         }
     }
 
-    /// Takes `node` out of the list and the index; returns its size.
-    fn forget(&mut self, node: u32) -> u32 {
-        self.take_out(node);
-        let n = node as usize;
-        self.index.remove(self.keys[n], &self.keys);
-        self.free.push(node);
-        let size = self.nodes[n].size;
-        self.live_bytes -= u64::from(size);
-        if self.nodes[n].hot {
-            self.hot_bytes -= u64::from(size);
-        }
+    /// Takes the key at live `slot` out of the stack; returns its size.
+    fn forget(&mut self, slot: usize) -> u32 {
+        let hot = self.window.is_hot(slot);
+        let size = self.window.remove(slot);
+        self.count_bytes(size, hot, false);
         size
     }
 
-    /// A node for a new key: a freed one, or a new one.
-    fn new_node(&mut self, key: u64, size: u32, hot: bool) -> u32 {
-        if let Some(node) = self.free.pop() {
-            let n = node as usize;
-            self.keys[n] = key;
-            self.nodes[n].size = size;
-            self.nodes[n].hot = hot;
-            return node;
-        }
-        let node = u32::try_from(self.keys.len()).expect("a level holds fewer than 2^32 keys");
-        self.keys.push(key);
-        self.nodes.push(Node {
-            prev: NIL,
-            next: NIL,
-            size,
-            band: 0,
-            hot,
-        });
-        node
-    }
-
-    fn unlink(&mut self, node: u32) {
-        let n = node as usize;
-        let (p, q) = (self.nodes[n].prev, self.nodes[n].next);
-        if p == NIL {
-            self.head = q;
-        } else {
-            self.nodes[p as usize].next = q;
-        }
-        if q == NIL {
-            self.tail = p;
-        } else {
-            self.nodes[q as usize].prev = p;
-        }
-        self.len -= 1;
-    }
-
-    fn link_front(&mut self, node: u32) {
-        let n = node as usize;
-        self.nodes[n].prev = NIL;
-        self.nodes[n].next = self.head;
-        if self.head == NIL {
-            self.tail = node;
-        } else {
-            self.nodes[self.head as usize].prev = node;
-        }
-        self.head = node;
-        self.len += 1;
-    }
-    /// Walks the list and checks every band, marker and sum against their definitions.
+    /// Checks the window's counts, and every held key's band against the weights above
+    /// it counted one key at a time from the top.
     #[cfg(test)]
     fn check(&self) -> Result<(), String> {
-        let markers = self.bottoms.len();
+        self.window.check()?;
         let mut above = 0u64;
-        let mut node = self.head;
-        let mut last = vec![NIL; markers];
-        let mut sums = vec![0u64; markers];
-        while node != NIL {
-            let n = node as usize;
-            let band = (0..markers)
-                .find(|&i| self.fit.fits(i, above))
-                .unwrap_or(markers);
-            if self.nodes[n].band as usize != band {
-                return Err(format!(
-                    "node {n} in band {} not {band}",
-                    self.nodes[n].band
-                ));
+        let mut slot = self.window.head();
+        while slot != NONE {
+            let counted = self.window.weight_above(slot);
+            if counted != above {
+                return Err(format!("slot {slot}: {counted} above, not {above}"));
             }
-            above += self.weight(n);
-            for i in band..markers {
-                last[i] = node;
-                sums[i] = above;
-            }
-            node = self.nodes[n].next;
-        }
-        if last != self.bottoms || sums != self.sums || above != self.total {
-            return Err(format!(
-                "markers {:?} {:?} not {last:?} {sums:?}",
-                self.bottoms, self.sums
-            ));
+            above += self.window.weight(slot);
+            slot = self.window.below(slot);
         }
         Ok(())
     }
@@ -519,7 +234,7 @@ impl WeightedStack {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mrc::hot::hot_rate;
+    use crate::mrc::hot::{hot_rate, STRATUM_HOT, STRATUM_SAMPLED};
     use crate::mrc::stack::StreamingStack;
 
     /// Sampled keys at `rate`, promoted ones at `hot_rate`.
@@ -528,17 +243,48 @@ mod tests {
     }
 
     #[test]
-    fn promoted_that_fit_by_hand() {
-        // Rate 1/2, 4 objects: 1 + h + 2 s <= 4, so h <= 3 with no sampled key above,
-        // h <= 1 with one, and two sampled keys never fit.
-        assert_eq!(promoted_that_fit(4, strata(0.5, 1.0)), [4, 2]);
-        // Rate 1: the exact depth, whatever the stratum.
-        assert_eq!(promoted_that_fit(3, strata(1.0, 1.0)), [3, 2, 1]);
-        assert!(promoted_that_fit(0, strata(0.5, 1.0)).is_empty());
-        // Sampled keys at 1/4 (4 objects each), promoted ones at 1/2 (2 objects each), 10
-        // objects: 1 + 2 h + 4 s <= 10, so h <= 4 with no sampled key above, h <= 2 with
-        // one, h = 0 with two, and three never fit.
-        assert_eq!(promoted_that_fit(10, strata(0.25, 0.5)), [5, 3, 1]);
+    fn bands_by_hand() {
+        // `h` promoted keys and `s` sampled ones above, packed.
+        let above = |h: u64, s: u64| s * STRATUM_SAMPLED + h * STRATUM_HOT;
+        // Rate 1/2, sizes 2 and 4 objects: 1 + h + 2 s <= 2 hits at 2, <= 4 at 4. Then
+        // sampled keys at 1/4 (4 objects each), promoted ones at 1/2 (2 objects each),
+        // sizes 5 and 10: at 10, h <= 4 with no sampled key above, h <= 2 with one, h = 0
+        // with two, and three never fit. Each case: (h, s) and the band.
+        let halves = Fit {
+            caps: vec![2, 4],
+            strata: strata(0.5, 1.0),
+            bound: 3,
+        };
+        let quarters = Fit {
+            caps: vec![5, 10],
+            strata: strata(0.25, 0.5),
+            bound: 9,
+        };
+        let check = |fit: &Fit, bands: &[(u64, u64, usize)]| {
+            for &(h, s, band) in bands {
+                assert_eq!(fit.band(above(h, s)), band, "{h} promoted, {s} sampled");
+            }
+        };
+        check(
+            &halves,
+            &[(0, 0, 0), (1, 0, 0), (2, 0, 1), (1, 1, 1), (0, 2, 2)],
+        );
+        check(
+            &quarters,
+            &[
+                (2, 0, 0),
+                (4, 0, 1),
+                (5, 0, 2),
+                (2, 1, 1),
+                (3, 1, 2),
+                (0, 2, 1),
+                (1, 2, 2),
+                (0, 3, 2),
+            ],
+        );
+        // The bound, 3 objects above: a sampled key and a promoted one are held, two
+        // sampled ones are not.
+        assert!(halves.holds(above(1, 1)) && !halves.holds(above(0, 2)));
     }
 
     #[test]
