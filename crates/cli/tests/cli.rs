@@ -455,25 +455,28 @@ fn bench_pool_quick_json_has_every_field_of_every_measurement() {
     let rows = json_lines(&out);
     // xmf-read: 6 transfers x 2 thread counts x (2 pool schemes read and read
     // optimistically + pread + mmap); pin-hit: 2 schemes x 2 thread counts x (pin,
-    // optimistic); random-evict: 2 I/O modes x 2 thread counts x 2 depths x (2 pool
+    // optimistic, each also through page hints); random-evict: 2 I/O modes x 2 thread counts x 2 depths x (2 pool
     // schemes + pread); scan: 2 read-ahead settings x 2 pool schemes + pread direct +
     // pread buffered.
     let count = |bench: &str| rows.iter().filter(|r| r["bench"] == bench).count();
     assert_eq!(count("xmf-read"), 72);
-    assert_eq!(count("pin-hit"), 8);
+    assert_eq!(count("pin-hit"), 16);
     assert_eq!(count("random-evict"), 24);
     assert_eq!(count("scan"), 6);
-    assert_eq!(rows.len(), 110);
-    let optimistic = |bench: &str| {
+    assert_eq!(rows.len(), 118);
+    let variant = |bench: &str, v: &str| {
         rows.iter()
-            .filter(|r| r["bench"] == bench && r["variant"] == "optimistic")
+            .filter(|r| r["bench"] == bench && r["variant"] == v)
             .count()
     };
-    assert_eq!((optimistic("xmf-read"), optimistic("pin-hit")), (24, 4));
+    assert_eq!(variant("xmf-read", "optimistic"), 24);
+    for v in ["pin", "pin-hinted", "optimistic", "optimistic-hinted"] {
+        assert_eq!(variant("pin-hit", v), 4, "pin-hit rows of {v}");
+    }
     assert!(rows
         .iter()
-        .filter(|r| r["bench"] == "pin-hit" && r["variant"] != "optimistic")
-        .all(|r| r["variant"] == "pin" && r["transfer_bytes"] == 4096));
+        .filter(|r| r["bench"] == "pin-hit" && r["variant"].as_str().unwrap().starts_with("pin"))
+        .all(|r| r["transfer_bytes"] == 4096));
     for r in &rows {
         for field in ["bench", "scheme", "io"] {
             assert!(r[field].is_string(), "{field} missing in {r}");
