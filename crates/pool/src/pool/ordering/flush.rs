@@ -485,6 +485,20 @@ mod tests {
     use crate::stats::Counter;
     use crate::{RecordingStorage, StorageEvent};
 
+    /// The flusher's first level of an interval: it also confirms released pages already
+    /// written, unforced.
+    const UNFORCED: Scope<'static> = Scope {
+        confirm: Confirm::AlsoWritten,
+        ..Scope::ALL
+    };
+
+    /// A quiet 16-frame pool (no flusher activity) recording into `st`.
+    fn recorded_pool(st: &RecordingStorage) -> crate::BufferPool {
+        quiet_builder(16, "fifo")
+            .build_with_storage(st.clone())
+            .unwrap()
+    }
+
     /// The syncs after log position `from`, by path.
     fn syncs_since(st: &RecordingStorage, from: usize) -> Vec<String> {
         st.log()[from..]
@@ -507,9 +521,7 @@ mod tests {
     #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn the_flushers_confirmation_takes_a_nodes_written_pages_and_leaves_the_rest() {
         let st = RecordingStorage::new();
-        let pool = quiet_builder(16, "fifo")
-            .build_with_storage(st.clone())
-            .unwrap();
+        let pool = recorded_pool(&st);
         let inner = &pool.inner;
         let log = pool.create("/log").unwrap();
         let data = pool.create("/data").unwrap();
@@ -519,10 +531,6 @@ mod tests {
         pool.wait_durable(l).unwrap();
         assert_eq!(pool.ordering_stats().released_unconfirmed, 2);
         let status = |id: crate::WriteId| inner.order.locked.lock().graph.status(id.get());
-        let unforced = Scope {
-            confirm: Confirm::AlsoWritten,
-            ..Scope::ALL
-        };
         let write_back = |page: u64| {
             let f = inner.table.get(data.key(page)).expect("resident");
             let (cleaned, err) = inner.clean_frames(&[f], true, Counter::FlusherWrites, None);
@@ -532,7 +540,7 @@ mod tests {
         write_back(0);
         let from = st.log_len();
         assert_eq!(
-            inner.flush_level(unforced).unwrap(),
+            inner.flush_level(UNFORCED).unwrap(),
             1,
             "one node confirmed"
         );
@@ -547,7 +555,7 @@ mod tests {
 
         write_back(1);
         let from = st.log_len();
-        inner.flush_level(unforced).unwrap();
+        inner.flush_level(UNFORCED).unwrap();
         assert_eq!(syncs_since(&st, from), ["/data"]);
         assert_eq!(pool.ordering_stats().released_unconfirmed, 0);
         assert_eq!(
@@ -573,17 +581,11 @@ mod tests {
     #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn a_release_during_a_writers_copy_is_not_confirmed_by_the_clean_frame() {
         let st = RecordingStorage::new();
-        let pool = quiet_builder(16, "fifo")
-            .build_with_storage(st.clone())
-            .unwrap();
+        let pool = recorded_pool(&st);
         let inner = &pool.inner;
         let log = pool.create("/log").unwrap();
         let first = pool.graph_write(log, 0, &[7; 512], &[]).unwrap();
         pool.wait_durable(first).unwrap();
-        let unforced = Scope {
-            confirm: Confirm::AlsoWritten,
-            ..Scope::ALL
-        };
         let status = |n| inner.order.locked.lock().graph.status(n);
 
         // The second record's writer, stopped after the ordering hook.
@@ -608,7 +610,7 @@ mod tests {
             panic!("the hook issues the write's node")
         };
         let from = st.log_len();
-        let done = inner.flush_level(unforced).unwrap();
+        let done = inner.flush_level(UNFORCED).unwrap();
         assert_eq!(status(second), Ok(Status::Pending), "not on storage yet");
         assert_eq!(done, 1, "released, not confirmed");
         assert_eq!(pool.ordering_stats().released_unconfirmed, 1);
@@ -621,13 +623,13 @@ mod tests {
             .fetch_max(1024, std::sync::atomic::Ordering::AcqRel);
         inner.mark_dirty(g.id(), g.header());
         drop(g);
-        inner.flush_level(unforced).unwrap();
+        inner.flush_level(UNFORCED).unwrap();
         assert_eq!(status(second), Ok(Status::Pending), "dirty: not written");
         let f = inner.table.get(log.key(0)).expect("resident");
         let (cleaned, err) = inner.clean_frames(&[f], true, Counter::FlusherWrites, None);
         assert_eq!((cleaned, err.is_none()), (1, true));
         let from = st.log_len();
-        assert_eq!(inner.flush_level(unforced).unwrap(), 1, "confirmed");
+        assert_eq!(inner.flush_level(UNFORCED).unwrap(), 1, "confirmed");
         assert_eq!(syncs_since(&st, from), ["/log"]);
         assert_eq!(status(second), Ok(Status::Durable));
         let mut want = vec![7; 512];
