@@ -293,25 +293,37 @@ impl Inner {
     /// it), or holds it clean (the write-back wrote it since the release, when the frame
     /// was dirty). With `force`, a dirty one is written now. `Ok(false)`: not now (the
     /// frame is held, being written, or carries a newer ordered version).
+    ///
+    /// *Clean* counts only under a latch on the frame. A writer tags its page and finishes
+    /// its graph write under the ordering lock, then copies its bytes and marks the frame
+    /// dirty, all under the page's exclusive latch; a level that runs in between may
+    /// release the write's node (a leaf now, its dependencies durable), and the frame is
+    /// still clean with the old bytes. Read without the latch, that clean flag passed the
+    /// version for written, the sync that followed confirmed it, and a `wait_durable`
+    /// returned (or a dependent was written) before its bytes were ever on storage: the
+    /// crash enumeration's rare failures of 2026-11-25 (`crash_ordering`, about one run
+    /// in 150; every run with a pause injected at that point). A shared latch waits for
+    /// no one here: a frame latched exclusively is "not now".
     fn released_page_written(&self, p: ReleasedPage, force: bool) -> Result<bool, PoolError> {
         let h = self.frames.header(p.frame);
-        // Another load of the page (evicted and read again) is as good as another page.
-        let written = || {
+        // Another page, or another load of the page (evicted and read again): the frame
+        // was given up, and a dirty frame is written before it is, so this needs no latch
+        // (the released version's writer held the frame latched until it was dirty).
+        let moved = || {
             self.page_owned_by(p.frame, p.owner) != Some(p.page)
                 || h.incarnation.load(Ordering::Acquire) != p.incarnation
-                || !h.dirty.load(Ordering::Acquire)
         };
-        if written() {
+        if moved() {
             return Ok(true);
-        }
-        if !force {
-            return Ok(false);
         }
         let Some(g) = self.frames.try_share(p.frame) else {
             return Ok(false);
         };
-        if written() {
+        if moved() || !h.dirty.load(Ordering::Acquire) {
             return Ok(true);
+        }
+        if !force {
+            return Ok(false);
         }
         // One write of a page at a time (invariant 7); a tagged frame is a level's.
         if self.is_tagged(p.frame)
@@ -466,10 +478,26 @@ impl Inner {
 #[cfg(test)]
 mod tests {
     use super::super::graph::{Confirm, Status};
+    use super::super::WriteOrder;
     use super::Scope;
     use crate::pool::check::quiet_builder;
+    use crate::pool::Fill;
     use crate::stats::Counter;
     use crate::{RecordingStorage, StorageEvent};
+
+    /// The flusher's first level of an interval: it also confirms released pages already
+    /// written, unforced.
+    const UNFORCED: Scope<'static> = Scope {
+        confirm: Confirm::AlsoWritten,
+        ..Scope::ALL
+    };
+
+    /// A quiet 16-frame pool (no flusher activity) recording into `st`.
+    fn recorded_pool(st: &RecordingStorage) -> crate::BufferPool {
+        quiet_builder(16, "fifo")
+            .build_with_storage(st.clone())
+            .unwrap()
+    }
 
     /// The syncs after log position `from`, by path.
     fn syncs_since(st: &RecordingStorage, from: usize) -> Vec<String> {
@@ -493,9 +521,7 @@ mod tests {
     #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
     fn the_flushers_confirmation_takes_a_nodes_written_pages_and_leaves_the_rest() {
         let st = RecordingStorage::new();
-        let pool = quiet_builder(16, "fifo")
-            .build_with_storage(st.clone())
-            .unwrap();
+        let pool = recorded_pool(&st);
         let inner = &pool.inner;
         let log = pool.create("/log").unwrap();
         let data = pool.create("/data").unwrap();
@@ -505,10 +531,6 @@ mod tests {
         pool.wait_durable(l).unwrap();
         assert_eq!(pool.ordering_stats().released_unconfirmed, 2);
         let status = |id: crate::WriteId| inner.order.locked.lock().graph.status(id.get());
-        let unforced = Scope {
-            confirm: Confirm::AlsoWritten,
-            ..Scope::ALL
-        };
         let write_back = |page: u64| {
             let f = inner.table.get(data.key(page)).expect("resident");
             let (cleaned, err) = inner.clean_frames(&[f], true, Counter::FlusherWrites, None);
@@ -518,7 +540,7 @@ mod tests {
         write_back(0);
         let from = st.log_len();
         assert_eq!(
-            inner.flush_level(unforced).unwrap(),
+            inner.flush_level(UNFORCED).unwrap(),
             1,
             "one node confirmed"
         );
@@ -533,7 +555,7 @@ mod tests {
 
         write_back(1);
         let from = st.log_len();
-        inner.flush_level(unforced).unwrap();
+        inner.flush_level(UNFORCED).unwrap();
         assert_eq!(syncs_since(&st, from), ["/data"]);
         assert_eq!(pool.ordering_stats().released_unconfirmed, 0);
         assert_eq!(
@@ -544,5 +566,74 @@ mod tests {
         want.resize(4096, 0);
         want.extend([9; 50]);
         assert_eq!(st.contents(std::path::Path::new("/data")).unwrap(), want);
+    }
+
+    /// A level that runs while a graph write is between its ordering hook and its bytes
+    /// (the writer holds the page latched exclusively: its node is issued and done, its
+    /// frame tagged, the bytes not yet copied, the frame not yet dirty) may release the
+    /// node, but must not confirm it on the frame's clean flag: the page on storage is
+    /// the one before the write. Worked by hand the way `write_with` does it, stopped at
+    /// that point: a log record is made durable (its frame clean), the next record's
+    /// writer stops after the hook, and the flusher's confirmation runs. Before the fix
+    /// of 2026-11-25 that confirmation synced the log and counted the record durable
+    /// with nothing of it written.
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a whole pool: minutes under Miri")]
+    fn a_release_during_a_writers_copy_is_not_confirmed_by_the_clean_frame() {
+        let st = RecordingStorage::new();
+        let pool = recorded_pool(&st);
+        let inner = &pool.inner;
+        let log = pool.create("/log").unwrap();
+        let first = pool.graph_write(log, 0, &[7; 512], &[]).unwrap();
+        pool.wait_durable(first).unwrap();
+        let status = |n| inner.order.locked.lock().graph.status(n);
+
+        // The second record's writer, stopped after the ordering hook.
+        let mut g = inner
+            .acquire(log, 0, true, Fill::Read, false, false, false)
+            .unwrap()
+            .expect("resident")
+            .into_excl()
+            .expect("an exclusive latch");
+        let clean = !g.header().dirty.load(std::sync::atomic::Ordering::Acquire);
+        assert!(clean, "synced: clean");
+        let mut order = WriteOrder::Graph {
+            deps: &[],
+            node: None,
+            done: false,
+        };
+        assert!(inner.order_before_write(&g, &mut order, true));
+        let WriteOrder::Graph {
+            node: Some(second), ..
+        } = order
+        else {
+            panic!("the hook issues the write's node")
+        };
+        let from = st.log_len();
+        let done = inner.flush_level(UNFORCED).unwrap();
+        assert_eq!(status(second), Ok(Status::Pending), "not on storage yet");
+        assert_eq!(done, 1, "released, not confirmed");
+        assert_eq!(pool.ordering_stats().released_unconfirmed, 1);
+        assert!(syncs_since(&st, from).is_empty(), "nothing to sync");
+
+        // The writer finishes; the page is dirty until the write-back writes it.
+        g.bytes_mut()[512..1024].fill(8);
+        let slot = inner.slot(log).unwrap();
+        slot.len
+            .fetch_max(1024, std::sync::atomic::Ordering::AcqRel);
+        inner.mark_dirty(g.id(), g.header());
+        drop(g);
+        inner.flush_level(UNFORCED).unwrap();
+        assert_eq!(status(second), Ok(Status::Pending), "dirty: not written");
+        let f = inner.table.get(log.key(0)).expect("resident");
+        let (cleaned, err) = inner.clean_frames(&[f], true, Counter::FlusherWrites, None);
+        assert_eq!((cleaned, err.is_none()), (1, true));
+        let from = st.log_len();
+        assert_eq!(inner.flush_level(UNFORCED).unwrap(), 1, "confirmed");
+        assert_eq!(syncs_since(&st, from), ["/log"]);
+        assert_eq!(status(second), Ok(Status::Durable));
+        let mut want = vec![7; 512];
+        want.extend([8; 512]);
+        assert_eq!(st.contents(std::path::Path::new("/log")).unwrap(), want);
     }
 }
