@@ -83,7 +83,9 @@ impl Names {
                 self.base = id;
                 i = 0;
             }
-            self.window.resize(i + 1, 0);
+            while self.window.len() <= i {
+                self.window.push_back(0);
+            }
         }
         let slot = &mut self.window[i];
         if *slot == 0 {

@@ -35,12 +35,23 @@ use super::{NodeId, OrderState, Tag};
 /// a dirty page first) and loaded with the same page again: by owner and page alone the
 /// two look the same, and the second would pass for the released version not yet
 /// written, forever if an ordered write that follows this node made it dirty again.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReleasedPage {
     pub frame: u32,
     pub owner: u64,
     pub page: u64,
     pub incarnation: u32,
+}
+
+/// Hashed by frame and load alone, as one `u64` (one step of the pool's fixed hash rather
+/// than four fields folded in, two of them byte by byte): a frame's load holds one page
+/// of one file, so the two already tell versions apart, and equality still compares every
+/// field. A node's released pages are a set of these, and every released page is
+/// inserted once and removed once (confirmed, or taken back by a write).
+impl std::hash::Hash for ReleasedPage {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write_u64((u64::from(self.frame) << 32) | u64::from(self.incarnation));
+    }
 }
 
 /// A deliberately broken release rule, for the crash enumeration's self-test (the checker
