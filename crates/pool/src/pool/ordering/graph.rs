@@ -22,6 +22,7 @@ use bufcache_core::{FixedHashMap, FixedState};
 
 mod combine;
 mod frame_table;
+mod names;
 mod needs;
 mod release;
 pub use release::OrderingFault;
@@ -112,8 +113,9 @@ pub(crate) struct OrderState {
     /// The last id issued.
     last: NodeId,
     live: FixedHashMap<Node>,
-    /// Combined nodes: id -> the node it was combined into (until that node dies).
-    merged: FixedHashMap<NodeId>,
+    /// Combined nodes: id -> the node it was combined into (until that node dies); a
+    /// window over recent ids rather than a hash map (`graph/names.rs`).
+    merged: names::Names,
     /// Frames carrying ordered data.
     tags: FrameMap<Tag>,
     /// What the bytes of frames' pending versions need (`graph/needs.rs`); a frame with
@@ -190,7 +192,7 @@ impl OrderState {
 
     /// The node an id names now (following combinations).
     pub fn find(&self, mut n: NodeId) -> NodeId {
-        while let Some(&m) = self.merged.get(&n) {
+        while let Some(m) = self.merged.get(n) {
             n = m;
         }
         n
@@ -212,21 +214,27 @@ impl OrderState {
     /// A new node for a graph write after `deps` (ids already checked by `resolve`), and
     /// after the last barrier's marker.
     pub fn graph_node(&mut self, deps: &[NodeId]) -> NodeId {
-        let mut live: Vec<NodeId> = deps
-            .iter()
-            .chain(self.floor.iter())
-            .map(|&d| self.find(d))
-            .filter(|&d| self.live.contains_key(&d))
-            .collect();
-        live.sort_unstable();
-        live.dedup();
-        let single = match live[..] {
-            [after] => Some(after),
-            _ => None,
-        };
+        // The one live node the write follows, if there is exactly one: found before
+        // anything is allocated, since most such writes join a node
+        // (`join_follower`) and need no list of dependencies.
+        let mut single = None;
+        for d in self.live_deps(deps) {
+            match single {
+                None => single = Some(Some(d)),
+                Some(Some(s)) if s == d => {}
+                Some(_) => {
+                    single = Some(None);
+                    break;
+                }
+            }
+        }
+        let single = single.flatten();
         if let Some(id) = single.and_then(|after| self.join_follower(after)) {
             return id;
         }
+        let mut live: Vec<NodeId> = self.live_deps(deps).collect();
+        live.sort_unstable();
+        live.dedup();
         let n = self.issue(live);
         let node = self.live.get_mut(&n).expect("just issued");
         node.graph = true;
@@ -235,6 +243,15 @@ impl OrderState {
             self.followers.insert(after, n);
         }
         n
+    }
+
+    /// The live nodes a graph write after `deps` must follow (by their current names;
+    /// repeats possible): those of `deps` not yet durable, and the last barrier's marker.
+    fn live_deps<'a>(&'a self, deps: &'a [NodeId]) -> impl Iterator<Item = NodeId> + 'a {
+        deps.iter()
+            .chain(self.floor.iter())
+            .map(|&d| self.find(d))
+            .filter(|d| self.live.contains_key(d))
     }
 
     /// The node of a graph write after `deps` whose first page is `frame` (the caller
@@ -696,7 +713,7 @@ impl OrderState {
         }
         let node = self.live.remove(&id).expect("looked up above");
         for &alias in &node.aliases {
-            self.merged.remove(&alias);
+            self.merged.remove(alias);
         }
         // Only a node something was made to follow (under any name) has names among the
         // followers' and dependents' keys (both are keyed by dependencies, which are

@@ -54,6 +54,9 @@ use parking_lot::{Condvar, Mutex};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
+/// Dependencies of a `graph_write` kept on the stack (more are rare: a vector then).
+const FEW_DEPS: usize = 4;
+
 /// Names one ordered write (a `graph_write`) or a barrier, for `wait_durable` and for
 /// later writes' dependencies. Issued in increasing order by one pool.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -269,9 +272,10 @@ impl Inner {
             return false;
         }
         let id = g.id();
+        // What the frame holds is stable under its latch: read before the lock is taken.
+        let held = self.held_by(id);
         let mut locked = self.order.locked.lock();
         let l = &mut *locked;
-        let held = self.held_by(id);
         let mut node = match order {
             WriteOrder::Graph { deps, node, .. } => {
                 l.graph.unrelease(held);
@@ -577,14 +581,25 @@ impl BufferPool {
         deps: &[WriteId],
     ) -> Result<WriteId, PoolError> {
         let inner = &*self.inner;
-        let mut ids = Vec::with_capacity(deps.len());
-        for &d in deps {
-            ids.push(inner.check_id(d)?);
-        }
+        // The dependencies' node ids: on the stack for the few a write usually has (a data
+        // write follows one log record), so a graph write allocates nothing for them.
+        let mut few = [0 as NodeId; FEW_DEPS];
+        let mut many = Vec::new();
+        let ids: &[NodeId] = if deps.len() <= FEW_DEPS {
+            for (slot, &d) in few.iter_mut().zip(deps) {
+                *slot = inner.check_id(d)?;
+            }
+            &few[..deps.len()]
+        } else {
+            for &d in deps {
+                many.push(inner.check_id(d)?);
+            }
+            &many
+        };
         inner.slot(f)?;
         inner.order.active.store(true, Ordering::Release);
         let mut order = WriteOrder::Graph {
-            deps: &ids,
+            deps: ids,
             node: None,
             done: false,
         };
@@ -599,7 +614,7 @@ impl BufferPool {
             (Some(node), true) => node,
             (node, _) => {
                 let mut l = inner.order.locked.lock();
-                let node = node.unwrap_or_else(|| l.graph.graph_node(&ids));
+                let node = node.unwrap_or_else(|| l.graph.graph_node(ids));
                 l.graph.write_done(node);
                 inner
                     .order

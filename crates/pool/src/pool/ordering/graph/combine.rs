@@ -80,13 +80,10 @@ impl OrderState {
         let held = &self.live.get(&x)?.deps;
         // Two passes over the few dependencies rather than a vector of the live ones: this
         // runs under the ordering lock for every log record, with its page latched.
-        let live_deps = || {
-            deps.iter()
-                .chain(self.floor.iter())
-                .map(|&d| self.find(d))
-                .filter(|d| self.live.contains_key(d))
-        };
-        if !live_deps().all(|d| held.iter().any(|&h| self.find(h) == d)) {
+        if !self
+            .live_deps(deps)
+            .all(|d| held.iter().any(|&h| self.find(h) == d))
+        {
             return None;
         }
         for d in deps.iter().copied().chain(self.floor) {

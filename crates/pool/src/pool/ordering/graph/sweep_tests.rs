@@ -22,7 +22,7 @@ fn sweep_everything(s: &mut OrderState) {
         for id in dead {
             let node = s.live.remove(&id).expect("listed as live");
             for alias in node.aliases {
-                s.merged.remove(&alias);
+                s.merged.remove(alias);
             }
         }
     }
