@@ -1,5 +1,6 @@
-//! The map behind key numbering: original key -> (dense id, largest size), open
-//! addressing with linear probing, each key's whole entry in one 16-byte slot.
+//! The map behind key numbering: original key -> (dense id, largest size), in the
+//! simulator's open-addressing table ([`crate::inline_table`]), each key's whole entry in
+//! one 16-byte slot.
 //!
 //! Why not `hashbrown`: numbering a large trace is memory-bound. A million distinct keys
 //! fit in no cache, so each request's lookup costs cache misses, and hashbrown keeps its
@@ -10,44 +11,13 @@
 //! at a time, and then numbers the batch in order from lines already in the cache.
 //! hashbrown has no way to read where a key would be without probing.
 
-/// One slot: a key, its id and its largest size. An empty slot has id [`EMPTY`].
-#[derive(Clone, Copy, Debug)]
-struct Slot {
-    key: u64,
-    id: u32,
-    max_size: u32,
-}
+use crate::inline_table::{Entry, InlineTable};
 
-/// The id of an empty slot (so ids stay below it).
-const EMPTY: u32 = u32::MAX;
-
-const VACANT: Slot = Slot {
-    key: 0,
-    id: EMPTY,
-    max_size: 0,
-};
-
-/// Slots in the smallest table.
-const MIN_SLOTS: usize = 16;
-
-/// Original key -> (dense id, largest size).
-#[derive(Clone, Debug)]
+/// Original key -> (dense id, largest size): an entry's `a` is the id, `b` the largest
+/// size; at most half full (short probes).
+#[derive(Clone, Debug, Default)]
 pub(crate) struct KeyTable {
-    /// A power of two of slots, at most half of them full (short probes).
-    slots: Vec<Slot>,
-    /// `64 - log2(slots.len())`: the hash's top bits pick the home slot.
-    shift: u32,
-    len: usize,
-}
-
-impl Default for KeyTable {
-    fn default() -> Self {
-        KeyTable {
-            slots: vec![VACANT; MIN_SLOTS],
-            shift: 64 - MIN_SLOTS.trailing_zeros(),
-            len: 0,
-        }
-    }
+    table: InlineTable<2>,
 }
 
 /// What [`KeyTable::upsert`] found.
@@ -59,25 +29,10 @@ pub(crate) struct Upserted {
     pub(crate) new: bool,
 }
 
-/// Mixes every bit of the key into the top bits (the finalizer of SplitMix64), so that
-/// sequential keys, block addresses with a common stride and hashed strings all spread.
-#[inline]
-fn mix(key: u64) -> u64 {
-    let mut h = key;
-    h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    h ^ (h >> 31)
-}
-
 impl KeyTable {
     /// Keys in the table.
     pub(crate) fn len(&self) -> usize {
-        self.len
-    }
-
-    #[inline]
-    fn home(&self, key: u64) -> usize {
-        (mix(key) >> self.shift) as usize
+        self.table.len()
     }
 
     /// The key stored in `key`'s home slot, whatever it is: reading it brings the slot's
@@ -85,81 +40,48 @@ impl KeyTable {
     /// them, so the batch's cache misses are in flight together.
     #[inline]
     pub(crate) fn touch(&self, key: u64) -> u64 {
-        self.slots[self.home(key)].key
+        self.table.touch(key)
     }
 
     /// The id of `key`, if present.
     pub(crate) fn get(&self, key: u64) -> Option<u32> {
-        let mask = self.slots.len() - 1;
-        let mut i = self.home(key);
-        loop {
-            let s = &self.slots[i];
-            if s.id == EMPTY {
-                return None;
-            }
-            if s.key == key {
-                return Some(s.id);
-            }
-            i = (i + 1) & mask;
-        }
+        let i = self.table.find(key).ok()?;
+        Some(self.table.at(i).a)
     }
 
     /// Finds `key`, raising its largest size to `size`, or inserts it with id `new_id`
     /// (below `u32::MAX`) and size `size`.
     #[inline]
     pub(crate) fn upsert(&mut self, key: u64, new_id: u32, size: u32) -> Upserted {
-        debug_assert_ne!(new_id, EMPTY, "ids stay below u32::MAX");
-        let mask = self.slots.len() - 1;
-        let mut i = self.home(key);
-        loop {
-            let s = &mut self.slots[i];
-            if s.id == EMPTY {
-                *s = Slot {
-                    key,
-                    id: new_id,
-                    max_size: size,
-                };
-                self.len += 1;
-                if self.len * 2 > self.slots.len() {
-                    self.grow();
+        match self.table.probe(key) {
+            Ok(i) => {
+                let e = self.table.at_mut(i);
+                e.b = e.b.max(size);
+                Upserted {
+                    id: e.a,
+                    new: false,
                 }
-                return Upserted {
+            }
+            Err(i) => {
+                self.table.fill(
+                    i,
+                    Entry {
+                        key,
+                        a: new_id,
+                        b: size,
+                    },
+                );
+                Upserted {
                     id: new_id,
                     new: true,
-                };
+                }
             }
-            if s.key == key {
-                s.max_size = s.max_size.max(size);
-                return Upserted {
-                    id: s.id,
-                    new: false,
-                };
-            }
-            i = (i + 1) & mask;
-        }
-    }
-
-    /// Twice the slots, every key moved to its new home.
-    fn grow(&mut self) {
-        let doubled = vec![VACANT; self.slots.len() * 2];
-        let old = std::mem::replace(&mut self.slots, doubled);
-        self.shift -= 1;
-        let mask = self.slots.len() - 1;
-        for s in old.into_iter().filter(|s| s.id != EMPTY) {
-            let mut i = self.home(s.key);
-            while self.slots[i].id != EMPTY {
-                i = (i + 1) & mask;
-            }
-            self.slots[i] = s;
         }
     }
 
     /// Every key's largest size, in no order.
     pub(crate) fn max_sizes(&self) -> impl Iterator<Item = u32> + '_ {
-        self.slots
-            .iter()
-            .filter(|s| s.id != EMPTY)
-            .map(|s| s.max_size)
+        self.table.held().map(|e| e.b)
     }
 }
 
@@ -211,6 +133,6 @@ mod tests {
         got.sort();
         want.sort();
         assert_eq!(got, want);
-        assert!(t.slots.len() >= 2 * t.len());
+        assert!(t.table.entries_len() >= 2 * t.len());
     }
 }

@@ -19,6 +19,7 @@
 pub mod compact;
 pub mod des;
 pub mod experiments;
+mod inline_table;
 mod keytable;
 pub mod mrc;
 pub mod replay;
