@@ -316,6 +316,13 @@ impl Inner {
         if moved() {
             return Ok(true);
         }
+        // Dirty is "not now" unless this call writes it, and needs no latch to say so
+        // (at worst the page is cleaned meanwhile and counted at the next interval): the
+        // unforced confirmation runs every interval over every released page, most of
+        // them still dirty, and spares their latches.
+        if !force && h.dirty.load(Ordering::Acquire) {
+            return Ok(false);
+        }
         let Some(g) = self.frames.try_share(p.frame) else {
             return Ok(false);
         };
